@@ -1,0 +1,12 @@
+package org.switchml.client;
+
+/**
+ * What one worker's socket saw so far.
+ *
+ * @param packetsSent     contributions sent, retransmissions included
+ * @param retransmissions contributions sent again after a timeout
+ * @param resultsAccepted results that completed an outstanding packet
+ * @param resultsIgnored  results dropped as duplicate, stale or foreign
+ */
+public record ClientStats(long packetsSent, long retransmissions, long resultsAccepted, long resultsIgnored) {
+}

@@ -1,0 +1,116 @@
+package org.switchml.client;
+
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.VectorCodec;
+
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One worker's membership in one job: allreduces vectors with the job's other workers. Calls must be
+ * made in the same order, with the same lengths and types, on every worker (the packet numbering of
+ * docs/protocol.md section 3 continues across calls).
+ *
+ * <p>After a failed or interrupted call the session is broken (the workers' numbering may have
+ * diverged): the job must be registered again under a new generation.
+ */
+public final class JobSession {
+    private final SwitchMLClient client;
+    private final JobSpec spec;
+    private final int rank;
+    private final SwitchAddress switchAddress;
+    /** Job-global number of the next packet (g of docs/protocol.md). Written only between calls. */
+    private long nextPacket;
+    private volatile boolean broken;
+
+    JobSession(final SwitchMLClient client, final JobSpec spec, final int rank, final SwitchAddress switchAddress) {
+        this.client = client;
+        this.spec = spec;
+        this.rank = rank;
+        this.switchAddress = switchAddress;
+    }
+
+    public JobSpec spec() {
+        return spec;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public SwitchAddress switchAddress() {
+        return switchAddress;
+    }
+
+    /** Element-wise sum over all workers (FP32_BLOCK encoding). */
+    public float[] allReduce(final float[] in) {
+        final float[] out = new float[in.length];
+        run(VectorCodec.forFloats(in, out, spec.k(), spec.numWorkers()));
+        return out;
+    }
+
+    /** Element-wise sum over all workers (FP64_SPLIT when the client's options ask for fp64). */
+    public double[] allReduce(final double[] in) {
+        final double[] out = new double[in.length];
+        run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), client.options().fp64()));
+        return out;
+    }
+
+    /** Element-wise sum over all workers, modulo 2^32. */
+    public int[] allReduce(final int[] in) {
+        final int[] out = new int[in.length];
+        run(VectorCodec.forInts(in, out, spec.k(), spec.numWorkers()));
+        return out;
+    }
+
+    private synchronized void run(final VectorCodec codec) {
+        if (broken) {
+            throw new SwitchMLException(describe() + ": session is broken by an earlier failure; "
+                    + "register the job again under a new generation");
+        }
+        final AllReduceOperation op = new AllReduceOperation(client, this, codec, nextPacket);
+        client.loop().execute(op::start);
+        try {
+            await(op);
+            nextPacket += op.totalPackets();
+        } catch (final RuntimeException e) {
+            broken = true;
+            throw e;
+        }
+    }
+
+    private void await(final AllReduceOperation op) {
+        // The operation fails itself after resultTimeoutMs without progress; the grace covers a stuck loop.
+        final long graceNs = TimeUnit.MILLISECONDS.toNanos(client.options().resultTimeoutMs() + 5_000);
+        while (true) {
+            try {
+                op.future().get(200, TimeUnit.MILLISECONDS);
+                return;
+            } catch (final TimeoutException e) {
+                if (System.nanoTime() - op.lastProgressNanos() > graceNs) {
+                    op.cancel(new SwitchMLException(describe() + ": worker event loop stopped making progress"));
+                }
+            } catch (final InterruptedException e) {
+                op.cancel(new SwitchMLException(describe() + ": interrupted"));
+                Thread.currentThread().interrupt();
+                throw new SwitchMLException(describe() + ": allreduce interrupted", e);
+            } catch (final CancellationException e) {
+                throw new SwitchMLException(describe() + ": allreduce cancelled", e);
+            } catch (final ExecutionException e) {
+                final Throwable c = e.getCause();
+                if (c instanceof RuntimeException) {
+                    throw (RuntimeException) c;
+                }
+                throw new SwitchMLException(describe() + ": " + c, c);
+            }
+        }
+    }
+
+    String describe() {
+        return "job " + spec.jobName() + " generation " + spec.generation() + " rank " + rank;
+    }
+}

@@ -1,0 +1,192 @@
+package org.switchml.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.ReferenceCountUtil;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.transport.PacketSender;
+import org.switchml.transport.Transports;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One worker's endpoint: a UDP socket through which it allreduces vectors with the other workers of a
+ * job, via a switch. Open it first (its {@link #localAddress()} goes into the {@link JobSpec}), then
+ * {@link #join} the job once the switch knows it.
+ *
+ * <p>All protocol state lives on the socket's event loop thread; the public methods hand work to it.
+ */
+public final class SwitchMLClient implements AutoCloseable {
+    private static final Object SHARED_LOCK = new Object();
+    private static EventLoopGroup shared;
+
+    private final ClientOptions options;
+    private final Channel channel;
+    private final Handler handler;
+    private final InetSocketAddress local;
+
+    private SwitchMLClient(final ClientOptions options, final Channel channel, final Handler handler) {
+        this.options = options;
+        this.channel = channel;
+        this.handler = handler;
+        this.local = (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Binds a worker socket on a shared, daemon event loop group. */
+    public static SwitchMLClient open(final ClientOptions options) {
+        return open(options, sharedGroup());
+    }
+
+    /** Binds a worker socket on a loop of {@code group}. */
+    public static SwitchMLClient open(final ClientOptions options, final EventLoopGroup group) {
+        final EventLoop loop = group.next();
+        final Handler handler = new Handler(options);
+        try {
+            final Channel ch = Transports.datagram(loop, handler)
+                    .bind(options.bindHost(), options.bindPort()).sync().channel();
+            return new SwitchMLClient(options, ch, handler);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SwitchMLException("interrupted while binding a worker socket on " + options.bindHost(), e);
+        } catch (final RuntimeException e) {
+            throw new SwitchMLException("cannot bind a worker socket on " + options.bindHost() + ":"
+                    + options.bindPort() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static EventLoopGroup sharedGroup() {
+        synchronized (SHARED_LOCK) {
+            if (shared == null) {
+                shared = Transports.newGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), "switchml-worker");
+            }
+            return shared;
+        }
+    }
+
+    /** The address the switch must know for this worker. */
+    public InetSocketAddress localAddress() {
+        return local;
+    }
+
+    public ClientOptions options() {
+        return options;
+    }
+
+    /**
+     * Takes part in {@code spec} as {@code rank}, talking to the switch at {@code switchAddress}. The
+     * switch must already have the job registered. A client is in at most one job at a time.
+     */
+    public JobSession join(final JobSpec spec, final int rank, final SwitchAddress switchAddress) {
+        if (rank < 0 || rank >= spec.numWorkers()) {
+            throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + rank + " outside 0.."
+                    + (spec.numWorkers() - 1));
+        }
+        if (!spec.workers().get(rank).equals(local)) {
+            throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + rank + " is registered at "
+                    + spec.workers().get(rank) + " but this worker's socket is " + local);
+        }
+        return new JobSession(this, spec, rank, switchAddress);
+    }
+
+    /** Counters of this worker socket. */
+    public ClientStats stats() {
+        return call(() -> new ClientStats(handler.sender.sent(), handler.retransmissions,
+                handler.accepted, handler.ignored));
+    }
+
+    EventLoop loop() {
+        return channel.eventLoop();
+    }
+
+    Handler handler() {
+        return handler;
+    }
+
+    ByteBuf allocate(final int bytes) {
+        return channel.alloc().directBuffer(bytes);
+    }
+
+    private <T> T call(final java.util.concurrent.Callable<T> c) {
+        try {
+            return loop().submit(c).get(10, TimeUnit.SECONDS);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SwitchMLException("interrupted", e);
+        } catch (final ExecutionException | TimeoutException e) {
+            throw new SwitchMLException("worker " + local + ": event loop did not answer: " + e, e);
+        }
+    }
+
+    /** Closes the socket. An operation still running fails. */
+    @Override
+    public void close() {
+        loop().execute(() -> handler.failActive(new SwitchMLException("worker socket " + local + " closed")));
+        channel.close().awaitUninterruptibly(10_000);
+    }
+
+    /** The socket's handler: routes results to the operation in progress. Event-loop confined. */
+    static final class Handler extends ChannelInboundHandlerAdapter {
+        private final ClientOptions options;
+        PacketSender sender;
+        AllReduceOperation active;
+        long retransmissions;
+        long accepted;
+        long ignored;
+
+        Handler(final ClientOptions options) {
+            this.options = options;
+        }
+
+        @Override
+        public void channelActive(final ChannelHandlerContext ctx) {
+            sender = new PacketSender(ctx.channel(), options.faults());
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+            try {
+                if (msg instanceof DatagramPacket && active != null) {
+                    final ByteBuf buf = ((DatagramPacket) msg).content();
+                    if (active.onResult(buf, buf.readerIndex(), buf.readableBytes())) {
+                        accepted++;
+                    } else {
+                        ignored++;
+                    }
+                } else {
+                    ignored++;
+                }
+            } catch (final RuntimeException e) {
+                failActive(new SwitchMLException("worker failed while handling a result: " + e, e));
+            } finally {
+                ReferenceCountUtil.release(msg);
+            }
+        }
+
+        @Override
+        public void channelReadComplete(final ChannelHandlerContext ctx) {
+            sender.flush();
+        }
+
+        @Override
+        public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+            // ICMP port unreachable and the like: retransmission and the result timeout handle them.
+        }
+
+        void failActive(final RuntimeException e) {
+            if (active != null) {
+                active.fail(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+package org.switchml.dataplane;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DatagramPacket;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Kind;
+import org.switchml.protocol.Wire;
+import org.switchml.transport.FaultPlan;
+import org.switchml.transport.PacketSender;
+
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One dataplane thread: the handler of one lane's UDP socket. It owns the slots of every job that map
+ * to this lane and runs the per-slot algorithm of docs/protocol.md section 4 on them, without locks:
+ * job tables are changed only by tasks run on this same thread.
+ */
+final class Lane extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = Logger.getLogger(Lane.class.getName());
+
+    private final int index;
+    private final int lanes;
+    private final boolean reflect;
+    private final FaultPlan faults;
+    private final Map<Integer, LaneJob> jobs = new HashMap<>();
+    private PacketSender sender;
+
+    long malformed;
+    long unknownJob;
+    long errors;
+
+    Lane(final int index, final int lanes, final boolean reflect, final FaultPlan faults) {
+        this.index = index;
+        this.lanes = lanes;
+        this.reflect = reflect;
+        this.faults = faults;
+    }
+
+    @Override
+    public void channelActive(final ChannelHandlerContext ctx) {
+        sender = new PacketSender(ctx.channel(), faults);
+        ctx.fireChannelActive();
+    }
+
+    void install(final JobSpec spec) {
+        jobs.put(spec.jobId(), new LaneJob(spec, index, lanes));
+    }
+
+    boolean remove(final int jobId) {
+        return jobs.remove(jobId) != null;
+    }
+
+    long[] counters(final int jobId) {
+        final LaneJob job = jobs.get(jobId);
+        return job == null ? null : job.rawCounters();
+    }
+
+    @Override
+    public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
+        if (!(msg instanceof DatagramPacket)) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            return;
+        }
+        final DatagramPacket packet = (DatagramPacket) msg;
+        try {
+            handle(ctx, packet.content(), packet.sender());
+        } catch (final RuntimeException e) {
+            // A bug must not stop the dataplane: count it, log the first few, keep serving.
+            if (errors++ < 10) {
+                LOG.log(Level.WARNING, "lane " + index + ": packet from " + packet.sender() + " raised", e);
+            }
+        } finally {
+            packet.release();
+        }
+    }
+
+    @Override
+    public void channelReadComplete(final ChannelHandlerContext ctx) {
+        sender.flush();
+    }
+
+    @Override
+    public void exceptionCaught(final ChannelHandlerContext ctx, final Throwable cause) {
+        if (errors++ < 10) {
+            LOG.log(Level.WARNING, "lane " + index + ": socket error", cause);
+        }
+    }
+
+    private void handle(final ChannelHandlerContext ctx, final ByteBuf in, final InetSocketAddress from) {
+        final int base = in.readerIndex();
+        final int length = in.readableBytes();
+        if (length < Wire.HEADER_LENGTH || Wire.version(in, base) != Wire.VERSION
+                || Wire.kindCode(in, base) != Kind.CONTRIBUTION.code()
+                || length != Wire.datagramLength(Wire.k(in, base))) {
+            malformed++;
+            return;
+        }
+        if (reflect) {
+            final ByteBuf out = ctx.alloc().directBuffer(length);
+            out.writeBytes(in, base, length);
+            Wire.kind(out, 0, Kind.RESULT);
+            sender.send(out, from);
+            return;
+        }
+        final LaneJob job = jobs.get(Wire.jobId(in, base));
+        if (job == null) {
+            unknownJob++;
+            return;
+        }
+        if (Wire.generation(in, base) != job.spec.generation()) {
+            job.drop(DropReason.STALE_GENERATION);
+            return;
+        }
+        final int rank = Wire.rank(in, base);
+        if (rank >= job.numWorkers || !job.workers[rank].equals(from)) {
+            job.drop(DropReason.UNKNOWN_SENDER);
+            return;
+        }
+        if (Wire.k(in, base) != job.k) {
+            job.drop(DropReason.WRONG_K);
+            return;
+        }
+        final int slot = Wire.slot(in, base);
+        if (slot >= job.poolSize || slot % lanes != index) {
+            job.drop(DropReason.BAD_SLOT);
+            return;
+        }
+        job.packetsIn++;
+        aggregate(ctx, job, in, base, rank, slot, from);
+    }
+
+    private void aggregate(final ChannelHandlerContext ctx, final LaneJob job, final ByteBuf in, final int base,
+                           final int rank, final int slot, final InetSocketAddress from) {
+        final int set = Wire.set(in, base);
+        final int i = job.index(slot, set);
+        final int other = i ^ 1;
+        final int bit = 1 << rank;
+        final int q = Wire.seq(in, base);
+        final int k = job.k;
+        final int sumBase = i * k;
+        final int payload = base + Wire.PAYLOAD_OFFSET;
+
+        if (job.bitmap[i] == 0) {
+            if (job.used[i] && q - job.seq[i] <= 0) {
+                job.drop(DropReason.STALE_SEQ);
+                return;
+            }
+            // First contributor of a fresh use overwrites: no explicit clearing of slot memory needed.
+            job.bitmap[i] = bit;
+            job.bitmap[other] &= ~bit;
+            job.count[i] = 1;
+            job.seq[i] = q;
+            job.used[i] = true;
+            job.exponent[i] = Wire.exponent(in, base);
+            for (int e = 0; e < k; e++) {
+                job.sums[sumBase + e] = in.getInt(payload + 4 * e);
+            }
+        } else if (q != job.seq[i]) {
+            job.drop(DropReason.STALE_SEQ);
+            return;
+        } else if ((job.bitmap[i] & bit) == 0) {
+            job.bitmap[i] |= bit;
+            job.bitmap[other] &= ~bit;
+            job.count[i]++;
+            final short exp = Wire.exponent(in, base);
+            if (exp > job.exponent[i]) {
+                job.exponent[i] = exp;
+            }
+            for (int e = 0; e < k; e++) {
+                job.sums[sumBase + e] += in.getInt(payload + 4 * e);
+            }
+        } else {
+            job.retransmissions++;
+            if (job.count[i] == job.numWorkers) {
+                sender.send(result(ctx, job, in, base, i, Kind.RETRANSMIT_RESULT), from);
+                job.packetsOut++;
+            } else {
+                job.drop(DropReason.DUPLICATE_PENDING);
+            }
+            return;
+        }
+        if (job.count[i] == job.numWorkers) {
+            final ByteBuf out = result(ctx, job, in, base, i, Kind.RESULT);
+            final int n = job.numWorkers;
+            for (int r = 0; r < n; r++) {
+                sender.send(r == n - 1 ? out : out.retainedDuplicate(), job.workers[r]);
+            }
+            job.packetsOut += n;
+        }
+    }
+
+    /** A result datagram: the contribution's header with kind and exponent replaced, then the sums. */
+    private static ByteBuf result(final ChannelHandlerContext ctx, final LaneJob job, final ByteBuf in,
+                                  final int base, final int i, final Kind kind) {
+        final int k = job.k;
+        final ByteBuf out = ctx.alloc().directBuffer(Wire.datagramLength(k));
+        out.writeBytes(in, base, Wire.HEADER_LENGTH);
+        Wire.kind(out, 0, kind);
+        Wire.exponent(out, 0, job.exponent[i]);
+        final int sumBase = i * k;
+        for (int e = 0; e < k; e++) {
+            out.writeInt(job.sums[sumBase + e]);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,157 @@
+package org.switchml.dataplane;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.transport.Transports;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The embedded software switch: the SwitchML slot-pool algorithm (docs/protocol.md, section 4) over
+ * real UDP sockets, one dataplane thread per lane. Needs no set-up beyond {@link #start}.
+ *
+ * <p>Jobs are installed with {@link #registerJob}; the change is applied by each lane's own thread, so
+ * the packet path takes no locks. All methods are thread-safe.
+ */
+public final class SoftwareSwitch implements AutoCloseable {
+    private static final long CONTROL_TIMEOUT_MS = 10_000;
+
+    private final EventLoopGroup group;
+    private final List<Channel> channels;
+    private final List<Lane> lanes;
+    private final SwitchAddress address;
+
+    private SoftwareSwitch(final EventLoopGroup group, final List<Channel> channels, final List<Lane> lanes,
+                           final SwitchAddress address) {
+        this.group = group;
+        this.channels = channels;
+        this.lanes = lanes;
+        this.address = address;
+    }
+
+    /** Binds every lane and starts serving. */
+    public static SoftwareSwitch start(final SwitchOptions options) {
+        final int n = options.ports().size();
+        final EventLoopGroup group = Transports.newGroup(n, "switchml-lane");
+        final List<Channel> channels = new ArrayList<>();
+        final List<Lane> lanes = new ArrayList<>();
+        final List<Integer> ports = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                final Lane lane = new Lane(i, n, options.reflect(),
+                        options.faults().withSeed(options.faults().seed() * 31 + i));
+                final EventLoop loop = group.next();
+                final Channel ch = Transports.datagram(loop, lane)
+                        .bind(options.host(), options.ports().get(i)).sync().channel();
+                channels.add(ch);
+                lanes.add(lane);
+                ports.add(((InetSocketAddress) ch.localAddress()).getPort());
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw new SwitchMLException("interrupted while binding the switch on " + options.host(), e);
+        } catch (final RuntimeException e) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw new SwitchMLException("cannot bind the switch on " + options.host() + " ports " + options.ports()
+                    + ": " + e.getMessage(), e);
+        }
+        return new SoftwareSwitch(group, channels, lanes, new SwitchAddress(options.host(), ports));
+    }
+
+    /** Where workers send contributions. */
+    public SwitchAddress address() {
+        return address;
+    }
+
+    /**
+     * Installs {@code spec}, replacing any job with the same id: every slot of the job starts fresh, and
+     * packets of another generation are dropped from now on.
+     */
+    public void registerJob(final JobSpec spec) {
+        onEveryLane(lane -> {
+            lane.install(spec);
+            return null;
+        }, "register job " + spec.jobName());
+    }
+
+    /** Removes a job; returns whether it was installed. */
+    public boolean removeJob(final int jobId) {
+        boolean removed = false;
+        for (final Boolean r : onEveryLane(lane -> lane.remove(jobId), "remove job " + Integer.toUnsignedString(jobId))) {
+            removed |= r;
+        }
+        return removed;
+    }
+
+    /** A snapshot of the job's counters, or {@code null} when no such job is installed. */
+    public JobCounters counters(final int jobId) {
+        final List<long[]> raw = onEveryLane(lane -> lane.counters(jobId),
+                "read counters of job " + Integer.toUnsignedString(jobId));
+        if (raw.get(0) == null) {
+            return null;
+        }
+        return JobCounters.sum(raw);
+    }
+
+    /** Counters that belong to no job. */
+    public SwitchCounters switchCounters() {
+        final List<long[]> raw = onEveryLane(l -> new long[] {l.malformed, l.unknownJob, l.errors},
+                "read switch counters");
+        long m = 0;
+        long u = 0;
+        long e = 0;
+        for (final long[] r : raw) {
+            m += r[0];
+            u += r[1];
+            e += r[2];
+        }
+        return new SwitchCounters(m, u, e);
+    }
+
+    private interface LaneTask<T> {
+        T run(Lane lane);
+    }
+
+    /** Runs {@code task} on every lane's thread (so lane state is never shared) and waits, bounded. */
+    private <T> List<T> onEveryLane(final LaneTask<T> task, final String what) {
+        final List<Future<T>> futures = new ArrayList<>();
+        for (int i = 0; i < lanes.size(); i++) {
+            final Lane lane = lanes.get(i);
+            final Callable<T> c = () -> task.run(lane);
+            futures.add(channels.get(i).eventLoop().submit(c));
+        }
+        final List<T> out = new ArrayList<>();
+        try {
+            for (final Future<T> f : futures) {
+                out.add(f.get(CONTROL_TIMEOUT_MS, TimeUnit.MILLISECONDS));
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SwitchMLException("interrupted: " + what + " on switch " + address, e);
+        } catch (final ExecutionException | TimeoutException e) {
+            throw new SwitchMLException("cannot " + what + " on switch " + address + ": " + e, e);
+        }
+        return out;
+    }
+
+    /** Closes every lane socket and stops the dataplane threads. */
+    @Override
+    public void close() {
+        for (final Channel ch : channels) {
+            ch.close().awaitUninterruptibly(CONTROL_TIMEOUT_MS);
+        }
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(CONTROL_TIMEOUT_MS);
+    }
+}

@@ -1,0 +1,263 @@
+package org.switchml.protocol;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Maps one worker's input vector onto packet payloads and the summed payloads back onto its output
+ * vector, block by block, following one {@link Encoding} (docs/protocol.md, section 5).
+ *
+ * <p>A block is the set of vector elements one packet carries ({@link #elementsPerBlock()}); the last
+ * block is zero-padded. Construction validates the input (NaN and infinities are rejected, naming the
+ * first bad index) and computes every block's local exponent, so nothing is sent for bad input.
+ */
+public abstract class VectorCodec {
+    private final Encoding encoding;
+    private final int k;
+    private final int elementsPerBlock;
+    private final int length;
+    private final int blocks;
+    /** B(n): headroom bits for the n-way sum. */
+    protected final int b;
+    private final short[] localExponents;
+
+    private VectorCodec(final Encoding encoding, final int k, final int numWorkers, final int length) {
+        if (encoding == Encoding.FP64_SPLIT && (k & 1) != 0) {
+            throw new IllegalArgumentException("FP64_SPLIT needs an even k, got " + k);
+        }
+        this.encoding = encoding;
+        this.k = k;
+        this.elementsPerBlock = encoding.elementsPerPacket(k);
+        this.length = length;
+        this.blocks = (int) ((length + (long) elementsPerBlock - 1) / elementsPerBlock);
+        this.b = Quantization.scaleBits(numWorkers);
+        this.localExponents = new short[blocks];
+    }
+
+    /** Codec for a {@code float[]}: FP32_BLOCK. */
+    public static VectorCodec forFloats(final float[] in, final float[] out, final int k, final int numWorkers) {
+        return new FloatBlock(in, out, k, numWorkers);
+    }
+
+    /** Codec for a {@code double[]}: FP64_SPLIT when {@code fp64}, else FP32_BLOCK. */
+    public static VectorCodec forDoubles(final double[] in, final double[] out, final int k, final int numWorkers,
+                                         final boolean fp64) {
+        return fp64 ? new DoubleSplit(in, out, k, numWorkers) : new DoubleBlock(in, out, k, numWorkers);
+    }
+
+    /** Codec for an {@code int[]}: INT32, sums wrap modulo 2^32. */
+    public static VectorCodec forInts(final int[] in, final int[] out, final int k, final int numWorkers) {
+        return new Ints(in, out, k, numWorkers);
+    }
+
+    public Encoding encoding() {
+        return encoding;
+    }
+
+    public int k() {
+        return k;
+    }
+
+    public int elementsPerBlock() {
+        return elementsPerBlock;
+    }
+
+    /** Number of vector elements. */
+    public int length() {
+        return length;
+    }
+
+    /** Number of blocks C. */
+    public int blocks() {
+        return blocks;
+    }
+
+    /** This worker's exponent of block {@code block} (NONE for INT32 or an all-zero block). */
+    public short localExponent(final int block) {
+        return localExponents[block];
+    }
+
+    /** Writes the k payload lanes of {@code block}, quantized with global exponent {@code e}, at {@code offset}. */
+    public abstract void encode(int block, short e, ByteBuf buf, int offset);
+
+    /** Reads the k summed lanes of {@code block} at {@code offset} and stores the dequantized values. */
+    public abstract void decode(int block, short e, ByteBuf buf, int offset);
+
+    /** Writes k zero lanes (a look-ahead packet that carries no data yet). */
+    public final void encodeZeros(final ByteBuf buf, final int offset) {
+        buf.setZero(offset, 4 * k);
+    }
+
+    protected final int blockStart(final int block) {
+        return block * elementsPerBlock;
+    }
+
+    protected final int blockEnd(final int block) {
+        return Math.min(length, (block + 1) * elementsPerBlock);
+    }
+
+    /** Computes the local exponents; called once by the subclasses' constructors. */
+    protected final void scanExponents(final DoubleAt values) {
+        for (int c = 0; c < blocks; c++) {
+            double max = 0.0;
+            for (int i = blockStart(c), end = blockEnd(c); i < end; i++) {
+                final double v = values.at(i);
+                if (!Double.isFinite(v)) {
+                    throw new IllegalArgumentException("input element " + i + " is " + v
+                            + "; only finite values can be aggregated");
+                }
+                max = Math.max(max, Math.abs(v));
+            }
+            localExponents[c] = Quantization.exponentOf(max);
+        }
+    }
+
+    /** Indexed read of the input as double, so one scan serves float[] and double[]. */
+    @FunctionalInterface
+    protected interface DoubleAt {
+        double at(int i);
+    }
+
+    private static void checkLengths(final int in, final int out) {
+        if (in != out) {
+            throw new IllegalArgumentException("output length " + out + " differs from input length " + in);
+        }
+    }
+
+    private static final class FloatBlock extends VectorCodec {
+        private final float[] in;
+        private final float[] out;
+
+        FloatBlock(final float[] in, final float[] out, final int k, final int n) {
+            super(Encoding.FP32_BLOCK, k, n, in.length);
+            checkLengths(in.length, out.length);
+            this.in = in;
+            this.out = out;
+            scanExponents(i -> in[i]);
+        }
+
+        @Override
+        public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
+            final int shift = Quantization.shift32(e, b);
+            final int start = blockStart(block);
+            final int end = blockEnd(block);
+            int o = offset;
+            for (int i = start; i < end; i++, o += 4) {
+                buf.setInt(o, Quantization.quantize32(in[i], shift));
+            }
+            buf.setZero(o, offset + 4 * k() - o);
+        }
+
+        @Override
+        public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
+            int o = offset;
+            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 4) {
+                out[i] = (float) Quantization.dequantize32(buf.getInt(o), e, b);
+            }
+        }
+    }
+
+    private static final class DoubleBlock extends VectorCodec {
+        private final double[] in;
+        private final double[] out;
+
+        DoubleBlock(final double[] in, final double[] out, final int k, final int n) {
+            super(Encoding.FP32_BLOCK, k, n, in.length);
+            checkLengths(in.length, out.length);
+            this.in = in;
+            this.out = out;
+            scanExponents(i -> in[i]);
+        }
+
+        @Override
+        public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
+            final int shift = Quantization.shift32(e, b);
+            final int start = blockStart(block);
+            final int end = blockEnd(block);
+            int o = offset;
+            for (int i = start; i < end; i++, o += 4) {
+                buf.setInt(o, Quantization.quantize32(in[i], shift));
+            }
+            buf.setZero(o, offset + 4 * k() - o);
+        }
+
+        @Override
+        public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
+            int o = offset;
+            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 4) {
+                out[i] = Quantization.dequantize32(buf.getInt(o), e, b);
+            }
+        }
+    }
+
+    private static final class DoubleSplit extends VectorCodec {
+        private final double[] in;
+        private final double[] out;
+
+        DoubleSplit(final double[] in, final double[] out, final int k, final int n) {
+            super(Encoding.FP64_SPLIT, k, n, in.length);
+            checkLengths(in.length, out.length);
+            this.in = in;
+            this.out = out;
+            scanExponents(i -> in[i]);
+        }
+
+        @Override
+        public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
+            final int shift = Quantization.shift64(e, b);
+            final int start = blockStart(block);
+            final int end = blockEnd(block);
+            int o = offset;
+            for (int i = start; i < end; i++, o += 8) {
+                final long q = Quantization.quantize64(in[i], shift);
+                buf.setInt(o, Quantization.high(q, b));
+                buf.setInt(o + 4, Quantization.low(q, b));
+            }
+            buf.setZero(o, offset + 4 * k() - o);
+        }
+
+        @Override
+        public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
+            int o = offset;
+            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 8) {
+                out[i] = Quantization.dequantize64(buf.getInt(o), buf.getInt(o + 4), e, b);
+            }
+        }
+    }
+
+    private static final class Ints extends VectorCodec {
+        private final int[] in;
+        private final int[] out;
+
+        Ints(final int[] in, final int[] out, final int k, final int n) {
+            super(Encoding.INT32, k, n, in.length);
+            checkLengths(in.length, out.length);
+            this.in = in;
+            this.out = out;
+            noExponents();
+        }
+
+        @Override
+        public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
+            final int start = blockStart(block);
+            final int end = blockEnd(block);
+            int o = offset;
+            for (int i = start; i < end; i++, o += 4) {
+                buf.setInt(o, in[i]);
+            }
+            buf.setZero(o, offset + 4 * k() - o);
+        }
+
+        @Override
+        public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
+            int o = offset;
+            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 4) {
+                out[i] = buf.getInt(o);
+            }
+        }
+    }
+
+    /** Marks every block as carrying no exponent (INT32). */
+    protected final void noExponents() {
+        java.util.Arrays.fill(localExponents, Wire.EXPONENT_NONE);
+    }
+}

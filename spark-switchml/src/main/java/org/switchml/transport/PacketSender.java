@@ -1,0 +1,81 @@
+package org.switchml.transport;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.socket.DatagramPacket;
+
+import java.net.InetSocketAddress;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The one way our endpoints put datagrams on the wire: writes without flushing (so a burst leaves in
+ * one batch at {@link #flush()}), and applies the endpoint's {@link FaultPlan}.
+ *
+ * <p>Confined to the channel's event loop thread, like the channel itself.
+ */
+public final class PacketSender {
+    private static final long REORDER_DELAY_MAX_MICROS = 2_000;
+
+    private final Channel channel;
+    private final FaultPlan faults;
+    private final SplittableRandom random;
+    private long sent;
+    private long dropped;
+    private boolean dirty;
+
+    public PacketSender(final Channel channel, final FaultPlan faults) {
+        this.channel = channel;
+        this.faults = faults;
+        this.random = new SplittableRandom(faults.seed());
+    }
+
+    /** Queues {@code buf} (ownership passes to this call) for {@code recipient}. */
+    public void send(final ByteBuf buf, final InetSocketAddress recipient) {
+        if (faults.active() && !faultsAllow(buf, recipient)) {
+            return;
+        }
+        sent++;
+        channel.write(new DatagramPacket(buf, recipient), channel.voidPromise());
+        dirty = true;
+    }
+
+    private boolean faultsAllow(final ByteBuf buf, final InetSocketAddress recipient) {
+        if (sent + dropped < faults.dropFirst() || random.nextDouble() < faults.loss()) {
+            dropped++;
+            buf.release();
+            return false;
+        }
+        if (faults.duplicate() > 0 && random.nextDouble() < faults.duplicate()) {
+            sent++;
+            channel.write(new DatagramPacket(buf.retainedDuplicate(), recipient), channel.voidPromise());
+        }
+        if (faults.reorder() > 0 && random.nextDouble() < faults.reorder()) {
+            final long delay = 1 + random.nextLong(REORDER_DELAY_MAX_MICROS);
+            channel.eventLoop().schedule(() -> {
+                channel.writeAndFlush(new DatagramPacket(buf, recipient), channel.voidPromise());
+            }, delay, TimeUnit.MICROSECONDS);
+            sent++;
+            return false;
+        }
+        return true;
+    }
+
+    /** Flushes what {@link #send} queued. */
+    public void flush() {
+        if (dirty) {
+            dirty = false;
+            channel.flush();
+        }
+    }
+
+    /** Datagrams put on the wire (duplicates included). */
+    public long sent() {
+        return sent;
+    }
+
+    /** Datagrams the fault plan dropped. */
+    public long dropped() {
+        return dropped;
+    }
+}
