@@ -85,8 +85,13 @@ control Aggregator(inout headers_t hdr, inout metadata_t meta) {
             // Same slot and set, different use: stale.
             meta.outcome = OUTCOME_DROP;
             meta.drop_code = DROP_STALE_SEQ;
+        } else if ((bitmap & b) == 0 && count == meta.num_workers) {
+            // Late copy of a finished use: the sender's bit was cleared when it moved on to
+            // the other set, so it already has the result. Adding it would corrupt the sums.
+            meta.outcome = OUTCOME_DROP;
+            meta.drop_code = DROP_STALE_SEQ;
         } else if ((bitmap & b) == 0) {
-            // New contributor: add; the packet becomes the running result.
+            // New contributor (count < n): add; the packet becomes the running result.
             set_bitmap.write(idx, bitmap | b);
             set_bitmap.write(other, bitmap_other & ~b);
             count = count + 1;

@@ -166,6 +166,13 @@ final class Lane extends ChannelInboundHandlerAdapter {
             job.drop(DropReason.STALE_SEQ);
             return;
         } else if ((job.bitmap[i] & bit) == 0) {
+            if (job.count[i] == job.numWorkers) {
+                // The use is complete, and only moving on to the other set clears a sender's bit:
+                // this is a delayed copy from a worker that already has the result. Adding it would
+                // corrupt the stored result and the other set's bitmap.
+                job.drop(DropReason.STALE_SEQ);
+                return;
+            }
             job.bitmap[i] |= bit;
             job.bitmap[other] &= ~bit;
             job.count[i]++;

@@ -69,12 +69,23 @@ public final class Quantization {
         return (int) Math.rint(scale(x, shift));
     }
 
-    /** FP32_BLOCK dequantization of an integer sum: {@code 2^(e-b) * sum}, or 0 when {@code e} is NONE. */
+    /**
+     * FP32_BLOCK dequantization of an integer sum: {@code 2^(e-b) * sum}, saturated at
+     * {@code ±Double.MAX_VALUE}, or 0 when {@code e} is NONE.
+     */
     public static double dequantize32(final int sum, final short e, final int b) {
         if (e == Wire.EXPONENT_NONE) {
             return 0.0;
         }
-        return scale(sum, e - b);
+        return saturate(scale(sum, e - b));
+    }
+
+    /**
+     * Finite inputs never give an infinite result: rounding can lift a sum of values near
+     * Double.MAX_VALUE to 2^1024, whose nearest finite neighbour is within the error bound.
+     */
+    private static double saturate(final double v) {
+        return Double.isInfinite(v) ? Math.copySign(Double.MAX_VALUE, v) : v;
     }
 
     /** FP64_SPLIT: shift applied to values of a block with global exponent {@code e}. */
@@ -97,13 +108,13 @@ public final class Quantization {
         return (int) (q - ((long) high(q, b) << (b + 1)));
     }
 
-    /** FP64_SPLIT dequantization of the lane sums. */
+    /** FP64_SPLIT dequantization of the lane sums, saturated like {@link #dequantize32}. */
     public static double dequantize64(final int sumHigh, final int sumLow, final short e, final int b) {
         if (e == Wire.EXPONENT_NONE) {
             return 0.0;
         }
         final long t = ((long) sumHigh << (b + 1)) + sumLow;
-        return scale((double) t, e - 2 * b - 1);
+        return saturate(scale((double) t, e - 2 * b - 1));
     }
 
     /**

@@ -1,0 +1,74 @@
+package org.switchml;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+/**
+ * The package rules of the design: dependencies point one way, from spark down to protocol.
+ * protocol ← transport ← {dataplane, client} ← control ← spark ← spark.ml.
+ */
+class ArchitectureTest {
+    private static JavaClasses classes;
+
+    @BeforeAll
+    static void load() {
+        classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("org.switchml");
+    }
+
+    @Test
+    void protocolDependsOnNothingElseOfOurs() {
+        noClasses().that().resideInAPackage("org.switchml.protocol..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.transport..", "org.switchml.dataplane..", "org.switchml.client..",
+                        "org.switchml.control..", "org.switchml.spark..")
+                .check(classes);
+    }
+
+    @Test
+    void transportKnowsOnlyTheProtocol() {
+        noClasses().that().resideInAPackage("org.switchml.transport..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.dataplane..", "org.switchml.client..", "org.switchml.control..",
+                        "org.switchml.spark..")
+                .allowEmptyShould(true)
+                .check(classes);
+    }
+
+    @Test
+    void clientNeverReachesIntoTheSwitch() {
+        noClasses().that().resideInAPackage("org.switchml.client..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.dataplane..", "org.switchml.control..", "org.switchml.spark..")
+                .check(classes);
+    }
+
+    @Test
+    void dataplaneKnowsNoClientNorAnythingAbove() {
+        noClasses().that().resideInAPackage("org.switchml.dataplane..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.client..", "org.switchml.control..", "org.switchml.spark..")
+                .check(classes);
+    }
+
+    @Test
+    void nothingBelowSparkDependsOnSpark() {
+        noClasses().that().resideOutsideOfPackage("org.switchml.spark..")
+                .should().dependOnClassesThat().resideInAPackage("org.switchml.spark..")
+                .check(classes);
+        noClasses().that().resideOutsideOfPackages("org.switchml.spark..")
+                .should().dependOnClassesThat().resideInAPackage("org.apache.spark..")
+                .check(classes);
+    }
+
+    @Test
+    void packagesAreFreeOfCycles() {
+        slices().matching("org.switchml.(*)..").should().beFreeOfCycles().check(classes);
+    }
+}

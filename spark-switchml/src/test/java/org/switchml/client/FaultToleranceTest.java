@@ -1,0 +1,72 @@
+package org.switchml.client;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.switchml.dataplane.JobCounters;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.TestCluster;
+import org.switchml.testing.Vectors;
+import org.switchml.transport.FaultPlan;
+
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Results stay bit-exact when the network loses, duplicates and reorders packets in both directions.
+ * The switch and the workers each get their own fault stream: the switch's faults act on results,
+ * the workers' on contributions.
+ */
+class FaultToleranceTest {
+    private static final int K = 64;
+    private static final int POOL = 64;
+
+    static Stream<Arguments> plans() {
+        return Stream.of(
+                Arguments.of("loss 1%", new FaultPlan(0.01, 0, 0, 0, 11), 4),
+                Arguments.of("loss 10%", new FaultPlan(0.10, 0, 0, 0, 12), 4),
+                Arguments.of("duplication 10%", new FaultPlan(0, 0.10, 0, 0, 13), 3),
+                Arguments.of("reordering 20%", new FaultPlan(0, 0, 0.20, 0, 14), 3),
+                Arguments.of("first window lost", new FaultPlan(0, 0, 0, POOL, 15), 4),
+                Arguments.of("everything at once", new FaultPlan(0.05, 0.05, 0.05, 8, 16), 8));
+    }
+
+    private static int nextJob = 500;
+
+    /** Each case starts its own switch, since a switch's fault plan is fixed when it starts. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("plans")
+    void sumsStayExactUnderFaults(final String name, final FaultPlan plan, final int n) {
+        final long seed = Seeds.seed("faults " + name, plan.seed());
+        final FaultPlan seeded = plan.withSeed(seed);
+        final SplittableRandom rnd = new SplittableRandom(seed);
+        try (TestCluster c = TestCluster.start(SwitchOptions.loopback(2).withFaults(seeded.withSeed(seed + 1)));
+             TestCluster.Job job = c.job(nextJob++, 0, n, K, POOL, ClientOptions.defaults()
+                     .withRetransmitTimeoutMs(5, 100).withFaults(seeded))) {
+            for (final int length : new int[] {20_000, K * POOL + 3}) {
+                final double[][] in = new double[n][];
+                final float[][] fin = new float[n][];
+                for (int r = 0; r < n; r++) {
+                    fin[r] = Vectors.toFloats(Vectors.mixed(rnd, length));
+                    in[r] = Vectors.toDoubles(fin[r]);
+                }
+                final List<float[]> results = TestCluster.parallel(n, r -> job.session(r).allReduce(fin[r]));
+                final float[] expected = Vectors.toFloats(Reference.fp32(in, K));
+                for (int r = 0; r < n; r++) {
+                    assertArrayEquals(expected, results.get(r), name + ": rank " + r + ", length " + length);
+                }
+            }
+            final JobCounters counters = c.sw.counters(job.spec().jobId());
+            System.out.println("[faults] " + name + ": " + counters);
+            if (seeded.loss() > 0 || seeded.dropFirst() > 0) {
+                assertTrue(counters.retransmissions() > 0, "loss must have caused retransmissions");
+            }
+        }
+    }
+}
