@@ -46,8 +46,10 @@ final class AllReduceOperation {
     private final int[] outstanding;
     private final long[] deadlineNs;
     private final long[] timeoutNs;
+    private final long[] firstSentNs;
+    private final boolean[] resent;
 
-    private final long firstTimeoutNs;
+    private final RttEstimator rtt;
     private final long maxTimeoutNs;
     private final long resultTimeoutNs;
     private volatile long lastProgressNs = System.nanoTime();
@@ -78,8 +80,10 @@ final class AllReduceOperation {
         Arrays.fill(outstanding, -1);
         this.deadlineNs = new long[poolSize];
         this.timeoutNs = new long[poolSize];
+        this.firstSentNs = new long[poolSize];
+        this.resent = new boolean[poolSize];
         final ClientOptions o = client.options();
-        this.firstTimeoutNs = TimeUnit.MILLISECONDS.toNanos(o.retransmitTimeoutMs());
+        this.rtt = session.rtt();
         this.maxTimeoutNs = TimeUnit.MILLISECONDS.toNanos(o.maxRetransmitTimeoutMs());
         this.resultTimeoutNs = TimeUnit.MILLISECONDS.toNanos(o.resultTimeoutMs());
     }
@@ -112,7 +116,7 @@ final class AllReduceOperation {
             trySend(q);
         }
         io.sender.flush();
-        final long tickNs = Math.max(TimeUnit.MILLISECONDS.toNanos(1), firstTimeoutNs / 2);
+        final long tickNs = TimeUnit.MILLISECONDS.toNanos(1);
         timer = client.loop().scheduleAtFixedRate(this::tick, tickNs, tickNs, TimeUnit.NANOSECONDS);
     }
 
@@ -130,8 +134,11 @@ final class AllReduceOperation {
         sent.set(q);
         final int slot = Wire.slotOf(firstPacket + q, poolSize);
         outstanding[slot] = q;
-        timeoutNs[slot] = firstTimeoutNs;
-        deadlineNs[slot] = System.nanoTime() + firstTimeoutNs;
+        final long now = System.nanoTime();
+        timeoutNs[slot] = rtt.rtoNs();
+        deadlineNs[slot] = now + timeoutNs[slot];
+        firstSentNs[slot] = now;
+        resent[slot] = false;
         transmit(q, slot);
     }
 
@@ -185,7 +192,11 @@ final class AllReduceOperation {
         outstanding[slot] = -1;
         replied.set(q);
         repliedCount++;
-        lastProgressNs = System.nanoTime();
+        final long now = System.nanoTime();
+        lastProgressNs = now;
+        if (!resent[slot]) {
+            rtt.sample(now - firstSentNs[slot]);
+        }
         final int payload = base + Wire.PAYLOAD_OFFSET;
         if (!scaled) {
             codec.decode(q, Wire.EXPONENT_NONE, buf, payload);
@@ -223,6 +234,7 @@ final class AllReduceOperation {
             if (q >= 0 && now - deadlineNs[slot] >= 0) {
                 timeoutNs[slot] = Math.min(maxTimeoutNs, timeoutNs[slot] * 2);
                 deadlineNs[slot] = now + timeoutNs[slot];
+                resent[slot] = true;
                 io.retransmissions++;
                 transmit(q, slot);
             }

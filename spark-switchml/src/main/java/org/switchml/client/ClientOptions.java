@@ -8,7 +8,8 @@ import org.switchml.transport.FaultPlan;
  * @param bindHost              local address of the worker socket
  * @param bindPort              local port; 0 picks a free one
  * @param fp64                  aggregate {@code double[]} with the FP64_SPLIT encoding (two lanes per element)
- * @param retransmitTimeoutMs   first retransmission timeout of a packet; doubles on every retry
+ * @param retransmitTimeoutMs   retransmission timeout before any round trip was measured; afterwards the
+ *                              timeout follows the measured round trips; it doubles on every retry
  * @param maxRetransmitTimeoutMs ceiling of the backoff
  * @param resultTimeoutMs       bound on the wait: a call fails when no result arrives for this long
  * @param faults                faults applied to what this worker sends

@@ -26,12 +26,20 @@ public final class JobSession {
     /** Job-global number of the next packet (g of docs/protocol.md). Written only between calls. */
     private long nextPacket;
     private volatile boolean broken;
+    /** Round-trip estimate, kept across calls; touched only by the running call on the event loop. */
+    private final RttEstimator rtt;
 
     JobSession(final SwitchMLClient client, final JobSpec spec, final int rank, final SwitchAddress switchAddress) {
         this.client = client;
         this.spec = spec;
         this.rank = rank;
         this.switchAddress = switchAddress;
+        this.rtt = new RttEstimator(TimeUnit.MILLISECONDS.toNanos(client.options().retransmitTimeoutMs()),
+                TimeUnit.MILLISECONDS.toNanos(client.options().maxRetransmitTimeoutMs()));
+    }
+
+    RttEstimator rtt() {
+        return rtt;
     }
 
     public JobSpec spec() {
