@@ -2,6 +2,7 @@ package org.switchml.control;
 
 import org.switchml.protocol.DropReason;
 
+import java.util.EnumMap;
 import java.util.Map;
 
 /**
@@ -20,7 +21,8 @@ public record JobCounterSnapshot(int jobId, int jobIndex, long packetsIn, long p
                                  Map<DropReason, Long> drops) {
 
     public JobCounterSnapshot {
-        drops = Map.copyOf(drops);
+        // EnumMap: reason order when printed.
+        drops = java.util.Collections.unmodifiableMap(drops.isEmpty() ? new EnumMap<>(DropReason.class) : new EnumMap<>(drops));
     }
 
     /** Drops of the job counted for {@code reason}. */

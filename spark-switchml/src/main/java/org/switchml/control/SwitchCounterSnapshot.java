@@ -2,6 +2,7 @@ package org.switchml.control;
 
 import org.switchml.protocol.DropReason;
 
+import java.util.EnumMap;
 import java.util.Map;
 
 /**
@@ -14,7 +15,8 @@ import java.util.Map;
 public record SwitchCounterSnapshot(Map<DropReason, Long> drops, long notSwitchml) {
 
     public SwitchCounterSnapshot {
-        drops = Map.copyOf(drops);
+        // EnumMap: reason order when printed.
+        drops = java.util.Collections.unmodifiableMap(drops.isEmpty() ? new EnumMap<>(DropReason.class) : new EnumMap<>(drops));
     }
 
     /** Drops counted for {@code reason}. */
