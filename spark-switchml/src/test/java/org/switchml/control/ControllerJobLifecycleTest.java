@@ -51,6 +51,7 @@ class ControllerJobLifecycleTest {
     @Test
     void registeringInstallsEntriesGroupAndTheDataplaneJobAndRemovingTakesThemAway() {
         final SwitchController c = bed.controller;
+        assertEquals(RuntimeService.API_VERSION, c.apiVersion());
         final JobSpec spec = new JobSpec(501, 3, 64, 16, endpoints(3, 40_001));
         final RegisteredJob job = c.registerJob(spec);
         assertEquals(16, job.resources().poolSize());

@@ -186,6 +186,17 @@ class StfConformanceTest {
                 bed.controller.writeMulticastGroup(written.add(g) ? Update.Type.INSERT : Update.Type.MODIFY, g,
                         groups.get(g));
             }
+            if (!dirty.isEmpty()) {
+                // Read back: each group holds its replicas (port, instance = rank) as the trace built them.
+                for (final p4.v1.P4RuntimeOuterClass.MulticastGroupEntry e : bed.controller.readMulticastGroups()) {
+                    final List<MulticastReplica> got = e.getReplicasList().stream()
+                            .map(r -> new MulticastReplica(r.getEgressPort(), r.getInstance())).toList();
+                    if (groups.containsKey(e.getMulticastGroupId())) {
+                        assertEquals(groups.get(e.getMulticastGroupId()), got, name + ": multicast group "
+                                + e.getMulticastGroupId() + " read back");
+                    }
+                }
+            }
             dirty.clear();
         }
 
