@@ -127,6 +127,7 @@ struct metadata_t {
     bit<16> pool_size;
     bit<16> mcast_grp;
     bit<8>  job_index;
+    bit<16> job_k;           // elements per packet registered for the job
     // from worker_table
     bit<8>  worker_rank;
     bit<32> worker_bit;      // 1 << rank

@@ -20,8 +20,11 @@ control SwitchMLIngress(inout headers_t hdr,
 
     Aggregator() aggregator;
 
+    // k is a parameter although this program aggregates only SWITCHML_K elements: the job
+    // table carries the same settings as a JobSpec on every target (the software switch takes
+    // any k), and a controller error that installs another k shows up as WRONG_K.
     action set_job(bit<16> generation, bit<8> num_workers, bit<32> pool_base,
-                   bit<16> pool_size, bit<16> mcast_grp, bit<8> job_index) {
+                   bit<16> pool_size, bit<16> mcast_grp, bit<8> job_index, bit<16> k) {
         meta.job_known = 1;
         meta.job_generation = generation;
         meta.num_workers = num_workers;
@@ -29,6 +32,7 @@ control SwitchMLIngress(inout headers_t hdr,
         meta.pool_size = pool_size;
         meta.mcast_grp = mcast_grp;
         meta.job_index = job_index;
+        meta.job_k = k;
     }
 
     // One entry per registered job. Miss: UNKNOWN_JOB.
@@ -102,8 +106,8 @@ control SwitchMLIngress(inout headers_t hdr,
                         || hdr.switchml.rank >= meta.num_workers) {
                     // Step 4: registered endpoint, but not for this rank.
                     meta.drop_code = DROP_UNKNOWN_SENDER;
-                } else if (hdr.switchml.k != SWITCHML_K) {
-                    // Step 5: this program is built for one k.
+                } else if (hdr.switchml.k != meta.job_k || hdr.switchml.k != SWITCHML_K) {
+                    // Step 5: k must be the job's, and this program is built for one k.
                     meta.drop_code = DROP_WRONG_K;
                 } else if (hdr.switchml.slot >= meta.pool_size
                         || meta.pool_base + (bit<32>)hdr.switchml.slot >= POOL_SLOTS) {

@@ -83,10 +83,11 @@ def frame(eth_dst, eth_src, ip_src, ip_dst, sport, dport, datagram, ident=1, udp
 
 # ----------------------------------------------------------------------------- model
 class Job:
-    def __init__(self, job_id, gen, ports, pool_base, pool_size, mcast, index):
+    def __init__(self, job_id, gen, ports, pool_base, pool_size, mcast, index, k=K):
         self.job_id, self.gen, self.ports = job_id, gen, list(ports)
         self.n = len(ports)
         self.pool_base, self.pool_size, self.mcast, self.index = pool_base, pool_size, mcast, index
+        self.k = k
 
 
 class Switch:
@@ -145,7 +146,7 @@ class Switch:
         ranks = [r for r, p in enumerate(job.ports) if (host_ip(p), host_udp(p)) == (src_ip, src_port)]
         if not ranks or ranks[0] != rank or rank >= job.n:
             return "UNKNOWN_SENDER", []
-        if k != K:
+        if k != job.k or k != K:
             return "WRONG_K", []
         if slot >= job.pool_size or job.pool_base + slot >= POOL_SLOTS:
             return "BAD_SLOT", []
@@ -237,8 +238,8 @@ class Trace:
         self.lines.append("")
         self.lines.append("# " + text)
 
-    def job(self, job_id, gen, ports, pool_base, pool_size, mcast, index):
-        j = Job(job_id, gen, ports, pool_base, pool_size, mcast, index)
+    def job(self, job_id, gen, ports, pool_base, pool_size, mcast, index, k=K):
+        j = Job(job_id, gen, ports, pool_base, pool_size, mcast, index, k)
         self.sw.add_job(j)
         self.jobs[job_id] = j
         self.comment("job %d: generation %d, n=%d, pool [%d, %d), multicast group %d, job_index %d, "
@@ -246,8 +247,8 @@ class Trace:
                                                 mcast, index, ports))
         self.lines.append(
             "add SwitchMLIngress.job_table hdr.switchml.job_id:%d SwitchMLIngress.set_job("
-            "generation:%d, num_workers:%d, pool_base:%d, pool_size:%d, mcast_grp:%d, job_index:%d)"
-            % (job_id, gen, j.n, pool_base, pool_size, mcast, index))
+            "generation:%d, num_workers:%d, pool_base:%d, pool_size:%d, mcast_grp:%d, job_index:%d, k:%d)"
+            % (job_id, gen, j.n, pool_base, pool_size, mcast, index, k))
         for r, p in enumerate(ports):
             self.lines.append(
                 "add SwitchMLIngress.worker_table hdr.switchml.job_id:%d hdr.ipv4.src_addr:0x%08x "

@@ -42,7 +42,7 @@ ACTIONS = [
     ("NoAction", [], ['@noWarn("unused")']),
     ("SwitchMLIngress.set_job",
      [("generation", 16), ("num_workers", 8), ("pool_base", 32), ("pool_size", 16),
-      ("mcast_grp", 16), ("job_index", 8)], []),
+      ("mcast_grp", 16), ("job_index", 8), ("k", 16)], []),
     ("SwitchMLIngress.set_worker", [("rank", 8), ("bitmap_bit", 32)], []),
     ("SwitchMLEgress.set_result_dest", [("dst_mac", 48), ("dst_ip", 32), ("dst_port", 16)], []),
 ]

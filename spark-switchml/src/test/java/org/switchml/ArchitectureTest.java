@@ -58,6 +58,17 @@ class ArchitectureTest {
     }
 
     @Test
+    void onlyTheControlPlaneSpeaksP4RuntimeOrGrpc() {
+        // The packet path (protocol, transport, dataplane, client) must not pull in the control plane or
+        // its gRPC/protobuf stack; the software switch is driven over P4Runtime from org.switchml.control.
+        noClasses().that().resideInAnyPackage("org.switchml.protocol..", "org.switchml.transport..",
+                        "org.switchml.dataplane..", "org.switchml.client..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.control..", "io.grpc..", "p4..", "com.google.protobuf..", "com.google.rpc..")
+                .check(classes);
+    }
+
+    @Test
     void nothingBelowSparkDependsOnSpark() {
         noClasses().that().resideOutsideOfPackage("org.switchml.spark..")
                 .should().dependOnClassesThat().resideInAPackage("org.switchml.spark..")

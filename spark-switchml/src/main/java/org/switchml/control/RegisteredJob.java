@@ -1,0 +1,19 @@
+package org.switchml.control;
+
+import org.switchml.protocol.JobSpec;
+
+import java.util.List;
+
+/**
+ * A job as a controller installed it.
+ *
+ * @param spec        what the workers use
+ * @param resources   the switch resources it holds
+ * @param attachments per rank, where the worker hangs off the switch (empty for the software switch)
+ */
+public record RegisteredJob(JobSpec spec, JobResources resources, List<WorkerAttachment> attachments) {
+
+    public RegisteredJob {
+        attachments = List.copyOf(attachments);
+    }
+}

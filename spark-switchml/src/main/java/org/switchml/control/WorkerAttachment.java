@@ -1,0 +1,33 @@
+package org.switchml.control;
+
+/**
+ * Where a worker hangs off a BMv2 switch: its MAC address (destination MAC of the results sent to it) and
+ * the switch port towards it (egress port of its multicast replica). The software switch needs neither.
+ *
+ * @param mac        48-bit MAC address
+ * @param switchPort BMv2 port number ({@code -i PORT@IFACE})
+ */
+public record WorkerAttachment(long mac, int switchPort) {
+
+    public WorkerAttachment {
+        if (mac < 0 || mac >>> 48 != 0) {
+            throw new IllegalArgumentException("MAC address must fit 48 bits, got 0x" + Long.toHexString(mac));
+        }
+        if (switchPort < 0) {
+            throw new IllegalArgumentException("switch port must be >= 0, got " + switchPort);
+        }
+    }
+
+    /** Parses {@code aa:bb:cc:dd:ee:ff}. */
+    public static long parseMac(final String text) {
+        final String[] parts = text.split(":");
+        if (parts.length != 6) {
+            throw new IllegalArgumentException("MAC address must look like aa:bb:cc:dd:ee:ff, got '" + text + "'");
+        }
+        long mac = 0;
+        for (final String p : parts) {
+            mac = (mac << 8) | Integer.parseInt(p, 16);
+        }
+        return mac;
+    }
+}

@@ -1,0 +1,89 @@
+package org.switchml.control;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.TextFormat;
+import org.junit.jupiter.api.Test;
+import p4.config.v1.P4InfoOuterClass.P4Info;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** P4Info text parsing with Spark on the classpath, name resolution, and P4Runtime byte strings. */
+class P4InfoIndexTest {
+
+    /** p4/ of the repository (tests run in spark-switchml/). */
+    static Path p4Dir() {
+        Path dir = Path.of("").toAbsolutePath();
+        while (dir != null && !Files.isDirectory(dir.resolve("p4/tests"))) {
+            dir = dir.getParent();
+        }
+        if (dir == null) {
+            throw new IllegalStateException("no p4/tests above " + Path.of("").toAbsolutePath());
+        }
+        return dir.resolve("p4");
+    }
+
+    @Test
+    void bundledCopyIsTheRepositoryP4InfoAndParsesNextToSpark() throws Exception {
+        // Spark (provided scope) is on this classpath with its own protobuf declaration; the pin keeps
+        // protobuf 3, whose reflection the ONOS gencode needs for TextFormat.
+        Class.forName("org.apache.spark.SparkContext");
+        final String repo = Files.readString(p4Dir().resolve("switchml.p4info.txt"), StandardCharsets.UTF_8);
+        final P4InfoIndex bundled = P4InfoIndex.bundled();
+        assertEquals(P4InfoIndex.parse(repo).p4info(), bundled.p4info());
+        final String printed = TextFormat.printer().printToString(bundled.p4info());
+        final P4Info.Builder again = P4Info.newBuilder();
+        TextFormat.getParser().merge(printed, again);
+        assertEquals(bundled.p4info(), again.build());
+    }
+
+    @Test
+    void namesResolveToTheP4InfoIdsAndWidths() {
+        final P4InfoIndex p4 = P4InfoIndex.bundled();
+        final P4InfoIndex.Table worker = p4.table("SwitchMLIngress.worker_table");
+        assertEquals(worker, p4.table("worker_table"));   // alias
+        assertEquals(16, worker.field("hdr.udp.src_port").bitwidth());
+        final P4InfoIndex.Action setJob = p4.action("SwitchMLIngress.set_job");
+        assertTrue(worker.actionIds().contains(p4.action("SwitchMLIngress.set_worker").id()));
+        assertEquals(16, setJob.param("k").bitwidth());
+        assertEquals(9, p4.counter("SwitchMLIngress.drop_reason").size());
+        assertEquals(2048, p4.registerSize("SwitchMLIngress.aggregator.slot_owner"));
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p4.table("no_such_table"));
+        assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
+        assertTrue(p4.differencesFrom(P4InfoIndex.bundled()).isEmpty());
+    }
+
+    @Test
+    void differencesNameWhatAnotherP4InfoLacks() {
+        final P4InfoIndex p4 = P4InfoIndex.bundled();
+        final P4Info.Builder b = p4.p4info().toBuilder();
+        b.getTablesBuilder(0).getPreambleBuilder().setName("SwitchMLIngress.other_table");
+        b.getActionsBuilderList().stream().filter(a -> a.getPreamble().getName().equals("SwitchMLIngress.set_job"))
+                .findFirst().orElseThrow().getParamsBuilder(0).setBitwidth(8);
+        final String diff = String.join("; ", p4.differencesFrom(new P4InfoIndex(b.build())));
+        assertTrue(diff.contains("table SwitchMLIngress.job_table is missing"), diff);
+        assertTrue(diff.contains("action SwitchMLIngress.set_job has parameters"), diff);
+    }
+
+    @Test
+    void byteStringsAreCanonicalAndChecked() {
+        assertArrayEquals(new byte[] {0}, Bytestrings.encode(0, 32, "x").toByteArray());
+        assertArrayEquals(new byte[] {1, 0}, Bytestrings.encode(256, 16, "x").toByteArray());
+        assertArrayEquals(new byte[] {(byte) 0xC3, 0x51}, Bytestrings.encode(50001, 16, "x").toByteArray());
+        assertEquals(0x0200000000FEL, Bytestrings.decode(Bytestrings.encode(0x0200000000FEL, 48, "mac"), 48, "mac"));
+        assertEquals(7, Bytestrings.decode(ByteString.copyFrom(new byte[] {0, 0, 0, 7}), 32, "padded"));
+        assertThrows(IllegalArgumentException.class, () -> Bytestrings.encode(65536, 16, "port"));
+        final IllegalArgumentException wide = assertThrows(IllegalArgumentException.class,
+                () -> Bytestrings.decode(ByteString.copyFrom(new byte[5]), 32, "job id"));
+        assertTrue(wide.getMessage().contains("job id") && wide.getMessage().contains("5 bytes"), wide.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Bytestrings.decode(ByteString.EMPTY, 8, "rank"));
+        assertThrows(IllegalArgumentException.class,
+                () -> Bytestrings.decode(ByteString.copyFrom(new byte[] {2}), 1, "bit"));
+    }
+}
