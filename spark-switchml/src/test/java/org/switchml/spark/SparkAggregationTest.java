@@ -107,7 +107,7 @@ class SparkAggregationTest {
     void aTaskKilledMidAllreduceRetriesTheStageAndResumesFromTheCheckpoint() {
         final long seed = Seeds.seed("spark loop kill", 44);
         final int dim = 20;
-        final JavaRDD<double[]> data = regression(seed, 400, dim).cache();
+        final JavaRDD<double[]> data = regression(jsc, seed, 400, dim).cache();
         final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(12, 5, 0);
         // Partition 1 dies at iteration 7 of stage 2 (iterations 5..9) while the others wait in the allreduce.
         final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(data, new double[dim], dim + 2,
@@ -137,7 +137,7 @@ class SparkAggregationTest {
     void theReplicatedLoopEqualsTheDriverLoopWithTimedCheckpoints() {
         final long seed = Seeds.seed("spark loop", 45);
         final int dim = 10;
-        final JavaRDD<double[]> data = regression(seed, 200, dim).cache();
+        final JavaRDD<double[]> data = regression(jsc, seed, 200, dim).cache();
         // A zero-length interval: partition 0 asks for a checkpoint after every iteration, through the sum.
         final ReplicatedLoop.Options timed = new ReplicatedLoop.Options(4, 0, 1e-9);
         final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(data, new double[dim], dim + 2,
@@ -201,7 +201,7 @@ class SparkAggregationTest {
     }
 
     /** Rows [x..., y] with y = x·w* + noise. */
-    static JavaRDD<double[]> regression(final long seed, final int rows, final int dim) {
+    static JavaRDD<double[]> regression(final JavaSparkContext jsc, final long seed, final int rows, final int dim) {
         final SplittableRandom rnd = new SplittableRandom(seed);
         final double[] truth = new double[dim];
         for (int i = 0; i < dim; i++) {
