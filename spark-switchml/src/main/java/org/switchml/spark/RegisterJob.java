@@ -18,7 +18,7 @@ import java.util.List;
  * @param poolSize   slots
  * @param endpoints  {@code ip:port} of each rank
  */
-public record RegisterJob(int jobId, int generation, int k, int poolSize, String[] endpoints) implements Serializable {
+record RegisterJob(int jobId, int generation, int k, int poolSize, String[] endpoints) implements Serializable {
     private static final long serialVersionUID = 1L;
 
     static RegisterJob of(final JobSpec spec) {
@@ -30,7 +30,7 @@ public record RegisterJob(int jobId, int generation, int k, int poolSize, String
     }
 
     /** The job spec this message describes. */
-    public JobSpec toSpec() {
+    JobSpec toSpec() {
         final List<InetSocketAddress> w = new ArrayList<>(endpoints.length);
         for (final String s : endpoints) {
             w.add(parseEndpoint(s));

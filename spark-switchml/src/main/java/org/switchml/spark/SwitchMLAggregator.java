@@ -141,15 +141,25 @@ public final class SwitchMLAggregator {
         AggregateTask(final TaskSettings settings, final int length, final double[] zero, final SeqOp<T> seqOp) {
             this.settings = settings;
             this.length = length;
-            this.zero = zero;
+            // An all-zero start need not travel in every task's closure (it would be O(dim) per task).
+            this.zero = allZero(zero) ? null : zero;
             this.seqOp = seqOp;
+        }
+
+        private static boolean allZero(final double[] v) {
+            for (final double x : v) {
+                if (Double.doubleToRawLongBits(x) != 0L) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         @Override
         public Iterator<TaskOutcome> apply(final Iterator<T> records) {
             final BarrierTaskContext ctx = BarrierTaskContext.get();
             final int p = ctx.partitionId();
-            double[] acc = Arrays.copyOf(zero, length);
+            double[] acc = zero == null ? new double[length] : Arrays.copyOf(zero, length);
             while (records.hasNext()) {
                 acc = seqOp.apply(acc, records.next());
             }
