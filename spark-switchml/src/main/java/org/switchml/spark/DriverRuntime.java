@@ -112,12 +112,7 @@ public final class DriverRuntime implements AutoCloseable {
             if (pluginRuntime != null && !pluginRuntime.closed) {
                 return pluginRuntime;
             }
-            if (!sc.isLocal()) {
-                throw new IllegalStateException("spark-switchml: master " + sc.master() + " runs executors in "
-                        + "other JVMs, which learn the switch from the driver plugin: set spark.plugins="
-                        + SwitchMLPlugin.class.getName() + " (and put the spark-switchml jar on the executor "
-                        + "classpath)");
-            }
+            requirePluginUnlessLocal(sc.isLocal(), sc.master());
             if (autoRuntime == null || autoRuntime.closed) {
                 final SparkConf conf = sc.conf();
                 final Map<String, String> all = new HashMap<>();
@@ -142,6 +137,16 @@ public final class DriverRuntime implements AutoCloseable {
                         sc.master());
             }
             return autoRuntime;
+        }
+    }
+
+    /** A cluster master needs the plugin: its executors learn the switch from the driver plugin. */
+    static void requirePluginUnlessLocal(final boolean local, final String master) {
+        if (!local) {
+            throw new IllegalStateException("spark-switchml: master " + master + " runs executors in "
+                    + "other JVMs, which learn the switch from the driver plugin: set spark.plugins="
+                    + SwitchMLPlugin.class.getName() + " (and put the spark-switchml jar on the executor "
+                    + "classpath)");
         }
     }
 

@@ -24,16 +24,10 @@ final class Launch {
      * as one switch job: more than 32 workers, dynamic allocation, or too few task slots.
      */
     static void validate(final SparkContext sc, final int partitions) {
-        if (partitions > Wire.MAX_WORKERS) {
-            throw new IllegalArgumentException("spark-switchml: the RDD has " + partitions + " partitions, but a "
-                    + "switch job has at most " + Wire.MAX_WORKERS + " workers (one per partition); coalesce or "
-                    + "repartition it to at most " + Wire.MAX_WORKERS);
-        }
-        if (!sc.isLocal() && sc.conf().getBoolean("spark.dynamicAllocation.enabled", false)) {
-            throw new IllegalStateException("spark-switchml: barrier stages need a fixed set of executors, but "
-                    + "spark.dynamicAllocation.enabled=true; set it to false");
-        }
-        final long waitMs = sc.isLocal() ? 0 : SwitchMLConfig.SLOT_WAIT.from(SwitchMLConfig.forCall(sc));
+        final boolean local = sc.isLocal();
+        final boolean dynamic = sc.conf().getBoolean("spark.dynamicAllocation.enabled", false);
+        check(partitions, Integer.MAX_VALUE, local, dynamic, sc.master(), "", 0);
+        final long waitMs = local ? 0 : SwitchMLConfig.SLOT_WAIT.from(SwitchMLConfig.forCall(sc));
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
         int slots = slots(sc);
         while (slots < partitions && System.nanoTime() - deadline < 0) {
@@ -45,11 +39,26 @@ final class Launch {
             }
             slots = slots(sc);
         }
+        check(partitions, slots, local, dynamic, sc.master(), sc.conf().get("spark.task.cpus", "1"), waitMs);
+    }
+
+    /** The launch rules as a pure function (errors carry the numbers). */
+    static void check(final int partitions, final int slots, final boolean local, final boolean dynamicAllocation,
+                      final String master, final String taskCpus, final long waitedMs) {
+        if (partitions > Wire.MAX_WORKERS) {
+            throw new IllegalArgumentException("spark-switchml: the RDD has " + partitions + " partitions, but a "
+                    + "switch job has at most " + Wire.MAX_WORKERS + " workers (one per partition); coalesce or "
+                    + "repartition it to at most " + Wire.MAX_WORKERS);
+        }
+        if (!local && dynamicAllocation) {
+            throw new IllegalStateException("spark-switchml: barrier stages need a fixed set of executors, but "
+                    + "spark.dynamicAllocation.enabled=true; set it to false");
+        }
         if (slots < partitions) {
             throw new IllegalStateException("spark-switchml: the barrier stage needs " + partitions
-                    + " task slots (one per partition) but only " + slots + " are available (master " + sc.master()
-                    + ", spark.task.cpus=" + sc.conf().get("spark.task.cpus", "1") + (sc.isLocal() ? "" : ", waited "
-                    + waitMs + " ms per " + SwitchMLConfig.SLOT_WAIT.key()) + "); reduce the partitions or add executors");
+                    + " task slots (one per partition) but only " + slots + " are available (master " + master
+                    + ", spark.task.cpus=" + taskCpus + (local ? "" : ", waited " + waitedMs + " ms per "
+                    + SwitchMLConfig.SLOT_WAIT.key()) + "); reduce the partitions or add executors");
         }
     }
 
