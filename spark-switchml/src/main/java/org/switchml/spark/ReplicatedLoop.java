@@ -1,0 +1,273 @@
+package org.switchml.spark;
+
+import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.protocol.SwitchMLException;
+import scala.Function1;
+import scala.collection.Iterator;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The replicated loop for iterative algorithms: one barrier stage runs many iterations. In each, every
+ * task computes its partition's vector, allreduces it through the switch, and applies the same
+ * deterministic {@link Body#update} to its own copy of the state. There is no Spark job, broadcast or
+ * driver round trip per iteration; the driver gets the final state and the per-iteration scalars from
+ * partition 0 only.
+ *
+ * <p>Checkpoints ({@link Options#checkpointIterations}, {@link Options#checkpointSeconds}) end the
+ * stage and return the state to the driver, which starts the next stage from it: a failure then retries
+ * only the current stage, i.e. resumes from the last checkpoint. The seconds rule is decided by
+ * partition 0 and agreed through the allreduce itself (one extra element), so every task stops after
+ * the same iteration.
+ *
+ * <p>All workers receive bit-identical sums, so a deterministic update keeps every copy of the state
+ * identical.
+ */
+public final class ReplicatedLoop {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicatedLoop.class);
+
+    private ReplicatedLoop() {
+    }
+
+    /**
+     * The algorithm. Both methods run inside tasks (and, for {@link #runOnDriver}, on the driver).
+     *
+     * @param <T> record type
+     */
+    public interface Body<T> extends Serializable {
+        /** This partition's contribution for {@code iteration}; length {@code vectorLength}. */
+        double[] contribution(List<T> partition, double[] state, int iteration);
+
+        /** The next state from the summed contributions; must be deterministic. */
+        Step update(double[] state, double[] sum, int iteration);
+    }
+
+    /**
+     * One iteration's outcome.
+     *
+     * @param state     the new state
+     * @param scalars   values to report to the driver for this iteration (e.g. the loss); same length every iteration
+     * @param converged stop after this iteration
+     */
+    public record Step(double[] state, double[] scalars, boolean converged) implements Serializable {
+    }
+
+    /**
+     * How long to run and when to checkpoint.
+     *
+     * @param maxIterations        iterations in all
+     * @param checkpointIterations return the state to the driver every this many iterations (0: never)
+     * @param checkpointSeconds    return the state to the driver after a stage has run this long (0: never)
+     */
+    public record Options(int maxIterations, int checkpointIterations, double checkpointSeconds) implements Serializable {
+        public Options {
+            if (maxIterations < 0 || checkpointIterations < 0 || checkpointSeconds < 0) {
+                throw new IllegalArgumentException("loop options must be >= 0: " + maxIterations + ", "
+                        + checkpointIterations + ", " + checkpointSeconds);
+            }
+        }
+    }
+
+    /**
+     * The loop's outcome.
+     *
+     * @param state       the final state
+     * @param iterations  iterations run
+     * @param scalars     the scalars of every iteration, in order
+     * @param converged   whether {@link Step#converged} stopped the loop
+     * @param checkpoints iteration counts at which the state came back to the driver (stage ends)
+     * @param jobIds      the switch job id of each stage (empty on the driver path)
+     * @param viaSwitch   false when the loop ran on the driver (fallback)
+     */
+    public record Result(double[] state, int iterations, List<double[]> scalars, boolean converged,
+                         List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch) {
+    }
+
+    /** Runs the loop over {@code data} through the switch. */
+    public static <T> Result run(final JavaRDD<T> data, final double[] initialState, final int vectorLength,
+                                 final Body<T> body, final Options options) {
+        return run(data.rdd(), initialState, vectorLength, body, options);
+    }
+
+    /** Runs the loop over {@code data} through the switch. */
+    public static <T> Result run(final RDD<T> data, final double[] initialState, final int vectorLength,
+                                 final Body<T> body, final Options options) {
+        final SparkContext sc = data.sparkContext();
+        final int partitions = data.getNumPartitions();
+        final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
+        final DriverRuntime rt = DriverRuntime.forContext(sc);
+        Launch.validate(sc, partitions);
+        double[] state = initialState.clone();
+        int done = 0;
+        boolean converged = false;
+        final List<double[]> scalars = new ArrayList<>();
+        final List<Integer> checkpoints = new ArrayList<>();
+        final List<Integer> jobIds = new ArrayList<>();
+        while (done < options.maxIterations() && !converged) {
+            final int jobId = rt.newJobId();
+            jobIds.add(jobId);
+            final TaskSettings settings = TaskSettings.resolve(sc, jobId);
+            final List<TaskOutcome> outcomes;
+            try {
+                outcomes = Launch.runBarrier(data, new LoopTask<>(settings, state, done, vectorLength, body, options));
+            } finally {
+                rt.remove(jobId);
+            }
+            TaskOutcome first = null;
+            for (final TaskOutcome o : outcomes) {
+                if (o.status == TaskOutcome.UNREACHABLE) {
+                    final String reason = "partition " + o.partition + ": " + o.message;
+                    if (fallback == SwitchMLConfig.Fallback.FAIL) {
+                        throw new SwitchMLException("spark-switchml: switch " + rt.switchAddress() + " unreachable ("
+                                + reason + "); " + SwitchMLConfig.FALLBACK.key() + "=fail");
+                    }
+                    LOG.warn("spark-switchml: switch {} unreachable ({}); running the loop on the driver with "
+                            + "treeAggregate from iteration {} ({}=treeAggregate)", rt.switchAddress(), reason, done,
+                            SwitchMLConfig.FALLBACK.key());
+                    rt.countFallback();
+                    final Result rest = driverLoop(data, state, done, vectorLength, body, options);
+                    scalars.addAll(rest.scalars());
+                    return new Result(rest.state(), rest.iterations(), scalars, rest.converged(), checkpoints,
+                            jobIds, false);
+                }
+                if (o.partition == 0) {
+                    first = o;
+                }
+            }
+            if (first == null) {
+                throw new IllegalStateException("spark-switchml: loop job " + jobId + " returned nothing from partition 0");
+            }
+            state = first.vector;
+            for (int i = 0; i < first.iterations; i++) {
+                scalars.add(Arrays.copyOfRange(first.scalars, i * first.scalarWidth, (i + 1) * first.scalarWidth));
+            }
+            done += first.iterations;
+            converged = first.converged;
+            checkpoints.add(done);
+        }
+        return new Result(state, done, scalars, converged, checkpoints, jobIds, true);
+    }
+
+    /**
+     * The same loop run on the driver with one treeAggregate job per iteration (the state travels in
+     * each job's closure): the reference, the baseline and the fallback.
+     */
+    public static <T> Result runOnDriver(final JavaRDD<T> data, final double[] initialState, final int vectorLength,
+                                         final Body<T> body, final Options options) {
+        return driverLoop(data.rdd(), initialState.clone(), 0, vectorLength, body, options);
+    }
+
+    private static <T> Result driverLoop(final RDD<T> data, final double[] start, final int from,
+                                         final int vectorLength, final Body<T> body, final Options options) {
+        final JavaRDD<T> j = JavaRDD.fromRDD(data, data.elementClassTag());
+        double[] state = start;
+        final List<double[]> scalars = new ArrayList<>();
+        int it = from;
+        boolean converged = false;
+        while (it < options.maxIterations() && !converged) {
+            final double[] s = state;
+            final int iteration = it;
+            final double[] sum = j.mapPartitions(records -> {
+                final List<T> list = new ArrayList<>();
+                records.forEachRemaining(list::add);
+                final double[] v = body.contribution(list, s, iteration);
+                checkLength(v, vectorLength);
+                return List.of(v).iterator();
+            }).treeAggregate(new double[vectorLength], SwitchMLAggregator::addInto, SwitchMLAggregator::addInto);
+            final Step step = body.update(state, sum, it);
+            state = step.state();
+            scalars.add(step.scalars());
+            converged = step.converged();
+            it++;
+        }
+        return new Result(state, it, scalars, converged, List.of(), List.of(), false);
+    }
+
+    static void checkLength(final double[] v, final int expected) {
+        if (v == null || v.length != expected) {
+            throw new IllegalArgumentException("contribution has length " + (v == null ? "null" : v.length)
+                    + ", expected " + expected);
+        }
+    }
+
+    /** One stage of the loop: iterations from {@code start} until a checkpoint, convergence or the end. */
+    private static final class LoopTask<T> implements Function1<Iterator<T>, Iterator<TaskOutcome>>, Serializable {
+        private static final long serialVersionUID = 1L;
+        private final TaskSettings settings;
+        private final double[] state;
+        private final int start;
+        private final int length;
+        private final Body<T> body;
+        private final Options options;
+
+        LoopTask(final TaskSettings settings, final double[] state, final int start, final int length,
+                 final Body<T> body, final Options options) {
+            this.settings = settings;
+            this.state = state;
+            this.start = start;
+            this.length = length;
+            this.body = body;
+            this.options = options;
+        }
+
+        @Override
+        public Iterator<TaskOutcome> apply(final Iterator<T> records) {
+            final BarrierTaskContext ctx = BarrierTaskContext.get();
+            final int p = ctx.partitionId();
+            final List<T> partition = new ArrayList<>();
+            while (records.hasNext()) {
+                partition.add(records.next());
+            }
+            final boolean timed = options.checkpointSeconds() > 0;
+            final long deadline = System.nanoTime() + (long) (options.checkpointSeconds() * 1e9);
+            double[] s = state.clone();
+            final List<double[]> scalars = new ArrayList<>();
+            int it = start;
+            boolean converged = false;
+            try (BarrierChannel ch = BarrierChannel.open(ctx, settings)) {
+                while (it < options.maxIterations()) {
+                    final double[] v = body.contribution(partition, s, it);
+                    checkLength(v, length);
+                    final double[] in = timed ? Arrays.copyOf(v, length + 1) : v;
+                    if (timed && p == 0 && System.nanoTime() - deadline >= 0) {
+                        in[length] = 1; // partition 0's clock decides; the sum tells everyone
+                    }
+                    final double[] sum = ch.allReduce(in);
+                    final Step step = body.update(s, timed ? Arrays.copyOf(sum, length) : sum, it);
+                    s = step.state();
+                    if (p == 0) {
+                        scalars.add(step.scalars() == null ? new double[0] : step.scalars());
+                    }
+                    it++;
+                    converged = step.converged();
+                    if (converged || (options.checkpointIterations() > 0 && it - start >= options.checkpointIterations())
+                            || (timed && sum[length] > 0)) {
+                        break;
+                    }
+                }
+            } catch (final SwitchUnreachableException e) {
+                return Launch.single(TaskOutcome.unreachable(p, e.getMessage()));
+            }
+            if (p != 0) {
+                return Launch.single(new TaskOutcome(p, TaskOutcome.OK, "", null, it - start, converged, null, 0));
+            }
+            final int width = scalars.isEmpty() ? 0 : scalars.get(0).length;
+            final double[] flat = new double[scalars.size() * width];
+            for (int i = 0; i < scalars.size(); i++) {
+                if (scalars.get(i).length != width) {
+                    throw new IllegalArgumentException("step scalars changed length at iteration " + (start + i));
+                }
+                System.arraycopy(scalars.get(i), 0, flat, i * width, width);
+            }
+            return Launch.single(new TaskOutcome(p, TaskOutcome.OK, "", s, it - start, converged, flat, width));
+        }
+    }
+}

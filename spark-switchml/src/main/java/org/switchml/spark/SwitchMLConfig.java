@@ -1,0 +1,188 @@
+package org.switchml.spark;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The registry of every {@code spark.switchml.*} setting. Each is a typed {@link ConfigEntry} with doc,
+ * default and validation; docs/configuration.md is generated from {@link #ENTRIES} by
+ * {@link #markdown()}.
+ *
+ * <p>Per-call settings (precision, fallback, timeouts) are read from the calling thread's Spark local
+ * properties first ({@code sc.setLocalProperty}), then from the SparkConf, then the default.
+ */
+public final class SwitchMLConfig {
+    /** What to do when the switch cannot be reached. */
+    public enum Fallback {
+        /** Compute the same sum with {@code treeAggregate}, log one warning and count it. */
+        TREE_AGGREGATE,
+        /** Fail the call with an error naming the switch. */
+        FAIL
+    }
+
+    /** Value encoding of {@code double[]} vectors on the wire. */
+    public enum Precision {
+        /** FP64_SPLIT: two int32 lanes per element, at least 50 significant bits per block. */
+        FP64,
+        /** FP32_BLOCK: one int32 per element, about 27 significant bits per block (n = 4). */
+        FP32
+    }
+
+    private SwitchMLConfig() {
+    }
+
+    public static final ConfigEntry<String> SWITCH_ADDRESS = new ConfigEntry<>("spark.switchml.switch.address",
+            "Dataplane address of an external switch, `host:port[,port...]` (one port per lane). Empty: the "
+                    + "driver plugin starts an embedded software switch. Needs `spark.switchml.registrar`.",
+            "", s -> {
+                if (!s.isEmpty()) {
+                    SwitchAddress.parse(s);
+                }
+                return s;
+            }, s -> true, "empty or host:port[,port...]");
+
+    public static final ConfigEntry<String> REGISTRAR = new ConfigEntry<>("spark.switchml.registrar",
+            "Class implementing `org.switchml.spark.JobRegistrar` with a public constructor "
+                    + "`(SwitchAddress, Map<String,String>)`: installs jobs on the external switch. Empty with an "
+                    + "embedded switch.",
+            "", s -> s, s -> true, "empty or a class name");
+
+    public static final ConfigEntry<String> SWITCH_HOST = new ConfigEntry<>("spark.switchml.switch.host",
+            "Address the embedded software switch binds. Empty: the driver's `spark.driver.host`.",
+            "", s -> s, s -> true, "empty or a host name / IPv4 address");
+
+    public static final ConfigEntry<Integer> SWITCH_LANES = new ConfigEntry<>("spark.switchml.switch.lanes",
+            "Lanes (UDP ports, one dataplane thread each) of the embedded software switch.",
+            "2", Integer::parseInt, v -> v >= 1 && v <= 16, "an integer in 1..16");
+
+    public static final ConfigEntry<Integer> K = new ConfigEntry<>("spark.switchml.k",
+            "int32 elements per packet. The P4 switch is built for 64; the software switch accepts up to "
+                    + Wire.MAX_K + ". Must be even in fp64 precision.",
+            "64", Integer::parseInt, v -> v >= 2 && v <= Wire.MAX_K, "an integer in 2.." + Wire.MAX_K);
+
+    public static final ConfigEntry<Integer> POOL_SIZE = new ConfigEntry<>("spark.switchml.poolSize",
+            "Slots per job (packets in flight per worker).",
+            "128", Integer::parseInt, v -> v >= 1 && v <= 65536, "an integer in 1..65536");
+
+    public static final ConfigEntry<Precision> PRECISION = new ConfigEntry<>("spark.switchml.precision",
+            "`fp64`: FP64_SPLIT encoding, error at most n*2^(E-2B-2) per element (about 1e-16 of the block "
+                    + "maximum). `fp32`: FP32_BLOCK, error at most n*2^(E-B-1) (about 1.5e-8 of the block maximum "
+                    + "for 4 workers), half the bytes. See docs/protocol.md section 5. Per call.",
+            "fp64", s -> Precision.valueOf(s.toUpperCase(Locale.ROOT)), v -> true, "fp64 or fp32");
+
+    public static final ConfigEntry<Fallback> FALLBACK = new ConfigEntry<>("spark.switchml.fallback",
+            "When the switch is unreachable (registration fails or no result within the result timeout): "
+                    + "`treeAggregate` computes the sum with Spark's treeAggregate, logs one warning and counts "
+                    + "it; `fail` throws. Per call.",
+            "treeAggregate", SwitchMLConfig::parseFallback, v -> true, "treeAggregate or fail");
+
+    public static final ConfigEntry<Long> RESULT_TIMEOUT = new ConfigEntry<>("spark.switchml.resultTimeout",
+            "Bound on the wait for a switch result; an allreduce with no progress for this long fails "
+                    + "(library default 30s; shorter under Spark so a dead switch or a dead attempt frees its "
+                    + "slots quickly). Per call.",
+            "10s", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms (e.g. 500ms, 10s)");
+
+    public static final ConfigEntry<Long> RETRANSMIT_TIMEOUT = new ConfigEntry<>("spark.switchml.retransmitTimeout",
+            "First retransmission timeout of a packet; doubles on every retry up to 500ms. Per call.",
+            "20ms", SwitchMLConfig::parseMillis, v -> v >= 1 && v <= 500, "a duration in 1ms..500ms");
+
+    public static final ConfigEntry<Long> KILL_POLL_INTERVAL = new ConfigEntry<>("spark.switchml.killPollInterval",
+            "How often a barrier task checks whether Spark killed it; a killed task closes its socket so "
+                    + "its slot frees promptly.",
+            "100ms", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms");
+
+    public static final ConfigEntry<Long> SLOT_WAIT = new ConfigEntry<>("spark.switchml.slotWaitTimeout",
+            "Before launching a barrier stage on a cluster, how long to wait for enough task slots "
+                    + "(executors still registering) before failing with the numbers. Local masters do not wait.",
+            "60s", SwitchMLConfig::parseMillis, v -> v >= 0, "a duration >= 0");
+
+    public static final ConfigEntry<String> WORKER_HOST = new ConfigEntry<>("spark.switchml.worker.host",
+            "Address a task's worker socket binds. Empty: the executor's host as Spark reports it.",
+            "", s -> s, s -> true, "empty or a host name / IPv4 address");
+
+    /** Every setting, in documentation order. */
+    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, REGISTRAR, SWITCH_HOST,
+            SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT,
+            KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
+
+    /** Settings from a SparkConf. */
+    public static Function<String, String> of(final SparkConf conf) {
+        return k -> conf.contains(k) ? conf.get(k) : null;
+    }
+
+    /** Settings from a map (e.g. a plugin's init map). */
+    public static Function<String, String> of(final Map<String, String> map) {
+        return map::get;
+    }
+
+    /** Settings for a call from the driver thread: local properties, then the SparkConf. */
+    public static Function<String, String> forCall(final SparkContext sc) {
+        final SparkConf conf = sc.conf();
+        return k -> {
+            final String local = sc.getLocalProperty(k);
+            return local != null ? local : (conf.contains(k) ? conf.get(k) : null);
+        };
+    }
+
+    /** Validates every {@code spark.switchml.*} key present: unknown keys and bad values fail. */
+    public static void validate(final Function<String, String> settings, final Iterable<String> keys) {
+        for (final String key : keys) {
+            if (!key.startsWith("spark.switchml.")) {
+                continue;
+            }
+            final ConfigEntry<?> e = ENTRIES.stream().filter(x -> x.key().equals(key)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("unknown setting " + key + "; known: " + ENTRIES));
+            e.from(settings);
+        }
+    }
+
+    static Fallback parseFallback(final String s) {
+        switch (s.toLowerCase(Locale.ROOT)) {
+            case "treeaggregate":
+                return Fallback.TREE_AGGREGATE;
+            case "fail":
+                return Fallback.FAIL;
+            default:
+                throw new IllegalArgumentException("unknown fallback " + s);
+        }
+    }
+
+    /** Parses {@code 250ms}, {@code 10s}, {@code 2m} or a bare number of milliseconds. */
+    static long parseMillis(final String s) {
+        final String t = s.toLowerCase(Locale.ROOT);
+        if (t.endsWith("ms")) {
+            return Long.parseLong(t.substring(0, t.length() - 2).trim());
+        } else if (t.endsWith("s")) {
+            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 1000;
+        } else if (t.endsWith("m")) {
+            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 60_000;
+        }
+        return Long.parseLong(t);
+    }
+
+    /** docs/configuration.md, generated from {@link #ENTRIES}. */
+    public static String markdown() {
+        final StringBuilder sb = new StringBuilder();
+        sb.append("# spark-switchml configuration\n\n")
+                .append("<!-- Generated from org.switchml.spark.SwitchMLConfig; do not edit. Regenerate with\n")
+                .append("     mvn -pl spark-switchml test -Dtest=ConfigurationDocTest -Dswitchml.docs.write=true -->\n\n")
+                .append("Enable with `spark.plugins=org.switchml.spark.SwitchMLPlugin` and, with Kryo,\n")
+                .append("`spark.kryo.registrator=org.switchml.spark.SwitchMLKryoRegistrator`. Settings marked\n")
+                .append("\"Per call\" may also be set as a Spark local property (`sc.setLocalProperty`) on the\n")
+                .append("thread that calls the operator.\n\n")
+                .append("| key | default | valid values | meaning |\n|---|---|---|---|\n");
+        for (final ConfigEntry<?> e : ENTRIES) {
+            sb.append("| `").append(e.key()).append("` | ")
+                    .append(e.defaultText().isEmpty() ? "(empty)" : "`" + e.defaultText() + "`").append(" | ")
+                    .append(e.validText()).append(" | ").append(e.doc().replace("|", "\\|")).append(" |\n");
+        }
+        return sb.toString();
+    }
+}

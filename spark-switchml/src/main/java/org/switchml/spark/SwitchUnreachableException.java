@@ -1,0 +1,12 @@
+package org.switchml.spark;
+
+import org.switchml.protocol.SwitchMLException;
+
+/** The switch could not be reached from a task: registration failed, or no result within the bound. */
+final class SwitchUnreachableException extends SwitchMLException {
+    private static final long serialVersionUID = 1L;
+
+    SwitchUnreachableException(final String message, final Throwable cause) {
+        super(message, cause);
+    }
+}

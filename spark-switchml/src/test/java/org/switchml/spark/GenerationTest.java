@@ -1,0 +1,38 @@
+package org.switchml.spark;
+
+import org.junit.jupiter.api.Test;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.client.SwitchMLTimeoutException;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobSpec;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What a stage retry relies on: once the job is registered under the next generation (the retried
+ * stage attempt), a late worker of the dead attempt is dropped as STALE_GENERATION and gets no result.
+ */
+class GenerationTest {
+    @Test
+    void packetsOfTheDeadAttemptAreDroppedAsStaleGeneration() {
+        try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
+             SwitchMLClient zombie = SwitchMLClient.open(ClientOptions.defaults().withFp64(true).withResultTimeoutMs(300));
+             SwitchMLClient other = SwitchMLClient.open(ClientOptions.defaults())) {
+            final List<java.net.InetSocketAddress> workers = List.of(zombie.localAddress(), other.localAddress());
+            final JobSpec attempt0 = new JobSpec(77, 0, 64, 8, workers);
+            sw.registerJob(attempt0);
+            final JobSession dead = zombie.join(attempt0, 0, sw.address());
+            sw.registerJob(new JobSpec(77, 1, 64, 8, workers)); // the retried attempt
+            assertThrows(SwitchMLTimeoutException.class, () -> dead.allReduce(new double[100]));
+            final long stale = sw.counters(77).drops(DropReason.STALE_GENERATION);
+            assertTrue(stale > 0, "stale-generation drops: " + stale);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package org.switchml.spark;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.serializer.KryoSerializer;
+import org.apache.spark.serializer.SerializerInstance;
+import org.junit.jupiter.api.Test;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/** Every class of ours that crosses the wire round-trips through Kryo with registration required. */
+class KryoRegistrationTest {
+    private static final ClassTag<Object> ANY = ClassTag$.MODULE$.apply(Object.class);
+
+    private static SerializerInstance kryo() {
+        return new KryoSerializer(new SparkConf()
+                .set("spark.kryo.registrationRequired", "true")
+                .set("spark.kryo.registrator", SwitchMLKryoRegistrator.class.getName())).newInstance();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T roundTrip(final SerializerInstance k, final T value) {
+        return (T) k.deserialize(k.serialize(value, ANY), ANY);
+    }
+
+    @Test
+    void everyWireClassRoundTrips() {
+        final SerializerInstance k = kryo();
+        final TaskOutcome o = roundTrip(k, new TaskOutcome(3, TaskOutcome.OK, "m", new double[] {1, -2.5}, 7, true,
+                new double[] {0.25}, 1));
+        assertEquals(3, o.partition);
+        assertArrayEquals(new double[] {1, -2.5}, o.vector);
+        assertArrayEquals(new double[] {0.25}, o.scalars);
+        assertEquals(7, o.iterations);
+        final TaskOutcome none = roundTrip(k, TaskOutcome.unreachable(1, "gone"));
+        assertNull(none.vector);
+        assertEquals("gone", none.message);
+        final TaskOutcome[] arr = roundTrip(k, new TaskOutcome[] {none});
+        assertEquals(1, arr.length);
+        final RegisterJob r = roundTrip(k, new RegisterJob(5, 1, 64, 128, new String[] {"127.0.0.1:5000"}));
+        assertEquals(5, r.toSpec().jobId());
+        final TaskSettings s = new TaskSettings(9, 64, 128, true, 1000, 20, 100, "");
+        assertEquals(s, roundTrip(k, s));
+        final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(3, 1, 0.5);
+        assertEquals(opts, roundTrip(k, opts));
+        final ReplicatedLoop.Step step = roundTrip(k, new ReplicatedLoop.Step(new double[] {1}, new double[] {2}, true));
+        assertArrayEquals(new double[] {1}, step.state());
+        assertEquals(SwitchMLKryoRegistrator.registeredClasses().size(), 5);
+    }
+}

@@ -1,0 +1,73 @@
+package org.switchml.spark;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Two executor JVMs (local-cluster[2,2,1024]): the plugin hands them the switch address, tasks in
+ * different JVMs aggregate through the driver's embedded switch, and a failed task retries the stage.
+ * Needs SPARK_HOME with jars/ (surefire sets it to target/spark-home).
+ */
+@EnabledIfEnvironmentVariable(named = "SPARK_HOME", matches = ".+")
+class LocalClusterTest {
+    private static JavaSparkContext jsc;
+
+    @BeforeAll
+    static void start() {
+        final Path target = Path.of("target").toAbsolutePath();
+        final SparkConf conf = SparkTestSupport.conf("switchml-local-cluster", "local-cluster[2,2,1024]", true)
+                .set("spark.executor.memory", "512m")
+                .set("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
+                .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
+                // Executor JVMs take a while to start on 2 busy cores: the pre-launch slot check waits for them.
+                .set("spark.switchml.slotWaitTimeout", "180s");
+        jsc = new JavaSparkContext(conf);
+    }
+
+    @AfterAll
+    static void stop() {
+        jsc.stop();
+    }
+
+    @Test
+    void executorsInOtherJvmsSumThroughTheSwitchAsTreeAggregateDoes() {
+        final int dim = 20_000;
+        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, Seeds.seed("local-cluster sum", 71), 16, dim, 4).cache();
+        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim],
+                SparkTestSupport::addRow);
+        assertTrue(r.viaSwitch(), r.fallbackReason());
+        assertArrayEquals(Reference.fp64(SparkTestSupport.partials(rows, dim), 64), r.sum(), 0.0);
+        SparkTestSupport.assertWithinBlockRelative(
+                SwitchMLAggregator.treeAggregate(rows.rdd(), new double[dim], SparkTestSupport::addRow), r.sum(), 32, 1e-12);
+        final long executorJvms = jsc.sc().getExecutorMemoryStatus().size() - 1; // minus the driver
+        assertEquals(2, executorJvms);
+    }
+
+    @Test
+    void theReplicatedLoopSurvivesATaskFailureAcrossJvms() {
+        final int dim = 8;
+        final JavaRDD<double[]> data = SparkAggregationTest.regression(jsc, Seeds.seed("local-cluster loop", 72), 200, dim).cache();
+        final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(6, 0, 0);
+        final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(data, new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, 3), opts);
+        final ReplicatedLoop.Result onDriver = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, -1), opts);
+        assertTrue(viaSwitch.viaSwitch());
+        assertEquals(List.of(0, 1), DriverRuntime.forContext(jsc.sc()).generationsOf(viaSwitch.jobIds().get(0)));
+        SparkTestSupport.assertWithinBlockRelative(onDriver.state(), viaSwitch.state(), dim, 1e-10);
+    }
+}

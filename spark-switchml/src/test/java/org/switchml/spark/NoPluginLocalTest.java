@@ -1,0 +1,38 @@
+package org.switchml.spark;
+
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Without spark.plugins, a local master starts an embedded switch in the driver JVM by itself. */
+class NoPluginLocalTest {
+    private static JavaSparkContext jsc;
+
+    @BeforeAll
+    static void start() {
+        jsc = new JavaSparkContext(SparkTestSupport.conf("switchml-noplugin", "local[2]", false));
+    }
+
+    @AfterAll
+    static void stop() {
+        jsc.stop();
+    }
+
+    @Test
+    void aLocalMasterNeedsNoSetUp() {
+        final int dim = 1_000;
+        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, Seeds.seed("no plugin", 61), 10, dim, 2).cache();
+        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim],
+                SparkTestSupport::addRow);
+        assertTrue(r.viaSwitch());
+        assertTrue(DriverRuntime.forContext(jsc.sc()).registrar() instanceof EmbeddedSwitchRegistrar);
+        assertArrayEquals(Reference.fp64(SparkTestSupport.partials(rows, dim), 64), r.sum(), 0.0);
+    }
+}

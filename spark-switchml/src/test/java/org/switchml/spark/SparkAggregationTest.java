@@ -1,0 +1,223 @@
+package org.switchml.spark;
+
+import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.DropReason;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The operator and the replicated loop on local[4] with the plugin's embedded switch and strict Kryo. */
+class SparkAggregationTest {
+    private static final int K = 64;
+    private static JavaSparkContext jsc;
+    /** Makes both concurrent jobs' tasks run at the same time (local mode: one JVM). */
+    static volatile CyclicBarrier together;
+
+    @BeforeAll
+    static void start() {
+        // local[4,4]: 4 slots, and task failures are retried like on a cluster (spark.task.maxFailures=4).
+        jsc = new JavaSparkContext(SparkTestSupport.conf("switchml-local", "local[4,4]", true));
+    }
+
+    @AfterAll
+    static void stop() {
+        jsc.stop();
+    }
+
+    @AfterEach
+    void clearLocalProperties() {
+        jsc.setLocalProperty("spark.switchml.precision", null);
+    }
+
+    private static DriverRuntime runtime() {
+        return DriverRuntime.forContext(jsc.sc());
+    }
+
+    @Test
+    void fp64SumEqualsTreeAggregateAndTheReferenceBitForBit() {
+        final long seed = Seeds.seed("spark fp64 sum", 41);
+        final int dim = 5_000;
+        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 64, dim, 4).cache();
+        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim],
+                SparkTestSupport::addRow);
+        assertTrue(r.viaSwitch());
+        final double[] tree = SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow);
+        SparkTestSupport.assertWithinBlockRelative(tree, r.sum(), K / 2, 1e-12);
+        assertArrayEquals(Reference.fp64(SparkTestSupport.partials(rdd, dim), K), r.sum(), 0.0);
+        assertEquals(List.of(0), runtime().generationsOf(r.jobId()));
+        assertEquals(0, runtime().fallbackCount());
+    }
+
+    @Test
+    void fp32PrecisionPerCallMatchesTheDocumentedRule() {
+        final long seed = Seeds.seed("spark fp32 sum", 42);
+        final int dim = 3_000;
+        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 40, dim, 4).cache();
+        jsc.setLocalProperty("spark.switchml.precision", "fp32");
+        final double[] sum = SwitchMLAggregator.aggregate(rdd, dim, new double[dim], SparkTestSupport::addRow);
+        final double[][] partials = SparkTestSupport.partials(rdd, dim);
+        assertArrayEquals(Reference.fp32(partials, K), sum, 0.0);
+        final double worst = Reference.worstBoundRatio(partials, sum, org.switchml.protocol.Encoding.FP32_BLOCK, K, false);
+        assertTrue(worst <= 1.0, "fp32 error exceeds n*2^(E-B-1) by a factor " + worst);
+        // About 27 bits of the block maximum for 4 workers: within 1e-7 of treeAggregate.
+        final double[] tree = SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow);
+        SparkTestSupport.assertWithinBlockRelative(tree, sum, K, 1e-7);
+    }
+
+    @Test
+    void aTaskFailureRetriesTheBarrierStageUnderANewGeneration() {
+        final long seed = Seeds.seed("spark retry", 43);
+        final int dim = 2_000;
+        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 32, dim, 4).cache();
+        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim],
+                (acc, row) -> {
+                    final TaskContext ctx = TaskContext.get();
+                    if (ctx instanceof BarrierTaskContext && ctx.stageAttemptNumber() == 0 && ctx.partitionId() == 2) {
+                        throw new IllegalStateException("injected failure in the first attempt");
+                    }
+                    return SparkTestSupport.addRow(acc, row);
+                });
+        assertTrue(r.viaSwitch());
+        assertArrayEquals(Reference.fp64(SparkTestSupport.partials(rdd, dim), K), r.sum(), 0.0);
+        // Partition 2 failed before registration, so only the retry (generation 1) registered.
+        assertEquals(List.of(1), runtime().generationsOf(r.jobId()));
+    }
+
+    @Test
+    void aTaskKilledMidAllreduceRetriesTheStageAndResumesFromTheCheckpoint() {
+        final long seed = Seeds.seed("spark loop kill", 44);
+        final int dim = 20;
+        final JavaRDD<double[]> data = regression(jsc, seed, 400, dim).cache();
+        final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(12, 5, 0);
+        // Partition 1 dies at iteration 7 of stage 2 (iterations 5..9) while the others wait in the allreduce.
+        final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(data, new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, 7), opts);
+        final ReplicatedLoop.Result onDriver = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, -1), opts);
+        assertTrue(viaSwitch.viaSwitch());
+        assertEquals(12, viaSwitch.iterations());
+        assertEquals(List.of(5, 10, 12), viaSwitch.checkpoints());
+        assertEquals(List.of(0), runtime().generationsOf(viaSwitch.jobIds().get(0)));
+        assertEquals(List.of(0, 1), runtime().generationsOf(viaSwitch.jobIds().get(1)),
+                "the stage with the failure ran twice, under generations 0 and 1; the first stage did not rerun");
+        assertEquals(List.of(0), runtime().generationsOf(viaSwitch.jobIds().get(2)));
+        final JobCounters c = runtime().finalCounters(viaSwitch.jobIds().get(1));
+        System.out.println("[retry] switch counters of the retried stage: " + c);
+        assertEquals(0, c.drops(DropReason.UNKNOWN_SENDER));
+        SparkTestSupport.assertWithinBlockRelative(onDriver.state(), viaSwitch.state(), dim, 1e-10);
+        assertEquals(onDriver.scalars().size(), viaSwitch.scalars().size());
+        for (int i = 0; i < onDriver.scalars().size(); i++) {
+            assertEquals(onDriver.scalars().get(i)[0], viaSwitch.scalars().get(i)[0],
+                    1e-10 * Math.abs(onDriver.scalars().get(i)[0]), "loss of iteration " + i);
+        }
+        assertTrue(viaSwitch.scalars().get(11)[0] < viaSwitch.scalars().get(0)[0], "the loss decreases");
+    }
+
+    @Test
+    void theReplicatedLoopEqualsTheDriverLoopWithTimedCheckpoints() {
+        final long seed = Seeds.seed("spark loop", 45);
+        final int dim = 10;
+        final JavaRDD<double[]> data = regression(jsc, seed, 200, dim).cache();
+        // A zero-length interval: partition 0 asks for a checkpoint after every iteration, through the sum.
+        final ReplicatedLoop.Options timed = new ReplicatedLoop.Options(4, 0, 1e-9);
+        final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(data, new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, -1), timed);
+        assertEquals(List.of(1, 2, 3, 4), viaSwitch.checkpoints());
+        final ReplicatedLoop.Options once = new ReplicatedLoop.Options(4, 0, 0);
+        final ReplicatedLoop.Result oneStage = ReplicatedLoop.run(data, new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, -1), once);
+        assertEquals(List.of(4), oneStage.checkpoints());
+        assertArrayEquals(oneStage.state(), viaSwitch.state(), 0.0, "checkpointing does not change the iterates");
+        final ReplicatedLoop.Result onDriver = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, -1), once);
+        SparkTestSupport.assertWithinBlockRelative(onDriver.state(), oneStage.state(), dim, 1e-10);
+    }
+
+    @Test
+    void twoSparkJobsShareTheSwitchConcurrently() throws Exception {
+        final long seed = Seeds.seed("spark concurrent", 46);
+        final int dim = 4_000;
+        final JavaRDD<double[]> a = SparkTestSupport.rows(jsc, seed, 20, dim, 2).cache();
+        final JavaRDD<double[]> b = SparkTestSupport.rows(jsc, seed + 1, 20, dim, 2).cache();
+        a.count();
+        b.count();
+        together = new CyclicBarrier(4);
+        final SwitchMLAggregator.SeqOp<double[]> meet = (acc, row) -> {
+            if (acc[0] == 0 && acc[1] == 0) { // first row of the partition: wait until all 4 tasks run
+                try {
+                    together.await(60, TimeUnit.SECONDS);
+                } catch (final Exception e) {
+                    throw new IllegalStateException("the two jobs did not run concurrently", e);
+                }
+            }
+            return SparkTestSupport.addRow(acc, row);
+        };
+        final CompletableFuture<SwitchMLAggregator.Result> fa = CompletableFuture.supplyAsync(
+                () -> SwitchMLAggregator.aggregateWithInfo(a.rdd(), dim, new double[dim], meet));
+        final CompletableFuture<SwitchMLAggregator.Result> fb = CompletableFuture.supplyAsync(
+                () -> SwitchMLAggregator.aggregateWithInfo(b.rdd(), dim, new double[dim], meet));
+        final SwitchMLAggregator.Result ra = fa.get(120, TimeUnit.SECONDS);
+        final SwitchMLAggregator.Result rb = fb.get(120, TimeUnit.SECONDS);
+        assertTrue(ra.viaSwitch() && rb.viaSwitch());
+        assertFalse(ra.jobId() == rb.jobId());
+        assertArrayEquals(Reference.fp64(SparkTestSupport.partials(a, dim), K), ra.sum(), 0.0);
+        assertArrayEquals(Reference.fp64(SparkTestSupport.partials(b, dim), K), rb.sum(), 0.0);
+    }
+
+    @Test
+    void validationFailsBeforeLaunchWithTheNumbers() {
+        final JavaRDD<double[]> five = SparkTestSupport.rows(jsc, 1, 10, 4, 5);
+        final IllegalStateException slots = assertThrows(IllegalStateException.class,
+                () -> SwitchMLAggregator.aggregate(five, 4, new double[4], SparkTestSupport::addRow));
+        assertTrue(slots.getMessage().contains("needs 5 task slots") && slots.getMessage().contains("only 4"),
+                slots.getMessage());
+        final JavaRDD<double[]> many = SparkTestSupport.rows(jsc, 1, 40, 4, 33);
+        final IllegalArgumentException workers = assertThrows(IllegalArgumentException.class,
+                () -> SwitchMLAggregator.aggregate(many, 4, new double[4], SparkTestSupport::addRow));
+        assertTrue(workers.getMessage().contains("33 partitions") && workers.getMessage().contains("at most 32"),
+                workers.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> SwitchMLAggregator.aggregate(five, 4, new double[3], SparkTestSupport::addRow));
+    }
+
+    /** Rows [x..., y] with y = x·w* + noise. */
+    static JavaRDD<double[]> regression(final JavaSparkContext jsc, final long seed, final int rows, final int dim) {
+        final SplittableRandom rnd = new SplittableRandom(seed);
+        final double[] truth = new double[dim];
+        for (int i = 0; i < dim; i++) {
+            truth[i] = rnd.nextDouble(-2, 2);
+        }
+        final List<double[]> out = new ArrayList<>();
+        for (int r = 0; r < rows; r++) {
+            final double[] row = new double[dim + 1];
+            double y = 0;
+            for (int i = 0; i < dim; i++) {
+                row[i] = rnd.nextDouble(-1, 1);
+                y += row[i] * truth[i];
+            }
+            row[dim] = y + 0.01 * rnd.nextDouble(-1, 1);
+            out.add(row);
+        }
+        return jsc.parallelize(out, 4);
+    }
+}

@@ -1,0 +1,83 @@
+package org.switchml.spark;
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.switchml.testing.Vectors;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Shared Spark test set-up: Kryo with registration required, loopback, no UI. */
+final class SparkTestSupport {
+    private SparkTestSupport() {
+    }
+
+    static SparkConf conf(final String app, final String master, final boolean plugin) {
+        final SparkConf conf = new SparkConf().setAppName(app).setMaster(master)
+                .set("spark.ui.enabled", "false")
+                .set("spark.driver.host", "127.0.0.1")
+                .set("spark.driver.bindAddress", "127.0.0.1")
+                .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+                .set("spark.kryo.registrationRequired", "true")
+                .set("spark.kryo.registrator", SwitchMLKryoRegistrator.class.getName())
+                .set("spark.sql.shuffle.partitions", "4")
+                .set("spark.switchml.resultTimeout", "20s");
+        if (plugin) {
+            conf.set("spark.plugins", SwitchMLPlugin.class.getName());
+        }
+        return conf;
+    }
+
+    /** {@code rows} seeded vectors of length {@code dim} (values spanning many magnitudes), in {@code parts} partitions. */
+    static JavaRDD<double[]> rows(final JavaSparkContext jsc, final long seed, final int rows, final int dim,
+                                  final int parts) {
+        final SplittableRandom rnd = new SplittableRandom(seed);
+        final List<double[]> data = new ArrayList<>(rows);
+        for (int i = 0; i < rows; i++) {
+            data.add(Vectors.mixed(rnd, dim));
+        }
+        return jsc.parallelize(data, parts);
+    }
+
+    /** seqOp for rows: acc += row. */
+    static double[] addRow(final double[] acc, final double[] row) {
+        for (int i = 0; i < acc.length; i++) {
+            acc[i] += row[i];
+        }
+        return acc;
+    }
+
+    /** Each partition's fold, in partition order (what every worker contributes). */
+    static double[][] partials(final JavaRDD<double[]> rdd, final int dim) {
+        final List<double[]> p = rdd.mapPartitions(it -> {
+            double[] acc = new double[dim];
+            while (it.hasNext()) {
+                acc = addRow(acc, it.next());
+            }
+            return List.of(acc).iterator();
+        }).collect();
+        return p.toArray(new double[0][]);
+    }
+
+    /** |a - b| <= rel * (max |b| over the element's block of {@code block} elements), element-wise. */
+    static void assertWithinBlockRelative(final double[] expected, final double[] actual, final int block,
+                                          final double rel) {
+        assertEquals(expected.length, actual.length);
+        for (int start = 0; start < expected.length; start += block) {
+            double max = 0;
+            for (int i = start; i < Math.min(expected.length, start + block); i++) {
+                max = Math.max(max, Math.abs(expected[i]));
+            }
+            for (int i = start; i < Math.min(expected.length, start + block); i++) {
+                final double err = Math.abs(expected[i] - actual[i]);
+                assertTrue(err <= rel * max, "element " + i + ": expected " + expected[i] + " got " + actual[i]
+                        + " (error " + err + " > " + rel + " x block max " + max + ")");
+            }
+        }
+    }
+}

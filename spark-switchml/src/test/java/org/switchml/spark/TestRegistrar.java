@@ -1,0 +1,52 @@
+package org.switchml.spark;
+
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+
+import java.util.Map;
+
+/**
+ * A registrar for an "external" switch the test controls. With {@link #blind} set it reports success
+ * without touching the switch (a control plane that is up while the dataplane is gone).
+ */
+public final class TestRegistrar implements JobRegistrar {
+    static volatile SoftwareSwitch target;
+    static volatile boolean blind;
+
+    private final SwitchAddress address;
+
+    public TestRegistrar(final SwitchAddress address, final Map<String, String> settings) {
+        this.address = address;
+    }
+
+    @Override
+    public SwitchAddress address() {
+        return address;
+    }
+
+    @Override
+    public void register(final JobSpec spec) {
+        if (blind) {
+            return;
+        }
+        final SoftwareSwitch sw = target;
+        if (sw == null) {
+            throw new SwitchMLException("test switch is stopped");
+        }
+        sw.registerJob(spec);
+    }
+
+    @Override
+    public void remove(final int jobId) {
+        final SoftwareSwitch sw = target;
+        if (sw != null && !blind) {
+            sw.removeJob(jobId);
+        }
+    }
+
+    @Override
+    public void close() {
+    }
+}
