@@ -58,9 +58,13 @@ public final class DriverRuntime implements AutoCloseable {
         final String registrarClass = SwitchMLConfig.REGISTRAR.from(settings);
         if (!external.isEmpty()) {
             if (registrarClass.isEmpty()) {
+                if (!SwitchMLConfig.P4RUNTIME_ADDRESS.from(settings).isEmpty()) {
+                    return new DriverRuntime(new P4RuntimeRegistrar(SwitchAddress.parse(external), all));
+                }
                 throw new IllegalArgumentException(SwitchMLConfig.SWITCH_ADDRESS.key() + "=" + external
-                        + " names an external switch, so " + SwitchMLConfig.REGISTRAR.key()
-                        + " must name a JobRegistrar that installs jobs on it");
+                        + " names an external switch, so " + SwitchMLConfig.P4RUNTIME_ADDRESS.key()
+                        + " (its P4Runtime server) or " + SwitchMLConfig.REGISTRAR.key()
+                        + " (a JobRegistrar class) must say how to install jobs on it");
             }
             try {
                 final Class<?> c = Class.forName(registrarClass, true, Thread.currentThread().getContextClassLoader());

@@ -1,14 +1,22 @@
 package org.switchml.spark;
 
+import org.switchml.control.SwitchController;
+import org.switchml.control.SwitchRuntimeServer;
 import org.switchml.dataplane.JobCounters;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 
-/** Registers jobs on a software switch running in this JVM (the driver's). */
+/**
+ * The default control plane: a software switch running in this JVM (the driver's), served over
+ * P4Runtime on loopback and programmed by the same {@link SwitchController} that drives a P4 target,
+ * so the embedded and the hardware paths install jobs the same way.
+ */
 public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     private final SoftwareSwitch sw;
     private final boolean owned;
+    private final SwitchRuntimeServer server;
+    private final P4RuntimeRegistrar viaController;
 
     /**
      * @param sw    the switch
@@ -17,11 +25,24 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     public EmbeddedSwitchRegistrar(final SoftwareSwitch sw, final boolean owned) {
         this.sw = sw;
         this.owned = owned;
+        this.server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
+        try {
+            this.viaController = new P4RuntimeRegistrar(sw.address(),
+                    P4RuntimeRegistrar.connect("127.0.0.1:" + server.port()));
+        } catch (final RuntimeException e) {
+            server.close();
+            throw e;
+        }
     }
 
     /** The switch itself (counters, for tests and diagnostics). */
     public SoftwareSwitch softwareSwitch() {
         return sw;
+    }
+
+    /** The controller that installs jobs on it. */
+    public SwitchController controller() {
+        return viaController.controller();
     }
 
     @Override
@@ -31,12 +52,12 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
 
     @Override
     public void register(final JobSpec spec) {
-        sw.registerJob(spec);
+        viaController.register(spec);
     }
 
     @Override
     public void remove(final int jobId) {
-        sw.removeJob(jobId);
+        viaController.remove(jobId);
     }
 
     /** Counters of a job, or null. */
@@ -46,6 +67,8 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
 
     @Override
     public void close() {
+        viaController.close();
+        server.close();
         if (owned) {
             sw.close();
         }

@@ -40,7 +40,8 @@ public final class SwitchMLConfig {
 
     public static final ConfigEntry<String> SWITCH_ADDRESS = new ConfigEntry<>("spark.switchml.switch.address",
             "Dataplane address of an external switch, `host:port[,port...]` (one port per lane). Empty: the "
-                    + "driver plugin starts an embedded software switch. Needs `spark.switchml.registrar`.",
+                    + "driver plugin starts an embedded software switch (programmed over P4Runtime on loopback). "
+                    + "Needs `spark.switchml.p4runtime.address` or `spark.switchml.registrar`.",
             "", s -> {
                 if (!s.isEmpty()) {
                     SwitchAddress.parse(s);
@@ -48,10 +49,28 @@ public final class SwitchMLConfig {
                 return s;
             }, s -> true, "empty or host:port[,port...]");
 
+    public static final ConfigEntry<String> P4RUNTIME_ADDRESS = new ConfigEntry<>("spark.switchml.p4runtime.address",
+            "P4Runtime server (`host:port`) of the external switch named by `spark.switchml.switch.address`, "
+                    + "e.g. a standalone software switch (`org.switchml.control.SwitchRuntimeServer`). Jobs are "
+                    + "installed through the P4Runtime controller. Ignored with an embedded switch.",
+            "", s -> {
+                if (!s.isEmpty()) {
+                    final int c = s.lastIndexOf(':');
+                    if (c <= 0) {
+                        throw new IllegalArgumentException("want host:port, got '" + s + "'");
+                    }
+                    final int port = Integer.parseInt(s.substring(c + 1));
+                    if (port < 1 || port > 65535) {
+                        throw new IllegalArgumentException("bad port in '" + s + "'");
+                    }
+                }
+                return s;
+            }, s -> true, "empty or host:port");
+
     public static final ConfigEntry<String> REGISTRAR = new ConfigEntry<>("spark.switchml.registrar",
             "Class implementing `org.switchml.spark.JobRegistrar` with a public constructor "
-                    + "`(SwitchAddress, Map<String,String>)`: installs jobs on the external switch. Empty with an "
-                    + "embedded switch.",
+                    + "`(SwitchAddress, Map<String,String>)`: installs jobs on the external switch. Empty: "
+                    + "`org.switchml.spark.P4RuntimeRegistrar` when `spark.switchml.p4runtime.address` is set.",
             "", s -> s, s -> true, "empty or a class name");
 
     public static final ConfigEntry<String> SWITCH_HOST = new ConfigEntry<>("spark.switchml.switch.host",
@@ -108,7 +127,7 @@ public final class SwitchMLConfig {
             "", s -> s, s -> true, "empty or a host name / IPv4 address");
 
     /** Every setting, in documentation order. */
-    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, REGISTRAR, SWITCH_HOST,
+    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, P4RUNTIME_ADDRESS, REGISTRAR, SWITCH_HOST,
             SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT,
             KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
 

@@ -1,0 +1,101 @@
+package org.switchml.spark;
+
+import org.junit.jupiter.api.Test;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.control.SwitchRuntimeServer;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobSpec;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.TestCluster;
+import org.switchml.testing.Vectors;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The driver installs jobs through the P4Runtime controller: on an external standalone software switch
+ * named by address, and on the embedded one (the default).
+ */
+class P4RuntimeRegistrarTest {
+
+    @Test
+    void externalSwitchIsProgrammedOverP4Runtime() {
+        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("p4runtime registrar", 21));
+        try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(2));
+             SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0)) {
+            final Map<String, String> settings = Map.of(
+                    SwitchMLConfig.SWITCH_ADDRESS.key(), sw.address().toString(),
+                    SwitchMLConfig.P4RUNTIME_ADDRESS.key(), "127.0.0.1:" + server.port());
+            try (DriverRuntime rt = DriverRuntime.create(settings::get, "127.0.0.1", settings)) {
+                assertTrue(rt.registrar() instanceof P4RuntimeRegistrar);
+                assertEquals(sw.address(), rt.switchAddress());
+                runExactAllReduce(rt, rnd, 3);
+                assertTrue(server.liveJobs().isEmpty(), "removed job must be gone from the switch");
+            }
+        }
+    }
+
+    @Test
+    void embeddedSwitchIsProgrammedThroughTheSameController() {
+        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("embedded registrar", 22));
+        final Map<String, String> settings = Map.of();
+        try (DriverRuntime rt = DriverRuntime.create(settings::get, "127.0.0.1", settings)) {
+            final EmbeddedSwitchRegistrar reg = (EmbeddedSwitchRegistrar) rt.registrar();
+            assertTrue(reg.controller().isPrimary());
+            runExactAllReduce(rt, rnd, 4);
+            assertTrue(reg.controller().jobs().isEmpty());
+        }
+    }
+
+    @Test
+    void externalSwitchWithoutAControlPathIsAClearError() {
+        final Map<String, String> settings = Map.of(SwitchMLConfig.SWITCH_ADDRESS.key(), "127.0.0.1:48864");
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> DriverRuntime.create(settings::get, "127.0.0.1", settings));
+        assertTrue(e.getMessage().contains(SwitchMLConfig.P4RUNTIME_ADDRESS.key()), e.getMessage());
+    }
+
+    private static void runExactAllReduce(final DriverRuntime rt, final SplittableRandom rnd, final int n) {
+        final List<SwitchMLClient> clients = new ArrayList<>();
+        final List<InetSocketAddress> endpoints = new ArrayList<>();
+        try {
+            for (int r = 0; r < n; r++) {
+                final SwitchMLClient c = SwitchMLClient.open(ClientOptions.defaults().withFp64(true));
+                clients.add(c);
+                endpoints.add(c.localAddress());
+            }
+            final JobSpec spec = new JobSpec(rt.newJobId(), 0, 64, 32, endpoints);
+            rt.register(spec);
+            final List<JobSession> sessions = new ArrayList<>();
+            for (int r = 0; r < n; r++) {
+                sessions.add(clients.get(r).join(spec, r, rt.switchAddress()));
+            }
+            final double[][] in = new double[n][];
+            for (int r = 0; r < n; r++) {
+                in[r] = Vectors.mixed(rnd, 5_000);
+            }
+            final List<double[]> out = TestCluster.parallel(n, r -> sessions.get(r).allReduce(in[r]));
+            final double[] expected = Reference.fp64(in, 64);
+            for (final double[] got : out) {
+                assertArrayEquals(expected, got, 0.0);
+            }
+            rt.remove(spec.jobId());
+        } finally {
+            for (final SwitchMLClient c : clients) {
+                c.close();
+            }
+        }
+    }
+}
