@@ -123,17 +123,15 @@ public abstract class VectorCodec {
         }
     }
 
-    private static final class FloatBlock extends VectorCodec {
-        private final float[] in;
-        private final float[] out;
-
-        FloatBlock(final float[] in, final float[] out, final int k, final int n) {
-            super(Encoding.FP32_BLOCK, k, n, in.length);
-            checkLengths(in.length, out.length);
-            this.in = in;
-            this.out = out;
-            scanExponents(i -> in[i]);
+    /** FP32_BLOCK over any array of real numbers: one int32 lane per element. */
+    private abstract static class Fp32Block extends VectorCodec {
+        Fp32Block(final int k, final int n, final int length) {
+            super(Encoding.FP32_BLOCK, k, n, length);
         }
+
+        abstract double in(int i);
+
+        abstract void out(int i, double v);
 
         @Override
         public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
@@ -142,7 +140,7 @@ public abstract class VectorCodec {
             final int end = blockEnd(block);
             int o = offset;
             for (int i = start; i < end; i++, o += 4) {
-                buf.setInt(o, Quantization.quantize32(in[i], shift));
+                buf.setInt(o, Quantization.quantize32(in(i), shift));
             }
             buf.setZero(o, offset + 4 * k() - o);
         }
@@ -151,17 +149,17 @@ public abstract class VectorCodec {
         public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
             int o = offset;
             for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 4) {
-                out[i] = (float) Quantization.dequantize32(buf.getInt(o), e, b);
+                out(i, Quantization.dequantize32(buf.getInt(o), e, b));
             }
         }
     }
 
-    private static final class DoubleBlock extends VectorCodec {
-        private final double[] in;
-        private final double[] out;
+    private static final class FloatBlock extends Fp32Block {
+        private final float[] in;
+        private final float[] out;
 
-        DoubleBlock(final double[] in, final double[] out, final int k, final int n) {
-            super(Encoding.FP32_BLOCK, k, n, in.length);
+        FloatBlock(final float[] in, final float[] out, final int k, final int n) {
+            super(k, n, in.length);
             checkLengths(in.length, out.length);
             this.in = in;
             this.out = out;
@@ -169,23 +167,36 @@ public abstract class VectorCodec {
         }
 
         @Override
-        public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
-            final int shift = Quantization.shift32(e, b);
-            final int start = blockStart(block);
-            final int end = blockEnd(block);
-            int o = offset;
-            for (int i = start; i < end; i++, o += 4) {
-                buf.setInt(o, Quantization.quantize32(in[i], shift));
-            }
-            buf.setZero(o, offset + 4 * k() - o);
+        double in(final int i) {
+            return in[i];
         }
 
         @Override
-        public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
-            int o = offset;
-            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 4) {
-                out[i] = Quantization.dequantize32(buf.getInt(o), e, b);
-            }
+        void out(final int i, final double v) {
+            out[i] = (float) v;
+        }
+    }
+
+    private static final class DoubleBlock extends Fp32Block {
+        private final double[] in;
+        private final double[] out;
+
+        DoubleBlock(final double[] in, final double[] out, final int k, final int n) {
+            super(k, n, in.length);
+            checkLengths(in.length, out.length);
+            this.in = in;
+            this.out = out;
+            scanExponents(i -> in[i]);
+        }
+
+        @Override
+        double in(final int i) {
+            return in[i];
+        }
+
+        @Override
+        void out(final int i, final double v) {
+            out[i] = v;
         }
     }
 

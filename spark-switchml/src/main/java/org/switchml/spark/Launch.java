@@ -3,6 +3,7 @@ package org.switchml.spark;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
+import org.switchml.protocol.SwitchMLException;
 import org.switchml.protocol.Wire;
 import scala.Function1;
 import scala.collection.Iterator;
@@ -80,5 +81,19 @@ final class Launch {
     /** Wraps a single outcome as a Scala iterator. */
     static Iterator<TaskOutcome> single(final TaskOutcome o) {
         return scala.jdk.javaapi.CollectionConverters.asScala(List.of(o).iterator());
+    }
+
+    /**
+     * The reason a task found the switch unreachable, for the fallback's warning; throws instead when
+     * {@code fallback} is {@code fail}.
+     */
+    static String unreachable(final TaskOutcome o, final SwitchMLConfig.Fallback fallback, final DriverRuntime rt) {
+        final String reason = "partition " + o.partition + ": " + o.message;
+        if (fallback == SwitchMLConfig.Fallback.FAIL) {
+            throw new SwitchMLException("spark-switchml: switch " + rt.switchAddress() + " unreachable ("
+                    + reason + "); " + SwitchMLConfig.FALLBACK.key() + "=fail");
+        }
+        rt.countFallback();
+        return reason;
     }
 }

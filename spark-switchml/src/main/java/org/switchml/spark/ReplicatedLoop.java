@@ -6,7 +6,6 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.protocol.SwitchMLException;
 import scala.Function1;
 import scala.collection.Iterator;
 
@@ -124,15 +123,10 @@ public final class ReplicatedLoop {
             TaskOutcome first = null;
             for (final TaskOutcome o : outcomes) {
                 if (o.status == TaskOutcome.UNREACHABLE) {
-                    final String reason = "partition " + o.partition + ": " + o.message;
-                    if (fallback == SwitchMLConfig.Fallback.FAIL) {
-                        throw new SwitchMLException("spark-switchml: switch " + rt.switchAddress() + " unreachable ("
-                                + reason + "); " + SwitchMLConfig.FALLBACK.key() + "=fail");
-                    }
+                    final String reason = Launch.unreachable(o, fallback, rt);
                     LOG.warn("spark-switchml: switch {} unreachable ({}); running the loop on the driver with "
                             + "treeAggregate from iteration {} ({}=treeAggregate)", rt.switchAddress(), reason, done,
                             SwitchMLConfig.FALLBACK.key());
-                    rt.countFallback();
                     final Result rest = driverLoop(data, state, done, vectorLength, body, options);
                     scalars.addAll(rest.scalars());
                     return new Result(rest.state(), rest.iterations(), scalars, rest.converged(), checkpoints,

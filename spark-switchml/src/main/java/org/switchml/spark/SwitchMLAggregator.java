@@ -6,7 +6,6 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.protocol.SwitchMLException;
 import scala.Function1;
 import scala.collection.Iterator;
 
@@ -96,15 +95,10 @@ public final class SwitchMLAggregator {
         double[] sum = null;
         for (final TaskOutcome o : outcomes) {
             if (o.status == TaskOutcome.UNREACHABLE) {
-                final String reason = "partition " + o.partition + ": " + o.message;
-                if (fallback == SwitchMLConfig.Fallback.FAIL) {
-                    throw new SwitchMLException("spark-switchml: switch " + rt.switchAddress() + " unreachable ("
-                            + reason + "); " + SwitchMLConfig.FALLBACK.key() + "=fail");
-                }
+                final String reason = Launch.unreachable(o, fallback, rt);
                 LOG.warn("spark-switchml: switch {} unreachable ({}); computing job {} with treeAggregate instead "
                         + "({}=treeAggregate)", rt.switchAddress(), reason, Integer.toUnsignedString(jobId),
                         SwitchMLConfig.FALLBACK.key());
-                rt.countFallback();
                 return new Result(treeAggregate(rdd, zero, seqOp), false, jobId, reason);
             }
             if (o.partition == 0) {
