@@ -36,6 +36,16 @@ final class BenchVectors {
         return new BenchVectors(n, length, f, null);
     }
 
+    /** Given float vectors (FP32_BLOCK), one per rank, all of one length. */
+    static BenchVectors ofFloats(final float[][] f) {
+        return new BenchVectors(f.length, f[0].length, f, null);
+    }
+
+    /** Given double vectors (FP64_SPLIT), one per rank, all of one length. */
+    static BenchVectors ofDoubles(final double[][] d) {
+        return new BenchVectors(d.length, d[0].length, null, d);
+    }
+
     /** Element i of rank r, as a double (exact for floats). */
     double at(final int r, final int i) {
         return fp64 ? doubles[r][i] : floats[r][i];

@@ -87,6 +87,11 @@ final class ReferenceSum {
      * element exceeds it or an integer sum overflowed int32.
      */
     double checkBound(final BenchVectors in) throws Mismatch {
+        return checkBound(in, expected);
+    }
+
+    /** {@link #checkBound(BenchVectors)} for other values than the reference's own (tests). */
+    double checkBound(final BenchVectors in, final double[] values) throws Mismatch {
         if (overflowAt >= 0) {
             throw new Mismatch("the integer sum of element " + overflowAt + " (block " + overflowAt / perBlock
                     + ") does not fit int32: the headroom rule B(n) of docs/protocol.md section 5 is broken");
@@ -95,7 +100,7 @@ final class ReferenceSum {
         double worst = 0;
         int bad = 0;
         String first = null;
-        for (int i = 0; i < expected.length; i++) {
+        for (int i = 0; i < values.length; i++) {
             final short e = exponents[i / perBlock];
             // Blocks of small magnitude are checked scaled by 2^t (exact), so no term of the bound underflows.
             final int t = e != Wire.EXPONENT_NONE && e < 0 ? -e : 0;
@@ -111,7 +116,7 @@ final class ReferenceSum {
                 s = sum;
                 abs += Math.abs(x);
             }
-            final double unscaled = floatOutput ? (float) expected[i] : expected[i];
+            final double unscaled = floatOutput ? (float) values[i] : values[i];
             final double ulp = floatOutput ? Math.ulp((float) unscaled) : Math.ulp(unscaled);
             final double result = Math.scalb(unscaled, t);
             // |result - (s + c)|: result - s exactly by TwoSum, then the small terms.
