@@ -156,16 +156,17 @@ public final class AllReduceBench {
         out.println("# goodput = vector elements (or bytes of the input type) per second per worker;"
                 + " ratio = switch goodput / reflector goodput;");
         out.println("# retx s/r = worker retransmissions (switch/reflector, all runs of the cell);"
-                + " other% = CPU used by other processes during the cell");
+                + " other% = CPU used by other processes during the cell;");
+        out.println("# cpu ms = CPU time of this process (all threads, user + system) per allreduce, median");
     }
 
     private void sweep() throws ReferenceSum.Mismatch, RunFailed {
         final long t0 = System.nanoTime();
         jitWarmup();
         out.println();
-        out.printf(Locale.ROOT, "%3s %10s %4s | %9s %10s %9s | %9s %10s %9s | %6s | %9s %6s%n",
-                "n", "elements", "runs", "switch ms", "Melem/s/w", "MB/s/w", "refl ms", "Melem/s/w", "MB/s/w",
-                "ratio", "retx s/r", "other%");
+        out.printf(Locale.ROOT, "%3s %10s %4s | %9s %10s %9s %7s | %9s %10s %9s %7s | %6s | %9s %6s%n",
+                "n", "elements", "runs", "switch ms", "Melem/s/w", "MB/s/w", "cpu ms", "refl ms", "Melem/s/w",
+                "MB/s/w", "cpu ms", "ratio", "retx s/r", "other%");
         for (final int n : options.workers) {
             for (final int length : options.elements) {
                 cell(n, length);
@@ -233,6 +234,7 @@ public final class AllReduceBench {
         final int warmups = warmups(repeats);
         final long[][] times = new long[Target.values().length][repeats];
         final long[] retx = new long[Target.values().length];
+        final CpuBreakdown[][] cpus = new CpuBreakdown[Target.values().length][repeats];
         final boolean bigHeap = (long) n * length * v.elementBytes() >= 64L << 20;
         final CpuMonitor cpu = new CpuMonitor();
         try (Cell cell = new Cell(n, v)) {
@@ -252,6 +254,7 @@ public final class AllReduceBench {
                     retx[t.ordinal()] += cell.retransmissions() - before;
                     if (i >= 0) {
                         times[t.ordinal()][i] = run.nanos;
+                        cpus[t.ordinal()][i] = run.cpu;
                     }
                     if (reference != null && t == Target.SWITCH) {
                         verify(reference, run, n, length);
@@ -259,7 +262,7 @@ public final class AllReduceBench {
                 }
             }
         }
-        row(n, length, v.elementBytes(), repeats, times, retx, cpu.otherPercent(), worst);
+        row(n, length, v.elementBytes(), repeats, times, cpus, retx, cpu.otherPercent(), worst);
     }
 
     private static void verify(final ReferenceSum reference, final Run run, final int n, final int length)
@@ -278,20 +281,21 @@ public final class AllReduceBench {
     }
 
     private void row(final int n, final int length, final int elementBytes, final int repeats,
-                     final long[][] times, final long[] retx, final double otherCpu, final double worst) {
+                     final long[][] times, final CpuBreakdown[][] cpus, final long[] retx, final double otherCpu,
+                     final double worst) {
         final StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "%3d %10d %4d", n, length, repeats));
         final double[] median = new double[2];
         for (final Target t : Target.values()) {
             final boolean measured = targets().contains(t);
             if (!measured) {
-                sb.append(String.format(Locale.ROOT, " | %9s %10s %9s", "-", "-", "-"));
+                sb.append(String.format(Locale.ROOT, " | %9s %10s %9s %7s", "-", "-", "-", "-"));
                 continue;
             }
             final double seconds = median(times[t.ordinal()]) / 1e9;
             median[t.ordinal()] = seconds;
-            sb.append(String.format(Locale.ROOT, " | %9.3f %10.2f %9.1f", seconds * 1e3, length / seconds / 1e6,
-                    (double) length * elementBytes / seconds / 1e6));
+            sb.append(String.format(Locale.ROOT, " | %9.3f %10.2f %9.1f %7.1f", seconds * 1e3, length / seconds / 1e6,
+                    (double) length * elementBytes / seconds / 1e6, medianCpu(cpus[t.ordinal()], null) / 1e6));
         }
         if (median[0] > 0 && median[1] > 0) {
             sb.append(String.format(Locale.ROOT, " | %6.3f", median[1] / median[0]));
@@ -304,7 +308,26 @@ public final class AllReduceBench {
             sb.append(String.format(Locale.ROOT, "  verified: bit-exact, worst error %.4f of bound", worst));
         }
         out.println(sb);
+        if (options.cpuDetail) {
+            for (final Target t : targets()) {
+                final StringBuilder d = new StringBuilder(String.format(Locale.ROOT, "#   %-9s cpu ms/run:", t.label));
+                for (final CpuBreakdown.Group g : CpuBreakdown.Group.values()) {
+                    d.append(String.format(Locale.ROOT, " %s %.1f", g.name().toLowerCase(Locale.ROOT).replace('_', '-'),
+                            medianCpu(cpus[t.ordinal()], g) / 1e6));
+                }
+                out.println(d);
+            }
+        }
         out.flush();
+    }
+
+    /** Median over runs of the CPU time of group {@code g} (all groups when null). */
+    private static double medianCpu(final CpuBreakdown[] runs, final CpuBreakdown.Group g) {
+        final long[] v = new long[runs.length];
+        for (int i = 0; i < runs.length; i++) {
+            v[i] = g == null ? runs[i].total() : runs[i].nanos(g);
+        }
+        return median(v);
     }
 
     private static double median(final long[] values) {
@@ -324,7 +347,7 @@ public final class AllReduceBench {
     }
 
     /** One timed allreduce: wall time and every worker's result vector. */
-    record Run(long nanos, Object[] results) {
+    record Run(long nanos, Object[] results, CpuBreakdown cpu) {
     }
 
     /** The benchmark could not complete a run (a worker failed or timed out). */
@@ -399,8 +422,10 @@ public final class AllReduceBench {
                 }));
             }
             final long start;
+            final CpuBreakdown cpuBefore;
             try {
                 ready.await();
+                cpuBefore = CpuBreakdown.now();
                 start = System.nanoTime();
                 go.countDown();
                 final long boundMs = options.resultTimeoutMs + 30_000;
@@ -421,7 +446,7 @@ public final class AllReduceBench {
             for (final long e : end) {
                 last = Math.max(last, e);
             }
-            return new Run(last - start, results);
+            return new Run(last - start, results, CpuBreakdown.now().minus(cpuBefore));
         }
 
         /** Retransmissions of all workers so far (both jobs). */

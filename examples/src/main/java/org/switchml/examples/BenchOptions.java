@@ -46,6 +46,8 @@ final class BenchOptions {
     /** Untimed warm-up runs per cell and switch; -1 = auto. */
     int warmup = -1;
     boolean verify;
+    /** Print the CPU time of each thread group per run. */
+    boolean cpuDetail;
     Mode mode = Mode.BOTH;
     /** First retransmission timeout of the workers, ms. */
     long rtoMs = 20;
@@ -82,6 +84,9 @@ final class BenchOptions {
                     continue;
                 case "--verify":
                     o.verify = noValue(flag, value);
+                    continue;
+                case "--cpu":
+                    o.cpuDetail = noValue(flag, value);
                     continue;
                 default:
                     break;
@@ -280,6 +285,8 @@ final class BenchOptions {
             "  --result-timeout MS  a call fails after this long without a result; default 30000",
             "  --verify             check every switch result bit for bit against the documented reference",
             "                       and the error bound of the exact sum (not timed); exit 1 on mismatch",
+            "  --cpu                also print CPU ms per run by thread group: switch lanes, worker event",
+            "                       loops, allReduce callers, rest (GC, JIT, main)",
             "  --help               this text",
             "",
             "Exit codes: 0 ok, 1 verification failed, 2 bad flags, 3 run failed (e.g. timeout).");
