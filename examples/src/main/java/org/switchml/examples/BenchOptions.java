@@ -18,9 +18,9 @@ final class BenchOptions {
     /** Worker counts of the default sweep. */
     static final List<Integer> DEFAULT_WORKERS = List.of(2, 4, 8);
     /** Default k: the best-performing size measured on loopback (docs/benchmarks.md). */
-    static final int DEFAULT_K = 1024;
+    static final int DEFAULT_K = 4096;
     /** Default pool bytes in flight per worker when --pool is not given (pool = bytes / (4k)). */
-    static final int DEFAULT_WINDOW_BYTES = 256 << 10;
+    static final int DEFAULT_WINDOW_BYTES = 128 << 10;
 
     /** Which switches a cell measures. */
     enum Mode { BOTH, SWITCH, REFLECTOR }
