@@ -155,9 +155,9 @@ public final class AllReduceBench {
                 Runtime.getRuntime().maxMemory() >> 20, loadAverage());
         out.println("# goodput = vector elements (or bytes of the input type) per second per worker;"
                 + " ratio = switch goodput / reflector goodput;");
-        out.println("# retx s/r = worker retransmissions (switch/reflector, all runs of the cell);"
+        out.println("# retx s/r = worker retransmissions (switch/reflector, all runs of the cell, warm-ups included);"
                 + " other% = CPU used by other processes during the cell;");
-        out.println("# cpu ms = CPU time of this process (all threads, user + system) per allreduce, median");
+        out.println("# cpu ms = CPU time of this process (all threads, user + system) per allreduce, mean of the timed runs");
     }
 
     private void sweep() throws ReferenceSum.Mismatch, RunFailed {
@@ -204,12 +204,12 @@ public final class AllReduceBench {
             return options.repeat;
         }
         if (length >= 1 << 20) {
-            return 5;
+            return 9;
         }
         if (length >= 1 << 18) {
-            return 11;
+            return 15;
         }
-        return length >= 1 << 16 ? 21 : 51;
+        return length >= 1 << 16 ? 31 : 51;
     }
 
     private int warmups(final int repeats) {
@@ -295,7 +295,7 @@ public final class AllReduceBench {
             final double seconds = median(times[t.ordinal()]) / 1e9;
             median[t.ordinal()] = seconds;
             sb.append(String.format(Locale.ROOT, " | %9.3f %10.2f %9.1f %7.1f", seconds * 1e3, length / seconds / 1e6,
-                    (double) length * elementBytes / seconds / 1e6, medianCpu(cpus[t.ordinal()], null) / 1e6));
+                    (double) length * elementBytes / seconds / 1e6, meanCpu(cpus[t.ordinal()], null) / 1e6));
         }
         if (median[0] > 0 && median[1] > 0) {
             sb.append(String.format(Locale.ROOT, " | %6.3f", median[1] / median[0]));
@@ -313,7 +313,7 @@ public final class AllReduceBench {
                 final StringBuilder d = new StringBuilder(String.format(Locale.ROOT, "#   %-9s cpu ms/run:", t.label));
                 for (final CpuBreakdown.Group g : CpuBreakdown.Group.values()) {
                     d.append(String.format(Locale.ROOT, " %s %.1f", g.name().toLowerCase(Locale.ROOT).replace('_', '-'),
-                            medianCpu(cpus[t.ordinal()], g) / 1e6));
+                            meanCpu(cpus[t.ordinal()], g) / 1e6));
                 }
                 out.println(d);
             }
@@ -321,13 +321,16 @@ public final class AllReduceBench {
         out.flush();
     }
 
-    /** Median over runs of the CPU time of group {@code g} (all groups when null). */
-    private static double medianCpu(final CpuBreakdown[] runs, final CpuBreakdown.Group g) {
-        final long[] v = new long[runs.length];
-        for (int i = 0; i < runs.length; i++) {
-            v[i] = g == null ? runs[i].total() : runs[i].nanos(g);
+    /**
+     * Mean over runs of the CPU time of group {@code g} (the process when null). A mean, not a median:
+     * the process clock ticks in 10 ms steps, and only the mean of many runs resolves short ones.
+     */
+    private static double meanCpu(final CpuBreakdown[] runs, final CpuBreakdown.Group g) {
+        double sum = 0;
+        for (final CpuBreakdown run : runs) {
+            sum += g == null ? run.total() : run.nanos(g);
         }
-        return median(v);
+        return sum / runs.length;
     }
 
     private static double median(final long[] values) {

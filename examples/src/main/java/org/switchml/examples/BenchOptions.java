@@ -278,7 +278,7 @@ final class BenchOptions {
             "  --lanes L            same as --threads",
             "  --client-threads C   event-loop threads shared by all worker sockets; default max(2, cores)",
             "  --repeat R           timed runs per cell and switch (median reported); default auto",
-            "                       (5 at 2^20+ elements, more for smaller vectors)",
+            "                       (9 at 2^20+ elements, up to 51 for small vectors)",
             "  --warmup W           untimed runs per cell and switch before timing; default auto",
             "  --mode M             both (default), switch or reflector",
             "  --rto MS             workers' first retransmission timeout; default 20",
