@@ -176,16 +176,26 @@ public final class AllReduceBench {
                 loadAverage());
     }
 
-    /** A short untimed run on both switches, so the first cell does not measure the JIT compiler. */
+    /**
+     * Untimed allreduces on both switches until the JIT compiler has settled (about 3 s: tens of thousands
+     * of packets per worker), with a large and a small vector so both code paths get compiled. Without
+     * it the first cells measure the compiler: C2 needs ~10^4 calls of a method.
+     */
     private void jitWarmup() throws RunFailed {
         final long t0 = System.nanoTime();
         final int n = options.workers.get(0);
-        final BenchVectors v = BenchVectors.generate(Values.GAUSSIAN, n, 1 << 16, options.fp64, options.seed);
-        try (Cell cell = new Cell(n, v)) {
-            for (int i = 0; i < 30; i++) {
+        final BenchVectors large = BenchVectors.generate(Values.GAUSSIAN, n, 1 << 20, options.fp64, options.seed);
+        final BenchVectors small = BenchVectors.generate(Values.GAUSSIAN, n, 1 << 12, options.fp64, options.seed);
+        int rounds = 0;
+        try (Cell bigCell = new Cell(n, large); Cell smallCell = new Cell(n, small)) {
+            while (rounds < 3 || (System.nanoTime() - t0 < 3_000_000_000L && rounds < 50)) {
                 for (final Target t : targets()) {
-                    cell.run(t);
+                    bigCell.run(t);
+                    for (int i = 0; i < 20; i++) {
+                        smallCell.run(t);
+                    }
                 }
+                rounds++;
             }
         }
         out.printf(Locale.ROOT, "# JIT warm-up: %.1f s%n", (System.nanoTime() - t0) / 1e9);
