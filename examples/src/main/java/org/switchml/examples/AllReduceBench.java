@@ -450,16 +450,34 @@ public final class AllReduceBench {
                 throw new RunFailed("interrupted", e);
             } catch (final ExecutionException e) {
                 throw new RunFailed(target.label + ", n=" + n + ", elements=" + vectors.length + ": "
-                        + e.getCause().getMessage(), e.getCause());
+                        + e.getCause().getMessage() + "\n" + diagnostics(target), e.getCause());
             } catch (final TimeoutException e) {
                 throw new RunFailed(target.label + ", n=" + n + ", elements=" + vectors.length
-                        + ": workers did not finish", e);
+                        + ": workers did not finish\n" + diagnostics(target), e);
             }
             long last = start;
             for (final long e : end) {
                 last = Math.max(last, e);
             }
             return new Run(last - start, results, CpuBreakdown.now().minus(cpuBefore));
+        }
+
+        /** The switch's counters for this cell's job and every worker's socket counters, for a failure report. */
+        String diagnostics(final Target target) {
+            final StringBuilder sb = new StringBuilder();
+            final SoftwareSwitch sw = target == Target.SWITCH ? aggregating : reflector;
+            try {
+                sb.append("  ").append(target.label).append(" counters of job ").append(jobIds.get(target.ordinal()))
+                        .append(": ").append(sw.counters(jobIds.get(target.ordinal()))).append('\n');
+                sb.append("  ").append(target.label).append(" switch counters: ").append(sw.switchCounters());
+                for (int r = 0; r < n; r++) {
+                    sb.append("\n  rank ").append(r).append(" (").append(clients.get(r).localAddress()).append("): ")
+                            .append(clients.get(r).stats());
+                }
+            } catch (final RuntimeException e) {
+                sb.append("  (counters unavailable: ").append(e.getMessage()).append(')');
+            }
+            return sb.toString();
         }
 
         /** Retransmissions of all workers so far (both jobs). */
