@@ -50,7 +50,8 @@ class LateCopyDeadlockTest {
             send(w[0], to, 0, 0, 10);
             send(w[1], to, 1, 0, 20);
             assertEquals(30, receiveSum(w[0], 0));
-            // Rank 1's result of g=0 is lost. Rank 0 moves on to g=1 ...
+            receiveSum(w[1], 0); // rank 1's copy of the result is "lost": read and dropped
+            // Rank 0 moves on to g=1 ...
             send(w[0], to, 0, 1, 1);
             // ... and then a copy of its g=0 contribution, delayed in the network, arrives.
             send(w[0], to, 0, 0, 10);
