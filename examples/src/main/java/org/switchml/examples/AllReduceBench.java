@@ -108,6 +108,16 @@ public final class AllReduceBench {
                 e.getCause().printStackTrace(err);
             }
             return EXIT_RUN_FAILED;
+        } catch (final OutOfMemoryError e) {
+            out.flush();
+            err.println("allreduce-bench: out of memory (" + e.getMessage() + "); max heap is "
+                    + (Runtime.getRuntime().maxMemory() >> 20) + " MiB: raise BENCH_HEAP or use smaller --elements");
+            return EXIT_RUN_FAILED;
+        } catch (final RuntimeException e) {
+            out.flush();
+            err.println("allreduce-bench: run failed: " + e);
+            e.printStackTrace(err);
+            return EXIT_RUN_FAILED;
         } finally {
             bench.stop();
         }

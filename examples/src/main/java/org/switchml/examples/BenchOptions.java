@@ -65,7 +65,6 @@ final class BenchOptions {
 
     static BenchOptions parse(final String[] args) throws UsageException {
         final BenchOptions o = new BenchOptions();
-        boolean lanesGiven = false;
         for (int i = 0; i < args.length; i++) {
             String flag = args[i];
             String value = null;
@@ -133,7 +132,6 @@ final class BenchOptions {
                 case "--threads":
                 case "--lanes":
                     o.lanes = (int) number(flag, value, 1, 16);
-                    lanesGiven = true;
                     break;
                 case "--client-threads":
                     o.clientThreads = (int) number(flag, value, 1, 64);
@@ -160,10 +158,10 @@ final class BenchOptions {
         if (o.fp64 && (o.k & 1) != 0) {
             throw new UsageException("--fp64 needs an even --k (two int32 lanes per element), got " + o.k);
         }
-        if (o.pool != 0 && o.pool < o.lanes && lanesGiven) {
+        if (o.pool != 0 && o.pool < o.lanes) {
             // Legal, but some lanes would own no slot: say so rather than measure an odd set-up silently.
-            throw new UsageException("--pool " + o.pool + " is smaller than --threads " + o.lanes
-                    + ": some switch lanes would own no slot");
+            throw new UsageException("--pool " + o.pool + " is smaller than the number of switch lanes " + o.lanes
+                    + " (--threads): some lanes would own no slot");
         }
         if (o.resultTimeoutMs < o.rtoMs) {
             throw new UsageException("--result-timeout must be >= --rto");
