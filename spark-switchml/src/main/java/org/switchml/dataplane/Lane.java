@@ -31,6 +31,7 @@ final class Lane extends ChannelInboundHandlerAdapter {
     private final FaultPlan faults;
     private final Map<Integer, LaneJob> jobs = new HashMap<>();
     private PacketSender sender;
+    private int[] scratch = new int[0];
 
     long malformed;
     long unknownJob;
@@ -159,9 +160,7 @@ final class Lane extends ChannelInboundHandlerAdapter {
             job.seq[i] = q;
             job.used[i] = true;
             job.exponent[i] = Wire.exponent(in, base);
-            for (int e = 0; e < k; e++) {
-                job.sums[sumBase + e] = in.getInt(payload + 4 * e);
-            }
+            Wire.readInts(in, payload, job.sums, sumBase, k);
         } else if (q != job.seq[i]) {
             job.drop(DropReason.STALE_SEQ);
             return;
@@ -180,8 +179,11 @@ final class Lane extends ChannelInboundHandlerAdapter {
             if (exp > job.exponent[i]) {
                 job.exponent[i] = exp;
             }
+            final int[] add = scratch(k);
+            Wire.readInts(in, payload, add, 0, k);
+            final int[] sums = job.sums;
             for (int e = 0; e < k; e++) {
-                job.sums[sumBase + e] += in.getInt(payload + 4 * e);
+                sums[sumBase + e] += add[e];
             }
         } else {
             job.retransmissions++;
@@ -203,6 +205,14 @@ final class Lane extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** A reusable buffer of at least {@code k} ints (lane thread only). */
+    private int[] scratch(final int k) {
+        if (scratch.length < k) {
+            scratch = new int[k];
+        }
+        return scratch;
+    }
+
     /** A result datagram: the contribution's header with kind and exponent replaced, then the sums. */
     private static ByteBuf result(final ChannelHandlerContext ctx, final LaneJob job, final ByteBuf in,
                                   final int base, final int i, final Kind kind) {
@@ -211,10 +221,8 @@ final class Lane extends ChannelInboundHandlerAdapter {
         out.writeBytes(in, base, Wire.HEADER_LENGTH);
         Wire.kind(out, 0, kind);
         Wire.exponent(out, 0, job.exponent[i]);
-        final int sumBase = i * k;
-        for (int e = 0; e < k; e++) {
-            out.writeInt(job.sums[sumBase + e]);
-        }
+        Wire.writeInts(out, Wire.PAYLOAD_OFFSET, job.sums, i * k, k);
+        out.writerIndex(Wire.datagramLength(k));
         return out;
     }
 }

@@ -53,10 +53,23 @@ public final class Quantization {
 
     /** {@code 2^shift * x} exactly rounded; fast path when 2^shift is a normal double. */
     public static double scale(final double x, final int shift) {
+        return scale(x, shift, factor(shift)); // one correctly rounded multiply, same as scalb
+    }
+
+    /**
+     * {@code 2^shift} when it is a normal double (then {@code x * factor(shift)} equals
+     * {@link #scale scale(x, shift)} bit for bit), else NaN: callers hoist it out of per-element loops.
+     */
+    public static double factor(final int shift) {
         if (shift >= Double.MIN_EXPONENT && shift <= Double.MAX_EXPONENT) {
-            return x * Math.scalb(1.0, shift); // one correctly rounded multiply, same as scalb
+            return Math.scalb(1.0, shift);
         }
-        return Math.scalb(x, shift);
+        return Double.NaN;
+    }
+
+    /** {@code 2^shift * x} with a factor from {@link #factor} (NaN: fall back to the exact slow path). */
+    public static double scale(final double x, final int shift, final double factor) {
+        return factor == factor ? x * factor : Math.scalb(x, shift);
     }
 
     /** FP32_BLOCK: shift applied to values of a block with global exponent {@code e}. */
@@ -84,7 +97,7 @@ public final class Quantization {
      * Finite inputs never give an infinite result: rounding can lift a sum of values near
      * Double.MAX_VALUE to 2^1024, whose nearest finite neighbour is within the error bound.
      */
-    private static double saturate(final double v) {
+    static double saturate(final double v) {
         return Double.isInfinite(v) ? Math.copySign(Double.MAX_VALUE, v) : v;
     }
 

@@ -19,6 +19,8 @@ public abstract class VectorCodec {
     /** B(n): headroom bits for the n-way sum. */
     protected final int b;
     private final short[] localExponents;
+    /** One packet's lanes, so payloads move in one bulk copy. Codecs are used by one thread at a time. */
+    protected final int[] lanes;
 
     private VectorCodec(final Encoding encoding, final int k, final int numWorkers, final int length) {
         if (encoding == Encoding.FP64_SPLIT && (k & 1) != 0) {
@@ -31,6 +33,7 @@ public abstract class VectorCodec {
         this.blocks = (int) ((length + (long) elementsPerBlock - 1) / elementsPerBlock);
         this.b = Quantization.scaleBits(numWorkers);
         this.localExponents = new short[blocks];
+        this.lanes = new int[k];
     }
 
     /** Codec for a {@code float[]}: FP32_BLOCK. */
@@ -136,20 +139,31 @@ public abstract class VectorCodec {
         @Override
         public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
             final int shift = Quantization.shift32(e, b);
+            final double f = Quantization.factor(shift);
             final int start = blockStart(block);
-            final int end = blockEnd(block);
-            int o = offset;
-            for (int i = start; i < end; i++, o += 4) {
-                buf.setInt(o, Quantization.quantize32(in(i), shift));
+            final int count = blockEnd(block) - start;
+            for (int j = 0; j < count; j++) {
+                lanes[j] = (int) Math.rint(Quantization.scale(in(start + j), shift, f));
             }
-            buf.setZero(o, offset + 4 * k() - o);
+            java.util.Arrays.fill(lanes, count, k(), 0);
+            Wire.writeInts(buf, offset, lanes, 0, k());
         }
 
         @Override
         public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
-            int o = offset;
-            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 4) {
-                out(i, Quantization.dequantize32(buf.getInt(o), e, b));
+            final int start = blockStart(block);
+            final int count = blockEnd(block) - start;
+            Wire.readInts(buf, offset, lanes, 0, count);
+            if (e == Wire.EXPONENT_NONE) {
+                for (int j = 0; j < count; j++) {
+                    out(start + j, 0.0);
+                }
+                return;
+            }
+            final int shift = e - b;
+            final double f = Quantization.factor(shift);
+            for (int j = 0; j < count; j++) {
+                out(start + j, Quantization.saturate(Quantization.scale(lanes[j], shift, f)));
             }
         }
     }
@@ -215,22 +229,33 @@ public abstract class VectorCodec {
         @Override
         public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
             final int shift = Quantization.shift64(e, b);
+            final double f = Quantization.factor(shift);
             final int start = blockStart(block);
-            final int end = blockEnd(block);
-            int o = offset;
-            for (int i = start; i < end; i++, o += 8) {
-                final long q = Quantization.quantize64(in[i], shift);
-                buf.setInt(o, Quantization.high(q, b));
-                buf.setInt(o + 4, Quantization.low(q, b));
+            final int count = blockEnd(block) - start;
+            for (int j = 0; j < count; j++) {
+                final long q = (long) Math.rint(Quantization.scale(in[start + j], shift, f));
+                lanes[2 * j] = Quantization.high(q, b);
+                lanes[2 * j + 1] = Quantization.low(q, b);
             }
-            buf.setZero(o, offset + 4 * k() - o);
+            java.util.Arrays.fill(lanes, 2 * count, k(), 0);
+            Wire.writeInts(buf, offset, lanes, 0, k());
         }
 
         @Override
         public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
-            int o = offset;
-            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 8) {
-                out[i] = Quantization.dequantize64(buf.getInt(o), buf.getInt(o + 4), e, b);
+            final int start = blockStart(block);
+            final int count = blockEnd(block) - start;
+            Wire.readInts(buf, offset, lanes, 0, 2 * count);
+            if (e == Wire.EXPONENT_NONE) {
+                java.util.Arrays.fill(out, start, start + count, 0.0);
+                return;
+            }
+            // Same arithmetic as Quantization.dequantize64, with 2^shift computed once per block.
+            final int shift = e - 2 * b - 1;
+            final double f = Quantization.factor(shift);
+            for (int j = 0; j < count; j++) {
+                final long t = ((long) lanes[2 * j] << (b + 1)) + lanes[2 * j + 1];
+                out[start + j] = Quantization.saturate(Quantization.scale((double) t, shift, f));
             }
         }
     }
@@ -250,20 +275,16 @@ public abstract class VectorCodec {
         @Override
         public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
             final int start = blockStart(block);
-            final int end = blockEnd(block);
-            int o = offset;
-            for (int i = start; i < end; i++, o += 4) {
-                buf.setInt(o, in[i]);
-            }
-            buf.setZero(o, offset + 4 * k() - o);
+            final int count = blockEnd(block) - start;
+            System.arraycopy(in, start, lanes, 0, count);
+            java.util.Arrays.fill(lanes, count, k(), 0);
+            Wire.writeInts(buf, offset, lanes, 0, k());
         }
 
         @Override
         public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
-            int o = offset;
-            for (int i = blockStart(block), end = blockEnd(block); i < end; i++, o += 4) {
-                out[i] = buf.getInt(o);
-            }
+            final int start = blockStart(block);
+            Wire.readInts(buf, offset, out, start, blockEnd(block) - start);
         }
     }
 
