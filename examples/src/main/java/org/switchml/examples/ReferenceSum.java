@@ -144,50 +144,38 @@ final class ReferenceSum {
 
     /** Checks one worker's float[] result bit for bit; throws {@link Mismatch} naming the first difference. */
     void checkResult(final int rank, final float[] result) throws Mismatch {
-        if (result.length != expected.length) {
-            throw new Mismatch("rank " + rank + ": result has " + result.length + " elements, expected "
-                    + expected.length);
-        }
-        int bad = 0;
-        int first = -1;
-        for (int i = 0; i < result.length; i++) {
-            if (Float.floatToRawIntBits(result[i]) != Float.floatToRawIntBits((float) expected[i])) {
-                if (bad++ == 0) {
-                    first = i;
-                }
-            }
-        }
-        if (bad > 0) {
-            final float want = (float) expected[first];
-            throw new Mismatch("rank " + rank + ": element " + first + " (block " + first / perBlock + ") is "
-                    + result[first] + " (0x" + Integer.toHexString(Float.floatToRawIntBits(result[first]))
-                    + "), the documented reference is " + want + " (0x"
-                    + Integer.toHexString(Float.floatToRawIntBits(want)) + "); " + bad + " of " + result.length
-                    + " elements differ");
-        }
+        checkBits(rank, result.length,
+                i -> Float.floatToRawIntBits(result[i]) == Float.floatToRawIntBits((float) expected[i]),
+                i -> result[i] + " (0x" + Integer.toHexString(Float.floatToRawIntBits(result[i]))
+                        + "), the documented reference is " + (float) expected[i] + " (0x"
+                        + Integer.toHexString(Float.floatToRawIntBits((float) expected[i])) + ")");
     }
 
     /** Checks one worker's double[] result bit for bit; throws {@link Mismatch} naming the first difference. */
     void checkResult(final int rank, final double[] result) throws Mismatch {
-        if (result.length != expected.length) {
-            throw new Mismatch("rank " + rank + ": result has " + result.length + " elements, expected "
-                    + expected.length);
+        checkBits(rank, result.length,
+                i -> Double.doubleToRawLongBits(result[i]) == Double.doubleToRawLongBits(expected[i]),
+                i -> result[i] + " (0x" + Long.toHexString(Double.doubleToRawLongBits(result[i]))
+                        + "), the documented reference is " + expected[i] + " (0x"
+                        + Long.toHexString(Double.doubleToRawLongBits(expected[i])) + ")");
+    }
+
+    /** The shared part of both checks: length, count of differing elements, the first one described. */
+    private void checkBits(final int rank, final int length, final java.util.function.IntPredicate same,
+                           final java.util.function.IntFunction<String> describe) throws Mismatch {
+        if (length != expected.length) {
+            throw new Mismatch("rank " + rank + ": result has " + length + " elements, expected " + expected.length);
         }
         int bad = 0;
         int first = -1;
-        for (int i = 0; i < result.length; i++) {
-            if (Double.doubleToRawLongBits(result[i]) != Double.doubleToRawLongBits(expected[i])) {
-                if (bad++ == 0) {
-                    first = i;
-                }
+        for (int i = 0; i < length; i++) {
+            if (!same.test(i) && bad++ == 0) {
+                first = i;
             }
         }
         if (bad > 0) {
             throw new Mismatch("rank " + rank + ": element " + first + " (block " + first / perBlock + ") is "
-                    + result[first] + " (0x" + Long.toHexString(Double.doubleToRawLongBits(result[first]))
-                    + "), the documented reference is " + expected[first] + " (0x"
-                    + Long.toHexString(Double.doubleToRawLongBits(expected[first])) + "); " + bad + " of "
-                    + result.length + " elements differ");
+                    + describe.apply(first) + "; " + bad + " of " + length + " elements differ");
         }
     }
 

@@ -37,6 +37,11 @@ enum Values {
         return Arrays.stream(values()).map(v -> v.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining("|"));
     }
 
+    /** A random nonzero float subnormal of either sign. */
+    private static float subnormalFloat(final SplittableRandom rnd) {
+        return Float.intBitsToFloat(rnd.nextInt(1, 1 << 23) | (rnd.nextBoolean() ? 0x8000_0000 : 0));
+    }
+
     /** One worker's float vector for an n-worker job. */
     float[] floats(final SplittableRandom rnd, final int length, final int n) {
         final float[] v = new float[length];
@@ -60,7 +65,7 @@ enum Values {
             }
             case TINY:
                 for (int i = 0; i < length; i++) {
-                    v[i] = Float.intBitsToFloat(rnd.nextInt(1, 1 << 23) | (rnd.nextBoolean() ? 0x8000_0000 : 0));
+                    v[i] = subnormalFloat(rnd);
                 }
                 break;
             case MIXED: {
@@ -72,7 +77,7 @@ enum Values {
                         Arrays.fill(v, i, end, 0.0f);
                     } else if (pick == 2) {
                         for (; i < end; i++) {
-                            v[i] = Float.intBitsToFloat(rnd.nextInt(1, 1 << 23) | (rnd.nextBoolean() ? 0x8000_0000 : 0));
+                            v[i] = subnormalFloat(rnd);
                         }
                     } else {
                         final double scale = Math.scalb(1.0, rnd.nextInt(-60, 61));
