@@ -11,7 +11,8 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 
 /**
  * The package rules of the design: dependencies point one way, from spark down to protocol.
- * protocol ← transport ← {dataplane, client} ← control ← spark ← spark.ml.
+ * protocol ← transport ← {dataplane, client}; p4info (P4Runtime names) ← {dataplane.runtime (the switch's
+ * own P4Runtime server, beside the dataplane), control (the controller)}; everything ← spark ← spark.ml.
  */
 class ArchitectureTest {
     private static JavaClasses classes;
@@ -58,13 +59,33 @@ class ArchitectureTest {
     }
 
     @Test
-    void onlyTheControlPlaneSpeaksP4RuntimeOrGrpc() {
-        // The packet path (protocol, transport, dataplane, client) must not pull in the control plane or
-        // its gRPC/protobuf stack; the software switch is driven over P4Runtime from org.switchml.control.
-        noClasses().that().resideInAnyPackage("org.switchml.protocol..", "org.switchml.transport..",
-                        "org.switchml.dataplane..", "org.switchml.client..")
+    void theControllerNeverReachesIntoTheSwitch() {
+        // The controller talks to any switch (BMv2 or ours) only over P4Runtime.
+        noClasses().that().resideInAPackage("org.switchml.control..")
                 .should().dependOnClassesThat().resideInAnyPackage(
-                        "org.switchml.control..", "io.grpc..", "p4..", "com.google.protobuf..", "com.google.rpc..")
+                        "org.switchml.dataplane..", "org.switchml.client..", "org.switchml.spark..")
+                .check(classes);
+    }
+
+    @Test
+    void p4InfoNamesAreSharedByBothSidesAndKnowNeither() {
+        noClasses().that().resideInAPackage("org.switchml.p4info..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.dataplane..", "org.switchml.control..", "org.switchml.client..",
+                        "org.switchml.transport..", "org.switchml.spark..")
+                .check(classes);
+    }
+
+    @Test
+    void onlyTheControlPlaneSpeaksP4RuntimeOrGrpc() {
+        // The packet path (protocol, transport, dataplane core, client) must not pull in the control plane or
+        // its gRPC/protobuf stack; only the switch's P4Runtime server (dataplane.runtime) and the controller do.
+        noClasses().that().resideInAnyPackage("org.switchml.protocol..", "org.switchml.transport..",
+                        "org.switchml.client..")
+                .or().resideInAPackage("org.switchml.dataplane")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.control..", "org.switchml.p4info..", "org.switchml.dataplane.runtime..",
+                        "io.grpc..", "p4..", "com.google.protobuf..", "com.google.rpc..")
                 .check(classes);
     }
 
@@ -74,7 +95,7 @@ class ArchitectureTest {
                 .should().dependOnClassesThat().resideInAPackage("org.switchml.spark..")
                 .check(classes);
         noClasses().that().resideOutsideOfPackages("org.switchml.spark..")
-                .should().dependOnClassesThat().resideInAPackage("org.apache.spark..")
+                .should().dependOnClassesThat().resideInAnyPackage("org.apache.spark..", "scala..")
                 .check(classes);
     }
 

@@ -58,7 +58,8 @@ public final class SwitchMLClient implements AutoCloseable {
         } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SwitchMLException("interrupted while binding a worker socket on " + options.bindHost(), e);
-        } catch (final RuntimeException e) {
+        } catch (final Exception e) {
+            // Netty's sync() rethrows the bind failure (an IOException) without declaring it.
             throw new SwitchMLException("cannot bind a worker socket on " + options.bindHost() + ":"
                     + options.bindPort() + ": " + e.getMessage(), e);
         }

@@ -1,5 +1,7 @@
 package org.switchml.control;
 
+import org.switchml.p4info.P4InfoIndex;
+
 /**
  * How a {@link SwitchController} reaches its switch.
  *

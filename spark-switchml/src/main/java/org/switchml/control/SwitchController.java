@@ -1,5 +1,9 @@
 package org.switchml.control;
 
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.p4info.P4Names;
+import org.switchml.p4info.Bytestrings;
+
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -54,7 +58,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * P4Runtime controller of one switch running switchml.p4: BMv2 ({@code simple_switch_grpc}) or the Java
- * software switch behind a {@link SwitchRuntimeServer}. It arbitrates for primary on a StreamChannel kept
+ * software switch behind a {@link org.switchml.dataplane.runtime.SwitchRuntimeServer}. It arbitrates for primary on a StreamChannel kept
  * open for its whole life (a target drops a primary whose stream closed), pushes the pipeline, installs
  * and removes jobs, and reads counters. Every name is resolved through the P4Info.
  *

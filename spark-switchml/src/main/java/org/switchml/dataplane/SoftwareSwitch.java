@@ -62,7 +62,8 @@ public final class SoftwareSwitch implements AutoCloseable {
             Thread.currentThread().interrupt();
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw new SwitchMLException("interrupted while binding the switch on " + options.host(), e);
-        } catch (final RuntimeException e) {
+        } catch (final Exception e) {
+            // Netty's sync() rethrows the bind failure (an IOException) without declaring it.
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw new SwitchMLException("cannot bind the switch on " + options.host() + " ports " + options.ports()
                     + ": " + e.getMessage(), e);

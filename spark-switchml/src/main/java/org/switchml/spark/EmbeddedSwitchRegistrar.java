@@ -1,7 +1,8 @@
 package org.switchml.spark;
 
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+
 import org.switchml.control.SwitchController;
-import org.switchml.control.SwitchRuntimeServer;
 import org.switchml.dataplane.JobCounters;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;

@@ -1,5 +1,6 @@
 package org.switchml.spark;
 
+
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;

@@ -1,5 +1,6 @@
 package org.switchml.spark;
 
+
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.switchml.protocol.SwitchAddress;
@@ -51,7 +52,7 @@ public final class SwitchMLConfig {
 
     public static final ConfigEntry<String> P4RUNTIME_ADDRESS = new ConfigEntry<>("spark.switchml.p4runtime.address",
             "P4Runtime server (`host:port`) of the external switch named by `spark.switchml.switch.address`, "
-                    + "e.g. a standalone software switch (`org.switchml.control.SwitchRuntimeServer`). Jobs are "
+                    + "e.g. a standalone software switch (`bin/switchml-switch`). Jobs are "
                     + "installed through the P4Runtime controller. Ignored with an embedded switch.",
             "", s -> {
                 if (!s.isEmpty()) {

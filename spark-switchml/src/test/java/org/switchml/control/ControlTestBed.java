@@ -1,5 +1,7 @@
 package org.switchml.control;
 
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 
@@ -27,7 +29,7 @@ final class ControlTestBed implements AutoCloseable {
         SwitchRuntimeServer server = null;
         try {
             server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
-            final SwitchController c = SwitchController.connect(server.controllerOptions());
+            final SwitchController c = SwitchController.connect(ControlTestBed.optionsFor(server));
             c.setPipeline(pipeline);
             return new ControlTestBed(sw, server, c);
         } catch (final RuntimeException e) {
@@ -41,7 +43,7 @@ final class ControlTestBed implements AutoCloseable {
 
     /** Another controller of the same switch, with the given election id (not yet arbitrated state checked). */
     SwitchController connect(final long electionId) {
-        return SwitchController.connect(server.controllerOptions().withElectionId(electionId));
+        return SwitchController.connect(ControlTestBed.optionsFor(server).withElectionId(electionId));
     }
 
     @Override
@@ -49,5 +51,10 @@ final class ControlTestBed implements AutoCloseable {
         controller.close();
         server.close();
         sw.close();
+    }
+
+    /** Options for a controller of {@code server} (its device id, host and port; election id 1). */
+    static ControllerOptions optionsFor(final SwitchRuntimeServer server) {
+        return ControllerOptions.of(server.host(), server.port()).withDeviceId(server.deviceId());
     }
 }

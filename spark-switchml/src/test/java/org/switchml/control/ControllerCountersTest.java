@@ -1,5 +1,7 @@
 package org.switchml.control;
 
+import org.switchml.p4info.P4Names;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

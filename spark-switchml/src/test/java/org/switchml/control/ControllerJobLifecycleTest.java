@@ -1,5 +1,10 @@
 package org.switchml.control;
 
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+
+import org.switchml.p4info.P4Names;
+import org.switchml.p4info.Bytestrings;
+
 import io.grpc.Status;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,7 +56,7 @@ class ControllerJobLifecycleTest {
     @Test
     void registeringInstallsEntriesGroupAndTheDataplaneJobAndRemovingTakesThemAway() {
         final SwitchController c = bed.controller;
-        assertEquals(RuntimeService.API_VERSION, c.apiVersion());
+        assertEquals(SwitchRuntimeServer.API_VERSION, c.apiVersion());
         final JobSpec spec = new JobSpec(501, 3, 64, 16, endpoints(3, 40_001));
         final RegisteredJob job = c.registerJob(spec);
         assertEquals(16, job.resources().poolSize());

@@ -1,5 +1,9 @@
 package org.switchml.control;
 
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.p4info.P4Names;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import io.grpc.Grpc;
@@ -220,7 +224,7 @@ class RuntimeErrorStatusTest {
     void noPipelineMeansFailedPreconditionAndAForeignP4InfoIsRefused() throws InterruptedException {
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
              SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
-             SwitchController c = SwitchController.connect(server.controllerOptions())) {
+             SwitchController c = SwitchController.connect(ControlTestBed.optionsFor(server))) {
             final SwitchControlException write = assertThrows(SwitchControlException.class,
                     () -> c.writeUpdates(List.of(insert(c.tableEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 1L),
                             P4Names.SET_JOB, jobParams())))));
@@ -234,7 +238,7 @@ class RuntimeErrorStatusTest {
 
             final P4Info.Builder other = c.p4info().p4info().toBuilder();
             other.getTablesBuilder(1).getPreambleBuilder().setName("SwitchMLIngress.sender_table");
-            try (SwitchController foreign = SwitchController.connect(server.controllerOptions().withElectionId(2)
+            try (SwitchController foreign = SwitchController.connect(ControlTestBed.optionsFor(server).withElectionId(2)
                     .withP4Info(new P4InfoIndex(other.build())))) {
                 final SwitchControlException p4 = assertThrows(SwitchControlException.class,
                         () -> foreign.setPipeline(PipelineConfig.softwareSwitch()));
@@ -243,7 +247,7 @@ class RuntimeErrorStatusTest {
             }
         }
         final SwitchControlException device = assertThrows(SwitchControlException.class,
-                () -> SwitchController.connect(bed.server.controllerOptions().withDeviceId(7).withElectionId(9)));
+                () -> SwitchController.connect(ControlTestBed.optionsFor(bed.server).withDeviceId(7).withElectionId(9)));
         assertEquals(Status.Code.NOT_FOUND, device.code());
         assertTrue(device.getMessage().contains("device 0"), device.getMessage());
     }

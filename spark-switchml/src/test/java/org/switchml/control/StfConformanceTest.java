@@ -1,5 +1,10 @@
 package org.switchml.control;
 
+import org.switchml.testing.Repo;
+
+import org.switchml.p4info.P4Names;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.switchml.protocol.DropReason;
@@ -51,7 +56,7 @@ class StfConformanceTest {
 
     @TestFactory
     Stream<DynamicTest> everyTraceReplaysOnTheSoftwareSwitch() throws IOException {
-        final Path dir = P4InfoIndexTest.p4Dir().resolve("tests");
+        final Path dir = Repo.p4Dir().resolve("tests");
         final List<Path> traces;
         try (Stream<Path> files = Files.list(dir)) {
             traces = files.filter(p -> p.toString().endsWith(".stf")).sorted().toList();

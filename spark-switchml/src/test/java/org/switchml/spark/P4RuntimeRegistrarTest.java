@@ -1,10 +1,11 @@
 package org.switchml.spark;
 
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+
 import org.junit.jupiter.api.Test;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
-import org.switchml.control.SwitchRuntimeServer;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.JobSpec;

@@ -1,4 +1,4 @@
-package org.switchml.control;
+package org.switchml.p4info;
 
 import com.google.protobuf.ByteString;
 
@@ -7,12 +7,12 @@ import com.google.protobuf.ByteString;
  * string holding the value, one zero byte for 0). A reader accepts any string of 1 to ceil(W/8) bytes
  * whose value fits W bits.
  */
-final class Bytestrings {
+public final class Bytestrings {
     private Bytestrings() {
     }
 
     /** Canonical encoding of an unsigned {@code value} of a {@code bit<bitwidth>} field named {@code what}. */
-    static ByteString encode(final long value, final int bitwidth, final String what) {
+    public static ByteString encode(final long value, final int bitwidth, final String what) {
         if (bitwidth < 64 && (value < 0 || value >>> bitwidth != 0)) {
             throw new IllegalArgumentException(what + ": value " + Long.toUnsignedString(value)
                     + " does not fit bit<" + bitwidth + ">");
@@ -32,7 +32,7 @@ final class Bytestrings {
      * Decodes a value of a {@code bit<bitwidth>} field; throws {@link IllegalArgumentException} naming
      * {@code what} when the string is empty, longer than the field's bytes, or its value does not fit.
      */
-    static long decode(final ByteString bytes, final int bitwidth, final String what) {
+    public static long decode(final ByteString bytes, final int bitwidth, final String what) {
         final int max = (bitwidth + 7) / 8;
         if (bytes.isEmpty()) {
             throw new IllegalArgumentException(what + ": empty byte string for a bit<" + bitwidth + "> value");

@@ -1,18 +1,16 @@
-package org.switchml.control;
+package org.switchml.dataplane.runtime;
+
+import org.switchml.p4info.P4InfoIndex;
 
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
-import org.switchml.transport.FaultPlan;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -21,11 +19,13 @@ import java.util.concurrent.TimeUnit;
  * a {@link SwitchController} uses: Capabilities, StreamChannel arbitration, Set/GetForwardingPipelineConfig,
  * Write and Read of table entries and multicast groups, Read of counters.
  *
- * <p>Runs standalone with {@link #main}.
+ * <p>{@link SwitchMain} runs it standalone with its software switch ({@code bin/switchml-switch}).
  */
 public final class SwitchRuntimeServer implements AutoCloseable {
     /** Conventional P4Runtime port (BMv2 uses it too). */
     public static final int DEFAULT_PORT = 9559;
+    /** The P4Runtime API version this server reports in Capabilities. */
+    public static final String API_VERSION = RuntimeService.API_VERSION;
 
     private final Server server;
     private final RuntimeService service;
@@ -84,10 +84,6 @@ public final class SwitchRuntimeServer implements AutoCloseable {
         return service.liveJobs();
     }
 
-    /** Options for a controller of this server (device id, host, port; election id 1). */
-    public ControllerOptions controllerOptions() {
-        return ControllerOptions.of(host, port()).withDeviceId(deviceId);
-    }
 
     /** Stops serving and ends every controller stream. The dataplane is left running (its owner closes it). */
     @Override
@@ -102,53 +98,5 @@ public final class SwitchRuntimeServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             server.shutdownNow();
         }
-    }
-
-    /**
-     * Standalone software switch with its P4Runtime port. Options: {@code --host H} (default 127.0.0.1),
-     * {@code --lanes L} (4), {@code --lane-port P} (first lane port, 48864 = 0xBEE0; lane i listens on P+i;
-     * 0 = free ports), {@code --p4runtime-port P} (9559), {@code --device-id D} (0). Runs until killed.
-     */
-    public static void main(final String[] args) throws InterruptedException {
-        String host = "127.0.0.1";
-        int lanes = 4;
-        int lanePort = 0xBEE0;
-        int p4rtPort = DEFAULT_PORT;
-        long device = 0;
-        for (int i = 0; i < args.length; i++) {
-            final String a = args[i];
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(usage("missing value after " + a));
-            }
-            final String v = args[++i];
-            switch (a) {
-                case "--host" -> host = v;
-                case "--lanes" -> lanes = Integer.parseInt(v);
-                case "--lane-port" -> lanePort = Integer.parseInt(v);
-                case "--p4runtime-port" -> p4rtPort = Integer.parseInt(v);
-                case "--device-id" -> device = Long.parseLong(v);
-                default -> throw new IllegalArgumentException(usage("unknown option " + a));
-            }
-        }
-        final List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < lanes; i++) {
-            ports.add(lanePort == 0 ? 0 : lanePort + i);
-        }
-        final SoftwareSwitch sw = SoftwareSwitch.start(new SwitchOptions(host, ports, false, FaultPlan.NONE));
-        final SwitchRuntimeServer server = start(sw, host, p4rtPort, device);
-        final CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            sw.close();
-            stopped.countDown();
-        }, "switchml-shutdown"));
-        System.out.println("software switch: dataplane " + sw.address() + ", P4Runtime " + host + ":" + server.port()
-                + " device " + device);
-        stopped.await();
-    }
-
-    private static String usage(final String problem) {
-        return problem + "; usage: SwitchRuntimeServer [--host H] [--lanes L] [--lane-port P] [--p4runtime-port P]"
-                + " [--device-id D]";
     }
 }

@@ -1,4 +1,4 @@
-package org.switchml.control;
+package org.switchml.p4info;
 
 import com.google.protobuf.TextFormat;
 import p4.config.v1.P4InfoOuterClass;
@@ -26,7 +26,7 @@ import java.util.TreeMap;
  */
 public final class P4InfoIndex {
     /** Classpath location of the P4Info of {@code p4/switchml.p4} (copied there at build time). */
-    public static final String BUNDLED_RESOURCE = "/org/switchml/control/switchml.p4info.txt";
+    public static final String BUNDLED_RESOURCE = "/org/switchml/p4info/switchml.p4info.txt";
 
     /** A match field or an action parameter: its id, name and width in bits. */
     public record Field(int id, String name, int bitwidth, boolean exact) {

@@ -1,4 +1,8 @@
-package org.switchml.control;
+package org.switchml.dataplane.runtime;
+
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.p4info.P4Names;
+import org.switchml.p4info.Bytestrings;
 
 import com.google.protobuf.Any;
 import io.grpc.Status;

@@ -1,4 +1,6 @@
-package org.switchml.control;
+package org.switchml.p4info;
+
+import org.switchml.testing.Repo;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.TextFormat;
@@ -17,24 +19,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** P4Info text parsing with Spark on the classpath, name resolution, and P4Runtime byte strings. */
 class P4InfoIndexTest {
 
-    /** p4/ of the repository (tests run in spark-switchml/). */
-    static Path p4Dir() {
-        Path dir = Path.of("").toAbsolutePath();
-        while (dir != null && !Files.isDirectory(dir.resolve("p4/tests"))) {
-            dir = dir.getParent();
-        }
-        if (dir == null) {
-            throw new IllegalStateException("no p4/tests above " + Path.of("").toAbsolutePath());
-        }
-        return dir.resolve("p4");
-    }
 
     @Test
     void bundledCopyIsTheRepositoryP4InfoAndParsesNextToSpark() throws Exception {
         // Spark (provided scope) is on this classpath with its own protobuf declaration; the pin keeps
         // protobuf 3, whose reflection the ONOS gencode needs for TextFormat.
         Class.forName("org.apache.spark.SparkContext");
-        final String repo = Files.readString(p4Dir().resolve("switchml.p4info.txt"), StandardCharsets.UTF_8);
+        final String repo = Files.readString(Repo.p4Dir().resolve("switchml.p4info.txt"), StandardCharsets.UTF_8);
         final P4InfoIndex bundled = P4InfoIndex.bundled();
         assertEquals(P4InfoIndex.parse(repo).p4info(), bundled.p4info());
         final String printed = TextFormat.printer().printToString(bundled.p4info());
