@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * results, retransmits on timeout with backoff, and fails when no result comes for the result timeout.
  *
  * <p>Confined to the worker socket's event loop, except {@link #future()}, {@link #lastProgressNanos()}
- * and {@link #cancel}.
+ * and {@link #cancel}. Several jobs may each have one operation running on the same socket; results are
+ * routed by job id.
  */
 final class AllReduceOperation {
     private final SwitchMLClient client;
@@ -85,7 +86,7 @@ final class AllReduceOperation {
         final ClientOptions o = client.options();
         this.rtt = session.rtt();
         this.maxTimeoutNs = TimeUnit.MILLISECONDS.toNanos(o.maxRetransmitTimeoutMs());
-        this.resultTimeoutNs = TimeUnit.MILLISECONDS.toNanos(o.resultTimeoutMs());
+        this.resultTimeoutNs = TimeUnit.MILLISECONDS.toNanos(session.resultTimeoutMs());
     }
 
     /** Packets this call sends (retransmissions not counted): blocks plus look-ahead. */
@@ -102,15 +103,15 @@ final class AllReduceOperation {
     }
 
     void start() {
-        if (io.active != null) {
-            fail(new IllegalStateException(session.describe() + ": another allreduce is running on this socket"));
+        if (io.active.containsKey(spec.jobId())) {
+            fail(new IllegalStateException(session.describe() + ": another allreduce of this job is running on this socket"));
             return;
         }
         if (total == 0) {
             done.complete(null);
             return;
         }
-        io.active = this;
+        io.active.put(spec.jobId(), this);
         lastProgressNs = System.nanoTime();
         for (int q = 0; q < Math.min(total, poolSize); q++) {
             trySend(q);
@@ -279,8 +280,6 @@ final class AllReduceOperation {
         if (timer != null) {
             timer.cancel(false);
         }
-        if (io.active == this) {
-            io.active = null;
-        }
+        io.active.remove(spec.jobId(), this);
     }
 }

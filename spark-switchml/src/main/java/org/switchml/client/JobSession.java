@@ -29,8 +29,14 @@ public final class JobSession {
     /** Round-trip estimate, kept across calls; touched only by the running call on the event loop. */
     private final RttEstimator rtt;
 
-    JobSession(final SwitchMLClient client, final JobSpec spec, final int rank, final SwitchAddress switchAddress) {
+    private final long resultTimeoutMs;
+    /** The call in progress, for {@link #cancel}. */
+    private volatile AllReduceOperation current;
+
+    JobSession(final SwitchMLClient client, final JobSpec spec, final int rank, final SwitchAddress switchAddress,
+               final long resultTimeoutMs) {
         this.client = client;
+        this.resultTimeoutMs = resultTimeoutMs;
         this.spec = spec;
         this.rank = rank;
         this.switchAddress = switchAddress;
@@ -63,9 +69,34 @@ public final class JobSession {
 
     /** Element-wise sum over all workers (FP64_SPLIT when the client's options ask for fp64). */
     public double[] allReduce(final double[] in) {
+        return allReduce(in, client.options().fp64());
+    }
+
+    /**
+     * Element-wise sum over all workers: FP64_SPLIT (two int32 lanes per element) when {@code fp64},
+     * FP32_BLOCK otherwise. Every worker must make the same choice for the same call.
+     */
+    public double[] allReduce(final double[] in, final boolean fp64) {
         final double[] out = new double[in.length];
-        run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), client.options().fp64()));
+        run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), fp64));
         return out;
+    }
+
+    /** Bound on the wait for a result in this session's calls. */
+    public long resultTimeoutMs() {
+        return resultTimeoutMs;
+    }
+
+    /**
+     * Fails the call in progress (if any) with {@code reason}, from any thread; the session is then
+     * broken. Used when the caller is killed while it waits.
+     */
+    public void cancel(final RuntimeException reason) {
+        broken = true;
+        final AllReduceOperation op = current;
+        if (op != null) {
+            op.cancel(reason);
+        }
     }
 
     /** Element-wise sum over all workers, modulo 2^32. */
@@ -81,6 +112,7 @@ public final class JobSession {
                     + "register the job again under a new generation");
         }
         final AllReduceOperation op = new AllReduceOperation(client, this, codec, nextPacket);
+        current = op;
         client.loop().execute(op::start);
         try {
             await(op);
@@ -88,12 +120,14 @@ public final class JobSession {
         } catch (final RuntimeException e) {
             broken = true;
             throw e;
+        } finally {
+            current = null;
         }
     }
 
     private void await(final AllReduceOperation op) {
         // The operation fails itself after resultTimeoutMs without progress; the grace covers a stuck loop.
-        final long graceNs = TimeUnit.MILLISECONDS.toNanos(client.options().resultTimeoutMs() + 5_000);
+        final long graceNs = TimeUnit.MILLISECONDS.toNanos(resultTimeoutMs + 5_000);
         while (true) {
             try {
                 op.future().get(200, TimeUnit.MILLISECONDS);

@@ -11,6 +11,7 @@ import io.netty.util.ReferenceCountUtil;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.Wire;
 import org.switchml.transport.PacketSender;
 import org.switchml.transport.Transports;
 
@@ -84,10 +85,24 @@ public final class SwitchMLClient implements AutoCloseable {
     }
 
     /**
-     * Takes part in {@code spec} as {@code rank}, talking to the switch at {@code switchAddress}. The
-     * switch must already have the job registered. A client is in at most one job at a time.
+     * Takes part in {@code spec} as {@code rank}, talking to the switch at {@code switchAddress}, with the
+     * result timeout of this client's options. The switch must already have the job registered.
      */
     public JobSession join(final JobSpec spec, final int rank, final SwitchAddress switchAddress) {
+        return join(spec, rank, switchAddress, options.resultTimeoutMs());
+    }
+
+    /**
+     * Takes part in {@code spec} as {@code rank}, talking to the switch at {@code switchAddress}; a call of
+     * this session fails when no result arrives for {@code resultTimeoutMs}. One socket may take part in
+     * several jobs at once (one call per job at a time): results are routed by job id.
+     */
+    public JobSession join(final JobSpec spec, final int rank, final SwitchAddress switchAddress,
+                           final long resultTimeoutMs) {
+        if (resultTimeoutMs < 1) {
+            throw new IllegalArgumentException("job " + spec.jobName() + ": result timeout must be >= 1 ms, got "
+                    + resultTimeoutMs);
+        }
         if (rank < 0 || rank >= spec.numWorkers()) {
             throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + rank + " outside 0.."
                     + (spec.numWorkers() - 1));
@@ -96,7 +111,7 @@ public final class SwitchMLClient implements AutoCloseable {
             throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + rank + " is registered at "
                     + spec.workers().get(rank) + " but this worker's socket is " + local);
         }
-        return new JobSession(this, spec, rank, switchAddress);
+        return new JobSession(this, spec, rank, switchAddress, resultTimeoutMs);
     }
 
     /** Counters of this worker socket. */
@@ -131,7 +146,7 @@ public final class SwitchMLClient implements AutoCloseable {
     /** Closes the socket. An operation still running fails. */
     @Override
     public void close() {
-        loop().execute(() -> handler.failActive(new SwitchMLException("worker socket " + local + " closed")));
+        loop().execute(() -> handler.failAll(new SwitchMLException("worker socket " + local + " closed")));
         channel.close().awaitUninterruptibly(10_000);
     }
 
@@ -139,7 +154,8 @@ public final class SwitchMLClient implements AutoCloseable {
     static final class Handler extends ChannelInboundHandlerAdapter {
         private final ClientOptions options;
         PacketSender sender;
-        AllReduceOperation active;
+        /** The running operation of each job (event-loop confined). */
+        final java.util.Map<Integer, AllReduceOperation> active = new java.util.HashMap<>();
         long retransmissions;
         long accepted;
         long ignored;
@@ -157,9 +173,11 @@ public final class SwitchMLClient implements AutoCloseable {
         @Override
         public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
             try {
-                if (msg instanceof DatagramPacket && active != null) {
-                    final ByteBuf buf = ((DatagramPacket) msg).content();
-                    if (active.onResult(buf, buf.readerIndex(), buf.readableBytes())) {
+                final ByteBuf buf = msg instanceof DatagramPacket ? ((DatagramPacket) msg).content() : null;
+                final AllReduceOperation op = buf == null || buf.readableBytes() < Wire.HEADER_LENGTH ? null
+                        : active.get(Wire.jobId(buf, buf.readerIndex()));
+                if (op != null) {
+                    if (op.onResult(buf, buf.readerIndex(), buf.readableBytes())) {
                         accepted++;
                     } else {
                         ignored++;
@@ -168,7 +186,7 @@ public final class SwitchMLClient implements AutoCloseable {
                     ignored++;
                 }
             } catch (final RuntimeException e) {
-                failActive(new SwitchMLException("worker failed while handling a result: " + e, e));
+                failAll(new SwitchMLException("worker failed while handling a result: " + e, e));
             } finally {
                 ReferenceCountUtil.release(msg);
             }
@@ -184,9 +202,9 @@ public final class SwitchMLClient implements AutoCloseable {
             // ICMP port unreachable and the like: retransmission and the result timeout handle them.
         }
 
-        void failActive(final RuntimeException e) {
-            if (active != null) {
-                active.fail(e);
+        void failAll(final RuntimeException e) {
+            for (final AllReduceOperation op : java.util.List.copyOf(active.values())) {
+                op.fail(e);
             }
         }
     }

@@ -1,5 +1,7 @@
 package org.switchml.control;
 
+import org.switchml.p4info.Gencode;
+
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.p4info.P4Names;
 import org.switchml.p4info.Bytestrings;
@@ -71,6 +73,10 @@ import java.util.concurrent.TimeoutException;
  * <p>Thread-safe: public methods are serialised.
  */
 public final class SwitchController implements AutoCloseable {
+    static {
+        Gencode.quiet(); // before any P4Runtime message class loads
+    }
+
     private final ControllerOptions options;
     private final P4InfoIndex p4;
     private final ManagedChannel channel;
@@ -112,6 +118,29 @@ public final class SwitchController implements AutoCloseable {
         }
     }
 
+    /** "connection refused", "no route to host", ...: the innermost cause of an UNAVAILABLE status, lower-cased. */
+    private static String unreachableReason(final Status s) {
+        Throwable t = s.getCause();
+        String msg = s.getDescription();
+        while (t != null) {
+            if (t.getMessage() != null) {
+                msg = t.getMessage();
+            }
+            t = t.getCause() == t ? null : t.getCause();
+        }
+        if (msg == null) {
+            return "unavailable";
+        }
+        // Netty says "finishConnect(..) failed: Connection refused: /127.0.0.1:9559"; the address is added by
+        // the caller.
+        final int failed = msg.lastIndexOf("failed: ");
+        if (failed >= 0) {
+            msg = msg.substring(failed + "failed: ".length());
+        }
+        final int colon = msg.indexOf(": /");
+        return (colon > 0 ? msg.substring(0, colon) : msg).toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** Connects to {@code host:port} with the default options (device 0, election id 1). */
     public static SwitchController connect(final String host, final int port) {
         return connect(ControllerOptions.of(host, port));
@@ -131,6 +160,11 @@ public final class SwitchController implements AutoCloseable {
                     + options.rpcTimeoutMs() + " ms");
         } catch (final ExecutionException e) {
             final Status s = Status.fromThrowable(e.getCause());
+            if (s.getCode() == Status.Code.UNAVAILABLE) {
+                // Nothing answered at all (no server, refused, unreachable): say that, not "refused arbitration".
+                throw new SwitchControlException(s.getCode(), "P4Runtime server unreachable: "
+                        + unreachableReason(s) + " at " + options.host() + ":" + options.port(), List.of(), e.getCause());
+            }
             throw new SwitchControlException(s.getCode(), where() + " refused arbitration for election id "
                     + options.electionId() + ": " + s.getCode() + ": " + s.getDescription(), List.of(), e.getCause());
         }

@@ -25,6 +25,10 @@ import java.util.TreeMap;
  * ever written into code. The controller and the software switch's P4Runtime server both use it.
  */
 public final class P4InfoIndex {
+    static {
+        Gencode.quiet(); // before any P4Runtime message class loads
+    }
+
     /** Classpath location of the P4Info of {@code p4/switchml.p4} (copied there at build time). */
     public static final String BUNDLED_RESOURCE = "/org/switchml/p4info/switchml.p4info.txt";
 

@@ -11,24 +11,37 @@ import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
 import org.switchml.transport.FaultPlan;
 
 import java.lang.reflect.Constructor;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
- * The driver side of spark-switchml in one JVM: the job registrar (embedded or external switch), job
- * ids, and counters. Created by {@link SwitchMLPlugin}'s driver plugin, or automatically for a local
- * master without the plugin.
+ * The driver side of spark-switchml in one JVM: the job registrar (embedded or external switch), the
+ * rendezvous of barrier stages, job ids, and counters. Created by {@link SwitchMLPlugin}'s driver
+ * plugin, or automatically for a local master without the plugin.
+ *
+ * <p>A switch that cannot be reached when the runtime starts does not stop the application: the runtime
+ * logs one warning naming what was tried, and every aggregation first tries to reach it again; until it
+ * answers, {@code spark.switchml.fallback} applies.
  */
 public final class DriverRuntime implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DriverRuntime.class);
@@ -37,53 +50,172 @@ public final class DriverRuntime implements AutoCloseable {
     private static DriverRuntime pluginRuntime;
     /** Started on demand for a local master without the plugin. */
     private static DriverRuntime autoRuntime;
+    /** How often an unreachable switch is tried again, at most. */
+    private static final long RETRY_UNREACHABLE_MS = 2_000;
 
-    private final JobRegistrar registrar;
+    private final Supplier<JobRegistrar> factory;
+    private final String what;
+    private volatile JobRegistrar registrar;
+    private volatile String unreachable;
+    private long lastAttemptNs;
+    private final SwitchAddress configuredAddress;
     private final AtomicInteger nextJobId;
     private final AtomicLong fallbacks = new AtomicLong();
     private final Map<Integer, List<Integer>> generations = new ConcurrentHashMap<>();
     private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
+    private final Map<String, StagePlanner> stages = new ConcurrentHashMap<>();
+    /** Registrations run here, off the tasks' critical path and off Spark's RPC threads. */
+    private final ExecutorService registrations = Executors.newSingleThreadExecutor(r -> {
+        final Thread t = new Thread(r, "switchml-register");
+        t.setDaemon(true);
+        return t;
+    });
     private volatile boolean closed;
+    /** Settings and host for the executor runtime of a local master without the plugin. */
+    private final Map<String, String> conf;
+    private final String driverHost;
+    private ExecutorRuntime localExecutor;
 
+    /** A runtime around a registrar that is already up (tests, embedded uses). */
     DriverRuntime(final JobRegistrar registrar) {
-        this.registrar = registrar;
-        // Random base: two applications sharing an external switch should not pick the same ids.
-        this.nextJobId = new AtomicInteger(new SplittableRandom().nextInt(1 << 30));
+        this(() -> registrar, "switch " + registrar.address(), registrar.address(), Map.of(), "127.0.0.1");
     }
 
-    /** Builds the registrar the settings ask for: an external switch, or an embedded software switch. */
+    private DriverRuntime(final Supplier<JobRegistrar> factory, final String what, final SwitchAddress address,
+                          final Map<String, String> conf, final String driverHost) {
+        this.factory = factory;
+        this.what = what;
+        this.configuredAddress = address;
+        this.conf = Map.copyOf(conf);
+        this.driverHost = driverHost == null || driverHost.isEmpty() ? "127.0.0.1" : driverHost;
+        // Random base: two applications sharing an external switch should not pick the same ids.
+        this.nextJobId = new AtomicInteger(new SplittableRandom().nextInt(1 << 30));
+        connect();
+        if (registrar == null) {
+            LOG.warn("spark-switchml: {} is unreachable ({}); aggregations fall back per {} until it answers",
+                    what, unreachable, SwitchMLConfig.FALLBACK.key());
+        }
+    }
+
+    /**
+     * Builds the runtime the settings ask for: an external switch (through P4Runtime or a registrar class),
+     * or an embedded software switch. A bad setting throws; a switch that cannot be reached does not.
+     */
     static DriverRuntime create(final Function<String, String> settings, final String driverHost,
                                 final Map<String, String> all) {
         final String external = SwitchMLConfig.SWITCH_ADDRESS.from(settings);
         final String registrarClass = SwitchMLConfig.REGISTRAR.from(settings);
         if (!external.isEmpty()) {
+            final SwitchAddress address = SwitchAddress.parse(external);
             if (registrarClass.isEmpty()) {
-                if (!SwitchMLConfig.P4RUNTIME_ADDRESS.from(settings).isEmpty()) {
-                    return new DriverRuntime(new P4RuntimeRegistrar(SwitchAddress.parse(external), all));
+                final String p4rt = SwitchMLConfig.P4RUNTIME_ADDRESS.from(settings);
+                if (p4rt.isEmpty()) {
+                    throw new IllegalArgumentException(SwitchMLConfig.SWITCH_ADDRESS.key() + "=" + external
+                            + " names an external switch, so " + SwitchMLConfig.P4RUNTIME_ADDRESS.key()
+                            + " (its P4Runtime server) or " + SwitchMLConfig.REGISTRAR.key()
+                            + " (a JobRegistrar class) must say how to install jobs on it");
                 }
-                throw new IllegalArgumentException(SwitchMLConfig.SWITCH_ADDRESS.key() + "=" + external
-                        + " names an external switch, so " + SwitchMLConfig.P4RUNTIME_ADDRESS.key()
-                        + " (its P4Runtime server) or " + SwitchMLConfig.REGISTRAR.key()
-                        + " (a JobRegistrar class) must say how to install jobs on it");
+                return new DriverRuntime(() -> new P4RuntimeRegistrar(address, all),
+                        "the P4Runtime server " + p4rt + " of switch " + address, address, all, driverHost);
             }
+            final Constructor<?> ctor;
             try {
                 final Class<?> c = Class.forName(registrarClass, true, Thread.currentThread().getContextClassLoader());
-                final Constructor<?> ctor = c.getConstructor(SwitchAddress.class, Map.class);
-                return new DriverRuntime((JobRegistrar) ctor.newInstance(SwitchAddress.parse(external), all));
+                if (!JobRegistrar.class.isAssignableFrom(c)) {
+                    throw new ClassCastException(c.getName() + " does not implement " + JobRegistrar.class.getName());
+                }
+                ctor = c.getConstructor(SwitchAddress.class, Map.class);
             } catch (final ReflectiveOperationException | ClassCastException e) {
                 throw new IllegalArgumentException(SwitchMLConfig.REGISTRAR.key() + "=" + registrarClass
                         + ": cannot create a JobRegistrar with a public (SwitchAddress, Map) constructor: " + e, e);
             }
+            return new DriverRuntime(() -> {
+                try {
+                    return (JobRegistrar) ctor.newInstance(address, all);
+                } catch (final ReflectiveOperationException e) {
+                    throw new IllegalStateException(registrarClass + ": " + (e.getCause() == null ? e : e.getCause()), e);
+                }
+            }, "switch " + address + " (registrar " + registrarClass + ")", address, all, driverHost);
         }
         String host = SwitchMLConfig.SWITCH_HOST.from(settings);
         if (host.isEmpty()) {
             host = driverHost == null || driverHost.isEmpty() ? "127.0.0.1" : driverHost;
         }
         final int lanes = SwitchMLConfig.SWITCH_LANES.from(settings);
-        final SoftwareSwitch sw = SoftwareSwitch.start(new SwitchOptions(host,
-                Collections.nCopies(lanes, 0), false, FaultPlan.NONE));
-        LOG.info("spark-switchml: embedded software switch listening on {}", sw.address());
-        return new DriverRuntime(new EmbeddedSwitchRegistrar(sw, true));
+        final String bindHost = host;
+        return new DriverRuntime(() -> {
+            final SoftwareSwitch sw = SoftwareSwitch.start(new SwitchOptions(bindHost,
+                    Collections.nCopies(lanes, 0), false, FaultPlan.NONE));
+            LOG.info("spark-switchml: embedded software switch listening on {}", sw.address());
+            try {
+                return new EmbeddedSwitchRegistrar(sw, true);
+            } catch (final RuntimeException e) {
+                sw.close();
+                throw e;
+            }
+        }, "the embedded software switch on " + host, null, all, driverHost);
+    }
+
+    /** The executor runtime of a local master without the plugin (this JVM is the only executor). */
+    synchronized ExecutorRuntime localExecutor() {
+        if (closed) {
+            throw new IllegalStateException("spark-switchml driver runtime is closed");
+        }
+        if (localExecutor == null) {
+            localExecutor = ExecutorRuntime.forLocal(this, conf, driverHost);
+        }
+        return localExecutor;
+    }
+
+    /** Tries the registrar once; remembers why it failed. */
+    private synchronized void connect() {
+        lastAttemptNs = System.nanoTime();
+        try {
+            registrar = factory.get();
+            unreachable = null;
+        } catch (final RuntimeException e) {
+            registrar = null;
+            unreachable = e.getMessage() == null ? e.toString() : e.getMessage();
+        }
+    }
+
+    /**
+     * The registrar, reconnecting (at most every two seconds) when the switch was unreachable; null with
+     * {@link #unreachableReason()} set when it still is.
+     */
+    JobRegistrar availableRegistrar() {
+        JobRegistrar r = registrar;
+        if (r != null || closed) {
+            return r;
+        }
+        synchronized (this) {
+            if (registrar == null && System.nanoTime() - lastAttemptNs > TimeUnit.MILLISECONDS.toNanos(RETRY_UNREACHABLE_MS)) {
+                connect();
+                if (registrar != null) {
+                    LOG.info("spark-switchml: {} answers again", what);
+                }
+            }
+            return registrar;
+        }
+    }
+
+    /** Why the switch is unreachable (what was tried and what happened), or null when it is up. */
+    String unreachableReason() {
+        return registrar == null ? what + ": " + unreachable : null;
+    }
+
+    /** Marks the registrar as unreachable after a failure, so the next call reconnects. */
+    synchronized void lostRegistrar(final JobRegistrar r, final String reason) {
+        if (registrar == r && r != null) {
+            registrar = null;
+            unreachable = reason;
+            lastAttemptNs = System.nanoTime();
+            try {
+                r.close();
+            } catch (final RuntimeException e) {
+                LOG.debug("spark-switchml: closing the lost registrar: {}", e.toString());
+            }
+        }
     }
 
     static void installPluginRuntime(final DriverRuntime rt) {
@@ -123,6 +255,7 @@ public final class DriverRuntime implements AutoCloseable {
                 for (final scala.Tuple2<String, String> kv : conf.getAll()) {
                     all.put(kv._1(), kv._2());
                 }
+                SwitchMLConfig.validate(SwitchMLConfig.of(all), all.keySet());
                 final DriverRuntime rt = create(SwitchMLConfig.of(conf), conf.get("spark.driver.host", "127.0.0.1"), all);
                 autoRuntime = rt;
                 // Stop the switch with the application.
@@ -137,7 +270,7 @@ public final class DriverRuntime implements AutoCloseable {
                         rt.close();
                     }
                 });
-                LOG.info("spark-switchml: no driver plugin configured; started an embedded switch for local master {}",
+                LOG.info("spark-switchml: no driver plugin configured; started the driver runtime for local master {}",
                         sc.master());
             }
             return autoRuntime;
@@ -150,44 +283,72 @@ public final class DriverRuntime implements AutoCloseable {
             throw new IllegalStateException("spark-switchml: master " + master + " runs executors in "
                     + "other JVMs, which learn the switch from the driver plugin: set spark.plugins="
                     + SwitchMLPlugin.class.getName() + " (and put the spark-switchml jar on the executor "
-                    + "classpath)");
+                    + "classpath, e.g. with --jars)");
         }
     }
 
-    /** The registrar. */
+    /** The registrar, or null while the switch is unreachable. */
     public JobRegistrar registrar() {
-        return registrar;
+        return availableRegistrar();
     }
 
-    /** The switch's dataplane address. */
+    /** The switch's dataplane address (the configured one while an external switch is unreachable). */
     public SwitchAddress switchAddress() {
-        return registrar.address();
+        final JobRegistrar r = registrar;
+        return r != null ? r.address() : configuredAddress;
+    }
+
+    /** Human-readable name of the switch, for messages. */
+    String switchName() {
+        final SwitchAddress a = switchAddress();
+        return a != null ? a.toString() : what;
     }
 
     int newJobId() {
         return nextJobId.incrementAndGet() & 0x7FFF_FFFF;
     }
 
-    /** Installs a job (called from the plugin's RPC handler or, locally, from a task). */
-    void register(final JobSpec spec) {
+    /**
+     * Installs a job synchronously (tests and direct users); returns the spec as installed.
+     *
+     * @throws IllegalStateException when the switch is unreachable or the runtime closed
+     */
+    JobSpec register(final JobSpec spec) {
         if (closed) {
             throw new IllegalStateException("spark-switchml driver runtime is closed");
         }
-        registrar.register(spec);
+        final JobRegistrar r = availableRegistrar();
+        if (r == null) {
+            throw new IllegalStateException(unreachableReason());
+        }
+        final JobSpec installed;
+        try {
+            installed = r.register(spec);
+        } catch (final RuntimeException e) {
+            if (!r.reachable()) {
+                lostRegistrar(r, e.getMessage());
+            }
+            throw e;
+        }
         generations.computeIfAbsent(spec.jobId(), id -> Collections.synchronizedList(new ArrayList<>()))
                 .add(spec.generation());
+        return installed;
     }
 
     /** Removes a finished job, keeping its final counters when the switch is embedded. */
     void remove(final int jobId) {
+        final JobRegistrar r = registrar;
+        if (r == null) {
+            return;
+        }
         try {
-            if (registrar instanceof EmbeddedSwitchRegistrar) {
-                final JobCounters c = ((EmbeddedSwitchRegistrar) registrar).counters(jobId);
+            if (r instanceof EmbeddedSwitchRegistrar) {
+                final JobCounters c = ((EmbeddedSwitchRegistrar) r).counters(jobId);
                 if (c != null) {
                     finalCounters.put(jobId, c);
                 }
             }
-            registrar.remove(jobId);
+            r.remove(jobId);
         } catch (final RuntimeException e) {
             LOG.debug("spark-switchml: cannot remove job {}: {}", Integer.toUnsignedString(jobId), e.toString());
         }
@@ -218,9 +379,205 @@ public final class DriverRuntime implements AutoCloseable {
         return finalCounters.get(jobId);
     }
 
+    // --------------------------------------------------------------------------------------- rendezvous
+
+    /**
+     * Announces a barrier stage before it is submitted: its tasks will say hello, and the plan is made
+     * when all {@code tasks} have.
+     *
+     * @param preferred  per source partition, the executor id holding it (cached), or null
+     * @param partitions the source partitions, handed to each task as the plan assigns them
+     */
+    void beginStage(final TaskSettings s, final String[] preferred, final org.apache.spark.Partition[] partitions) {
+        stages.put(s.stageKey(), new StagePlanner(s, preferred, partitions));
+    }
+
+    /** Forgets a stage (after its job ended) and removes its job from the switch. */
+    void endStage(final TaskSettings s) {
+        stages.remove(s.stageKey());
+    }
+
+    /** Handles a message from a task (plugin RPC or a direct call); never blocks. */
+    Object receive(final Object message) {
+        if (message instanceof Rendezvous.Hello h) {
+            final StagePlanner p = stages.get(h.stage());
+            if (p == null) {
+                return Rendezvous.PlanReply.failed("stage " + h.stage() + " is not running (a stale attempt?)", false);
+            }
+            return p.hello(h);
+        }
+        if (message instanceof Rendezvous.Ready r) {
+            final StagePlanner p = stages.get(r.stage());
+            if (p == null) {
+                return new Rendezvous.RegisteredReply(false, 0, "stage " + r.stage() + " is not running");
+            }
+            return p.ready(r.rank());
+        }
+        if (message instanceof RegisterJob rj) {
+            try {
+                register(rj.toSpec());
+                return "";
+            } catch (final RuntimeException e) {
+                return "cannot register job on switch " + switchName() + ": " + e.getMessage();
+            }
+        }
+        throw new IllegalArgumentException("spark-switchml driver: unexpected message " + message);
+    }
+
+    /** Collects the hellos of one stage attempt, makes the plan, and registers the job in the background. */
+    private final class StagePlanner {
+        private final TaskSettings settings;
+        private final String[] preferred;
+        private final org.apache.spark.Partition[] partitions;
+        private final Rendezvous.Hello[] hellos;
+        private int count;
+        private volatile Rendezvous.PlanReply reply = Rendezvous.PlanReply.PENDING;
+        private final CompletableFuture<Integer> registration = new CompletableFuture<>();
+        private boolean[] ready;
+        private int readyCount;
+
+        StagePlanner(final TaskSettings settings, final String[] preferred, final org.apache.spark.Partition[] partitions) {
+            this.settings = settings;
+            this.preferred = preferred;
+            this.partitions = partitions;
+            this.hellos = new Rendezvous.Hello[settings.tasks()];
+        }
+
+        synchronized Rendezvous.PlanReply hello(final Rendezvous.Hello h) {
+            if (h.task() < 0 || h.task() >= hellos.length) {
+                return Rendezvous.PlanReply.failed("task " + h.task() + " outside 0.." + (hellos.length - 1), false);
+            }
+            if (hellos[h.task()] == null) {
+                hellos[h.task()] = h;
+                if (++count == hellos.length) {
+                    reply = plan();
+                }
+            }
+            final Rendezvous.PlanReply r = reply;
+            if (r.plan() == null) {
+                return r;
+            }
+            final int[] mine = r.plan().partitions()[h.task()];
+            final org.apache.spark.Partition[] parts = new org.apache.spark.Partition[mine.length];
+            for (int i = 0; i < mine.length; i++) {
+                parts[i] = partitions[mine[i]];
+            }
+            return new Rendezvous.PlanReply(r.plan(), null, false, parts);
+        }
+
+        synchronized Rendezvous.RegisteredReply ready(final int rank) {
+            final Rendezvous.PlanReply r = reply;
+            if (r.plan() == null) {
+                return new Rendezvous.RegisteredReply(false, 0, r.error() != null ? r.error() : "stage has no plan yet");
+            }
+            if (ready == null) {
+                ready = new boolean[r.plan().workers()];
+            }
+            if (rank < 0 || rank >= ready.length) {
+                return new Rendezvous.RegisteredReply(false, 0, "rank " + rank + " outside 0.." + (ready.length - 1));
+            }
+            if (!ready[rank]) {
+                ready[rank] = true;
+                readyCount++;
+            }
+            if (registration.isDone() && registration.isCompletedExceptionally()) {
+                return registered();
+            }
+            if (readyCount < ready.length || !registration.isDone()) {
+                return Rendezvous.RegisteredReply.PENDING;
+            }
+            return registered();
+        }
+
+        Rendezvous.RegisteredReply registered() {
+            try {
+                return new Rendezvous.RegisteredReply(true, registration.join(), null);
+            } catch (final RuntimeException e) {
+                final Throwable c = e.getCause() != null ? e.getCause() : e;
+                return new Rendezvous.RegisteredReply(false, 0, "registration on switch " + switchName() + " failed: "
+                        + (c.getMessage() == null ? c.toString() : c.getMessage()));
+            }
+        }
+
+        private Rendezvous.PlanReply plan() {
+            for (final Rendezvous.Hello h : hellos) {
+                if (h.endpoint() == null) {
+                    final String why = "executor " + h.executorId() + " has no worker socket (see its log)";
+                    registration.completeExceptionally(new IllegalStateException(why));
+                    return Rendezvous.PlanReply.failed(why, true);
+                }
+            }
+            final JobRegistrar r = registrar;
+            if (r == null) {
+                final String why = unreachableReason();
+                registration.completeExceptionally(new IllegalStateException(why));
+                return Rendezvous.PlanReply.failed(why, true);
+            }
+            final Rendezvous.Plan plan;
+            try {
+                plan = StagePlans.make(r.address().toString(), settings, hellos, preferred, r.requiredK(), switchMtu());
+            } catch (final RuntimeException e) {
+                registration.completeExceptionally(e);
+                return Rendezvous.PlanReply.failed(e.getMessage(), false);
+            }
+            final List<InetSocketAddress> workers = new ArrayList<>();
+            for (final String e : plan.endpoints()) {
+                workers.add(RegisterJob.parseEndpoint(e));
+            }
+            final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.poolSize(), workers);
+            registrations.execute(() -> {
+                try {
+                    registration.complete(secretOf(register(spec)));
+                } catch (final RuntimeException e) {
+                    registration.completeExceptionally(e);
+                }
+            });
+            return new Rendezvous.PlanReply(plan, null, false, null);
+        }
+    }
+
+    /** The secret the switch checks for {@code spec} (0 until the protocol carries one). */
+    static int secretOf(final JobSpec spec) {
+        return 0;
+    }
+
+    /** MTU of the embedded switch's interface (0 when unknown or external). */
+    private int switchMtu() {
+        final JobRegistrar r = registrar;
+        if (!(r instanceof EmbeddedSwitchRegistrar)) {
+            return 0;
+        }
+        return mtuOf(r.address().host());
+    }
+
+    /** MTU of the interface that has {@code host}'s address (0 when unknown). */
+    static int mtuOf(final String host) {
+        try {
+            final NetworkInterface nif = NetworkInterface.getByInetAddress(InetAddress.getByName(host));
+            return nif == null ? 0 : Math.max(0, nif.getMTU());
+        } catch (final java.io.IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /** Largest k whose datagram fits {@code mtu} unfragmented (IPv4 20 + UDP 8 + header + 4k). */
+    static int kForMtu(final int mtu) {
+        return (mtu - 28 - Wire.HEADER_LENGTH) / 4;
+    }
+
     @Override
     public void close() {
-        closed = true;
-        registrar.close();
+        synchronized (this) {
+            closed = true;
+            if (localExecutor != null) {
+                localExecutor.close();
+                localExecutor = null;
+            }
+        }
+        registrations.shutdownNow();
+        final JobRegistrar r = registrar;
+        if (r != null) {
+            r.close();
+        }
     }
 }

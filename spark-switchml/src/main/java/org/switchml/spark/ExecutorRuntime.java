@@ -1,32 +1,108 @@
 package org.switchml.spark;
 
 import org.apache.spark.api.plugin.PluginContext;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchAddress;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.SwitchMLClient;
 import org.switchml.protocol.SwitchMLException;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
 /**
- * What a task needs from its executor: the switch address and a way to have a job registered. With the
- * plugin this is the executor plugin's {@link PluginContext}; with a local master and no plugin, the
- * {@link DriverRuntime} in the same JVM is used directly.
+ * One executor's side of spark-switchml, for the life of the application: its worker socket (the
+ * switch's worker for every task of this executor: SwitchML's one worker per host), the way to the
+ * driver, and the state of the barrier stages running here.
+ *
+ * <p>With the plugin it is created by the executor plugin at executor start. With a local master and no
+ * plugin, the driver JVM is the only executor: it is created on first use next to the driver runtime.
  */
-final class ExecutorRuntime {
+final class ExecutorRuntime implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutorRuntime.class);
     private static volatile ExecutorRuntime installed;
 
-    private final PluginContext ctx;
-    private final SwitchAddress address;
-    private final DriverRuntime local;
+    private final String executorId;
+    private final SwitchMLClient worker;
+    private final int mtu;
+    private final Function<Object, Object> driver;
+    private final Map<String, ExecutorStage> stages = new ConcurrentHashMap<>();
 
-    ExecutorRuntime(final PluginContext ctx, final SwitchAddress address) {
-        this.ctx = ctx;
-        this.address = address;
-        this.local = null;
+    /** Why this executor has no worker socket (null when it has one). */
+    private final String broken;
+
+    private ExecutorRuntime(final String executorId, final SwitchMLClient worker, final String broken,
+                            final Function<Object, Object> driver) {
+        this.executorId = executorId;
+        this.worker = worker;
+        this.broken = broken;
+        this.mtu = worker == null ? 0 : DriverRuntime.mtuOf(worker.localAddress().getAddress().getHostAddress());
+        this.driver = driver;
     }
 
-    private ExecutorRuntime(final DriverRuntime local) {
-        this.ctx = null;
-        this.address = local.switchAddress();
-        this.local = local;
+    /**
+     * The executor plugin's runtime: binds the worker socket on {@code spark.switchml.worker.host} or this
+     * executor's host. Never throws (an exception here would stop the executor, and Spark would start
+     * new ones forever): without a socket, this executor's tasks report the switch unreachable and the
+     * driver falls back.
+     */
+    static ExecutorRuntime forPlugin(final PluginContext ctx, final Map<String, String> conf) {
+        final String id = ctx.executorID();
+        final Function<Object, Object> driver = msg -> {
+            try {
+                final Object reply = ctx.ask(Rendezvous.encode((java.io.Serializable) msg));
+                return reply instanceof byte[] b ? Rendezvous.decode(b) : reply;
+            } catch (final Exception e) {
+                throw new SwitchMLException("executor " + id + ": the driver did not answer "
+                        + msg.getClass().getSimpleName() + ": " + e, e);
+            }
+        };
+        String host = "";
+        try {
+            host = SwitchMLConfig.WORKER_HOST.from(conf::get);
+            if (host.isEmpty()) {
+                host = executorHost();
+            }
+            final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host));
+            LOG.info("spark-switchml: executor {} worker socket {}", id, worker.localAddress());
+            return new ExecutorRuntime(id, worker, null, driver);
+        } catch (final RuntimeException e) {
+            final String why = "executor " + id + " cannot open its worker socket on " + host + ": " + e.getMessage();
+            LOG.error("spark-switchml: {}; its tasks will report the switch unreachable", why, e);
+            return new ExecutorRuntime(id, null, why, driver);
+        }
+    }
+
+    /** The host Spark knows this executor by (its block manager's), else the local host's address. */
+    private static String executorHost() {
+        final org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        if (env != null && env.blockManager() != null && env.blockManager().blockManagerId() != null) {
+            return env.blockManager().blockManagerId().host();
+        }
+        try {
+            return java.net.InetAddress.getLocalHost().getHostAddress();
+        } catch (final java.net.UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
+    /** Why this executor cannot take part in switch jobs, or null. */
+    String broken() {
+        return broken;
+    }
+
+    /** The runtime of a local master without the plugin: the driver JVM is the executor. */
+    static ExecutorRuntime forLocal(final DriverRuntime rt, final Map<String, String> conf, final String driverHost) {
+        final String host = SwitchMLConfig.WORKER_HOST.from(conf::get);
+        final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host.isEmpty() ? driverHost : host));
+        return new ExecutorRuntime("driver", worker, null, rt::receive);
+    }
+
+    private static ClientOptions clientOptions(final Map<String, String> conf, final String host) {
+        final long first = SwitchMLConfig.RETRANSMIT_TIMEOUT.from(conf::get);
+        return ClientOptions.defaults().withBindHost(host).withRetransmitTimeoutMs(first,
+                Math.max(first, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
     }
 
     static void install(final ExecutorRuntime rt) {
@@ -47,30 +123,50 @@ final class ExecutorRuntime {
         }
         final DriverRuntime d = DriverRuntime.inThisJvm();
         if (d != null) {
-            return new ExecutorRuntime(d);
+            return d.localExecutor();
         }
-        throw new IllegalStateException("spark-switchml: this executor has no switch address; set spark.plugins="
-                + SwitchMLPlugin.class.getName() + " and put the spark-switchml jar on the executor classpath");
+        throw new IllegalStateException("spark-switchml: this executor has no spark-switchml runtime; set spark.plugins="
+                + SwitchMLPlugin.class.getName() + " and put the spark-switchml jar on the executor classpath (--jars)");
     }
 
-    SwitchAddress switchAddress() {
-        return address;
+    String executorId() {
+        return executorId;
     }
 
-    /** Registers {@code spec} through the driver. */
-    void register(final JobSpec spec) {
-        if (local != null) {
-            local.register(spec);
-            return;
+    SwitchMLClient worker() {
+        return worker;
+    }
+
+    int mtu() {
+        return mtu;
+    }
+
+    /** Sends {@code message} to the driver and returns its (immediate) answer. */
+    Object ask(final Object message) {
+        return driver.apply(message);
+    }
+
+    /** This executor's state of stage attempt {@code key}, created by the first of its tasks to arrive. */
+    ExecutorStage joinStage(final String key, final Rendezvous.Plan plan, final int rank) {
+        return stages.compute(key, (k, old) -> {
+            final ExecutorStage s = old != null ? old : new ExecutorStage(this, key, plan, rank);
+            s.enter();
+            return s;
+        });
+    }
+
+    /** A task of stage {@code s} is done with it; the last one to leave removes it. */
+    void leaveStage(final ExecutorStage s) {
+        stages.computeIfPresent(s.key(), (k, cur) -> cur == s && s.leave() ? null : cur);
+    }
+
+    @Override
+    public void close() {
+        for (final ExecutorStage s : stages.values()) {
+            s.fail(new SwitchMLException("executor " + executorId + ": spark-switchml is shutting down"));
         }
-        final Object reply;
-        try {
-            reply = ctx.ask(RegisterJob.of(spec));
-        } catch (final Exception e) {
-            throw new SwitchMLException("job " + spec.jobName() + ": asking the driver plugin to register failed: " + e, e);
-        }
-        if (reply instanceof String && !((String) reply).isEmpty()) {
-            throw new SwitchMLException((String) reply);
+        if (worker != null) {
+            worker.close();
         }
     }
 }

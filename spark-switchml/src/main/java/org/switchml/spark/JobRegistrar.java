@@ -5,26 +5,38 @@ import org.switchml.protocol.SwitchAddress;
 
 /**
  * The control plane the driver uses to install jobs on a switch. The embedded software switch has its
- * own ({@link EmbeddedSwitchRegistrar}); an external switch needs one named by
- * {@code spark.switchml.registrar} (a P4Runtime controller, later). Implementations are called from
- * Spark RPC threads and must be thread-safe.
+ * own ({@link EmbeddedSwitchRegistrar}); an external switch is programmed through P4Runtime
+ * ({@link P4RuntimeRegistrar}) or by a class named in {@code spark.switchml.registrar}. Implementations
+ * are called from several threads and must be thread-safe.
  *
  * <p>An external implementation needs a public constructor {@code (SwitchAddress, Map<String,String>)}
- * receiving the dataplane address and the {@code spark.switchml.*} settings.
+ * receiving the dataplane address and the Spark settings. The constructor may fail when the switch
+ * cannot be reached; the driver then falls back and tries again later.
  */
 public interface JobRegistrar extends AutoCloseable {
     /** Where workers send contributions. */
     SwitchAddress address();
 
     /**
-     * Installs {@code spec}, replacing any job with the same id (a new generation resets its slots).
+     * Installs {@code spec}, replacing any job with the same id (a new generation resets its slots), and
+     * returns the spec as installed (the switch may fill in fields such as a secret).
      *
      * @throws RuntimeException when the switch cannot be reached; the caller then falls back or fails
      */
-    void register(JobSpec spec);
+    JobSpec register(JobSpec spec);
 
     /** Removes a job; unknown ids are ignored. */
     void remove(int jobId);
+
+    /** The only k this switch accepts, or 0 when any k fits (the software switch). */
+    default int requiredK() {
+        return 0;
+    }
+
+    /** False once the control connection is known to be lost (the driver then reconnects). */
+    default boolean reachable() {
+        return true;
+    }
 
     /** Releases the switch (an embedded one stops). */
     @Override

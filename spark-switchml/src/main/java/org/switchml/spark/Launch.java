@@ -1,86 +1,220 @@
 package org.switchml.spark;
 
 import org.apache.spark.SparkContext;
-import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.switchml.protocol.SwitchMLException;
-import org.switchml.protocol.Wire;
 import scala.Function1;
 import scala.collection.Iterator;
+import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
-/** Pre-launch validation and the barrier stage shared by the operator and the loop. */
+/**
+ * How a switch call becomes barrier stages: the pre-launch checks, the number of tasks (the task slots
+ * there are, at most one per source partition), where each source partition is cached, and the
+ * attempts: a failed stage is run again as a new Spark job under the next job generation, up to
+ * {@code spark.switchml.stageAttempts} times. Running the barrier stage as the job's result stage lets
+ * task 0's result reach the driver directly, with no extra shuffle.
+ */
 final class Launch {
+    private static final Logger LOG = LoggerFactory.getLogger(Launch.class);
     private static final ClassTag<TaskOutcome> OUTCOME = ClassTag$.MODULE$.apply(TaskOutcome.class);
+    private static final Pattern LOCAL_CLUSTER = Pattern.compile("local-cluster\\[\\s*(\\d+)\\s*,\\s*(\\d+)\\s*,.*\\]");
+
+    private static final String ATTEMPT_PROPERTY = SwitchMLAggregator.ATTEMPT_PROPERTY;
 
     private Launch() {
     }
 
-    /**
-     * Fails before launch, with the numbers, when a barrier stage of {@code partitions} tasks cannot run
-     * as one switch job: more than 32 workers, dynamic allocation, or too few task slots.
-     */
-    static void validate(final SparkContext sc, final int partitions) {
-        final boolean local = sc.isLocal();
-        final boolean dynamic = sc.conf().getBoolean("spark.dynamicAllocation.enabled", false);
-        check(partitions, Integer.MAX_VALUE, local, dynamic, sc.master(), "", 0);
-        final long waitMs = local ? 0 : SwitchMLConfig.SLOT_WAIT.from(SwitchMLConfig.forCall(sc));
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-        int slots = slots(sc);
-        while (slots < partitions && System.nanoTime() - deadline < 0) {
-            try {
-                Thread.sleep(200); // executors still registering: poll the condition, bounded
-            } catch (final InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-            slots = slots(sc);
-        }
-        check(partitions, slots, local, dynamic, sc.master(), sc.conf().get("spark.task.cpus", "1"), waitMs);
+    /** The barrier task of one attempt. */
+    @FunctionalInterface
+    interface TaskFactory {
+        Function1<Iterator<Integer>, Iterator<TaskOutcome>> task(TaskSettings settings);
     }
 
-    /** The launch rules as a pure function (errors carry the numbers). */
-    static void check(final int partitions, final int slots, final boolean local, final boolean dynamicAllocation,
-                      final String master, final String taskCpus, final long waitedMs) {
-        if (partitions > Wire.MAX_WORKERS) {
-            throw new IllegalArgumentException("spark-switchml: the RDD has " + partitions + " partitions, but a "
-                    + "switch job has at most " + Wire.MAX_WORKERS + " workers (one per partition); coalesce or "
-                    + "repartition it to at most " + Wire.MAX_WORKERS);
+    /**
+     * Runs one switch call over {@code source}: returns every task's outcome of the attempt that
+     * completed, or a single driver-side UNREACHABLE outcome when the switch is known to be down.
+     */
+    static List<TaskOutcome> run(final RDD<?> source, final DriverRuntime rt, final int jobId, final TaskFactory factory) {
+        final SparkContext sc = source.sparkContext();
+        final int partitions = source.getNumPartitions();
+        checkCluster(sc.isLocal(), sc.conf().getBoolean("spark.dynamicAllocation.enabled", false));
+        if (rt.availableRegistrar() == null) {
+            return List.of(TaskOutcome.unreachable(-1, rt.unreachableReason()));
         }
+        final String[] preferred = preferredExecutors(sc, source, partitions);
+        final org.apache.spark.Partition[] sourcePartitions = source.partitions();
+        final int attempts = SwitchMLConfig.STAGE_ATTEMPTS.from(SwitchMLConfig.forCall(sc));
+        for (int attempt = 0; ; attempt++) {
+            final int tasks = Math.min(partitions, waitForSlots(sc));
+            final TaskSettings s = TaskSettings.resolve(sc, jobId, attempt, tasks);
+            rt.beginStage(s, preferred, sourcePartitions);
+            final long t0 = System.nanoTime();
+            final String previous = sc.getLocalProperty(ATTEMPT_PROPERTY);
+            sc.setLocalProperty(ATTEMPT_PROPERTY, Integer.toString(attempt));
+            try {
+                final RDD<TaskOutcome> barrier = new GroupedRDD(sc, source, tasks).barrier()
+                        .mapPartitions(factory.task(s), false, OUTCOME);
+                final List<TaskOutcome> out = Arrays.asList((TaskOutcome[]) barrier.collect());
+                report(s, out, System.nanoTime() - t0);
+                return out;
+            } catch (final Exception e) { // collect() throws SparkException without declaring it
+                if (attempt + 1 >= attempts || sc.isStopped() || cancelled(e) || badInput(e)) {
+                    throw Launch.<RuntimeException>rethrow(e);
+                }
+                LOG.warn("spark-switchml: stage {} of job {} failed ({}); running it again as generation {} ({} of {} attempts)",
+                        s.stageKey(), Integer.toUnsignedString(jobId), firstLine(e), attempt + 1, attempt + 2, attempts);
+            } finally {
+                sc.setLocalProperty(ATTEMPT_PROPERTY, previous);
+                rt.endStage(s);
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Exception> E rethrow(final Exception e) throws E {
+        throw (E) e;
+    }
+
+    private static boolean cancelled(final Exception e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            final String m = t.getMessage();
+            if (m != null && (m.contains("cancelled") || m.contains("SparkContext was shut down"))) {
+                return true;
+            }
+            if (t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Bad input fails every attempt alike: do not retry it. */
+    private static boolean badInput(final Exception e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof Inputs.BadInputException
+                    || String.valueOf(t.getMessage()).contains(Inputs.BadInputException.class.getName())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String firstLine(final Throwable e) {
+        final String m = String.valueOf(e.getMessage());
+        final int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
+    }
+
+    /** Where each partition of {@code rdd} is cached: the executor id, or null. */
+    static String[] preferredExecutors(final SparkContext sc, final RDD<?> rdd, final int partitions) {
+        final String[] out = new String[partitions];
+        for (int p = 0; p < partitions; p++) {
+            // TaskLocation prints as executor_<host>_<executorId> for a cached block.
+            for (final Object loc : CollectionConverters.asJava(sc.getPreferredLocs(rdd, p))) {
+                final String text = loc.toString();
+                if (text.startsWith("executor_")) {
+                    final int cut = text.lastIndexOf('_');
+                    out[p] = text.substring(cut + 1);
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Barrier stages need a fixed set of executors. */
+    static void checkCluster(final boolean local, final boolean dynamicAllocation) {
         if (!local && dynamicAllocation) {
             throw new IllegalStateException("spark-switchml: barrier stages need a fixed set of executors, but "
                     + "spark.dynamicAllocation.enabled=true; set it to false");
         }
-        if (slots < partitions) {
-            throw new IllegalStateException("spark-switchml: the barrier stage needs " + partitions
-                    + " task slots (one per partition) but only " + slots + " are available (master " + master
-                    + ", spark.task.cpus=" + taskCpus + (local ? "" : ", waited " + waitedMs + " ms per "
-                    + SwitchMLConfig.SLOT_WAIT.key()) + "); reduce the partitions or add executors");
+    }
+
+    /**
+     * The task slots to use: on a cluster, waits (bounded by {@code spark.switchml.slotWaitTimeout}) for
+     * the slots the application asked for, then takes what there is, but at least one.
+     */
+    static int waitForSlots(final SparkContext sc) {
+        int slots = slots(sc);
+        if (sc.isLocal()) {
+            return Math.max(1, slots);
         }
+        final int expected = expectedSlots(sc.master(), sc.conf().get("spark.executor.instances", ""),
+                sc.conf().get("spark.executor.cores", ""), sc.conf().getInt("spark.task.cpus", 1));
+        final long waitMs = SwitchMLConfig.SLOT_WAIT.from(SwitchMLConfig.forCall(sc));
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+        while ((slots < 1 || slots < expected) && System.nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(100); // executors still registering: poll the condition, bounded
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SwitchMLException("interrupted while waiting for executors");
+            }
+            slots = slots(sc);
+        }
+        if (slots < 1) {
+            throw new IllegalStateException("spark-switchml: no executor registered within " + waitMs + " ms ("
+                    + SwitchMLConfig.SLOT_WAIT.key() + ", master " + sc.master() + ")");
+        }
+        return slots;
+    }
+
+    /** Task slots the master was asked for, when the settings say (0: unknown). */
+    static int expectedSlots(final String master, final String instances, final String cores, final int taskCpus) {
+        final Matcher m = LOCAL_CLUSTER.matcher(master.toLowerCase(Locale.ROOT));
+        if (m.matches()) {
+            return Integer.parseInt(m.group(1)) * Integer.parseInt(m.group(2)) / Math.max(1, taskCpus);
+        }
+        if (!instances.isEmpty() && !cores.isEmpty()) {
+            try {
+                return Integer.parseInt(instances.trim()) * Integer.parseInt(cores.trim()) / Math.max(1, taskCpus);
+            } catch (final NumberFormatException e) {
+                return 0;
+            }
+        }
+        return 0;
     }
 
     private static int slots(final SparkContext sc) {
         return sc.maxNumConcurrentTasks(sc.resourceProfileManager().defaultResourceProfile());
     }
 
-    /**
-     * Runs {@code task} over {@code rdd} as a barrier stage and returns every task's outcome. The stage
-     * ends in a shuffle (repartition(1)) so that it is a ShuffleMapStage: Spark resubmits a failed barrier
-     * ShuffleMapStage as a whole, whereas it aborts the job on a failed barrier ResultStage.
-     */
-    static <T> List<TaskOutcome> runBarrier(final RDD<T> rdd,
-                                            final Function1<Iterator<T>, Iterator<TaskOutcome>> task) {
-        final RDD<TaskOutcome> barrier = rdd.barrier().mapPartitions(task, false, OUTCOME);
-        return new JavaRDD<>(barrier, OUTCOME).repartition(1).collect();
+    /** Logs where the stage's time went (debug) so that fixed costs can be measured. */
+    private static void report(final TaskSettings s, final List<TaskOutcome> out, final long jobNs) {
+        if (!LOG.isDebugEnabled()) {
+            return;
+        }
+        final long[] max = new long[TaskOutcome.TIMINGS];
+        for (final TaskOutcome o : out) {
+            if (o.timings != null) {
+                for (int i = 0; i < max.length; i++) {
+                    max[i] = Math.max(max[i], o.timings[i]);
+                }
+            }
+        }
+        LOG.debug("spark-switchml: stage {} with {} tasks: job {} ms; slowest task: rendezvous {} ms, read+compute {} ms, "
+                + "combine+switch {} ms", s.stageKey(), s.tasks(), ms(jobNs), ms(max[0]), ms(max[1]), ms(max[2]));
+    }
+
+    private static double ms(final long ns) {
+        return Math.round(ns / 1e4) / 100.0;
     }
 
     /** Wraps a single outcome as a Scala iterator. */
     static Iterator<TaskOutcome> single(final TaskOutcome o) {
-        return scala.jdk.javaapi.CollectionConverters.asScala(List.of(o).iterator());
+        return CollectionConverters.asScala(List.of(o).iterator());
     }
 
     /**
@@ -88,12 +222,34 @@ final class Launch {
      * {@code fallback} is {@code fail}.
      */
     static String unreachable(final TaskOutcome o, final SwitchMLConfig.Fallback fallback, final DriverRuntime rt) {
-        final String reason = "partition " + o.partition + ": " + o.message;
+        final String reason = (o.partition < 0 ? "" : "task " + o.partition + ": ") + o.message;
         if (fallback == SwitchMLConfig.Fallback.FAIL) {
-            throw new SwitchMLException("spark-switchml: switch " + rt.switchAddress() + " unreachable ("
+            throw new SwitchMLException("spark-switchml: switch " + rt.switchName() + " unreachable ("
                     + reason + "); " + SwitchMLConfig.FALLBACK.key() + "=fail");
         }
         rt.countFallback();
         return reason;
+    }
+
+    /** Reads source partitions {@code parts} of {@code source} in this task (cached blocks, or computed). */
+    static <T> void read(final RDD<T> source, final org.apache.spark.Partition[] parts,
+                         final java.util.function.Consumer<T> sink) {
+        final org.apache.spark.TaskContext ctx = org.apache.spark.TaskContext.get();
+        for (final org.apache.spark.Partition p : parts) {
+            final Iterator<T> it = source.iterator(p, ctx);
+            while (it.hasNext()) {
+                sink.accept(it.next());
+            }
+        }
+    }
+
+    /**
+     * The records of source partitions {@code parts}, kept for a task that uses them in every iteration
+     * (the source's iterators must not reuse their objects, as RDDs of objects do not).
+     */
+    static <T> List<T> readAll(final RDD<T> source, final org.apache.spark.Partition[] parts) {
+        final List<T> out = new ArrayList<>();
+        read(source, parts, out::add);
+        return out;
     }
 }

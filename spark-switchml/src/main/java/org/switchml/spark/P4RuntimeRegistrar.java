@@ -6,6 +6,7 @@ import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
 
 import java.util.Map;
 
@@ -62,8 +63,18 @@ public final class P4RuntimeRegistrar implements JobRegistrar {
     }
 
     @Override
-    public void register(final JobSpec spec) {
-        controller.registerJob(spec);
+    public JobSpec register(final JobSpec spec) {
+        return controller.registerJob(spec).spec();
+    }
+
+    @Override
+    public int requiredK() {
+        return controller.target() == org.switchml.control.Target.BMV2 ? Wire.P4_K : 0;
+    }
+
+    @Override
+    public boolean reachable() {
+        return controller.isPrimary();
     }
 
     @Override

@@ -16,18 +16,21 @@ import java.util.List;
 
 /**
  * The replicated loop for iterative algorithms: one barrier stage runs many iterations. In each, every
- * task computes its partition's vector, allreduces it through the switch, and applies the same
- * deterministic {@link Body#update} to its own copy of the state. There is no Spark job, broadcast or
- * driver round trip per iteration; the driver gets the final state and the per-iteration scalars from
- * partition 0 only.
+ * task computes its records' vector, the tasks of an executor sum theirs in memory, each executor
+ * allreduces its vector through the switch, and applies the same deterministic {@link Body#update} to
+ * its copy of the state, which its tasks then share. There is no Spark job, broadcast or driver round
+ * trip per iteration; the driver gets the final state and the per-iteration scalars from task 0 only.
+ *
+ * <p>Any number of partitions works: each task of the stage reads the partitions the stage's plan gives
+ * it (those cached on its executor first) once, and keeps their records for every iteration.
  *
  * <p>Checkpoints ({@link Options#checkpointIterations}, {@link Options#checkpointSeconds}) end the
  * stage and return the state to the driver, which starts the next stage from it: a failure then retries
- * only the current stage, i.e. resumes from the last checkpoint. The seconds rule is decided by
- * partition 0 and agreed through the allreduce itself (one extra element), so every task stops after
- * the same iteration.
+ * only the current stage, i.e. resumes from the last checkpoint. The seconds rule is decided by task 0
+ * and agreed through the allreduce itself (one extra element), so every task stops after the same
+ * iteration.
  *
- * <p>All workers receive bit-identical sums, so a deterministic update keeps every copy of the state
+ * <p>All executors receive bit-identical sums, so a deterministic update keeps every copy of the state
  * identical.
  */
 public final class ReplicatedLoop {
@@ -42,10 +45,17 @@ public final class ReplicatedLoop {
      * @param <T> record type
      */
     public interface Body<T> extends Serializable {
-        /** This partition's contribution for {@code iteration}; length {@code vectorLength}. */
-        double[] contribution(List<T> partition, double[] state, int iteration);
+        /**
+         * The contribution of {@code records} for {@code iteration}; length {@code vectorLength}. Called by
+         * several tasks of one executor at once with the same {@code state}, which it must not modify.
+         * Contributions are summed, so a task's vector must be the sum of its records' parts.
+         */
+        double[] contribution(List<T> records, double[] state, int iteration);
 
-        /** The next state from the summed contributions; must be deterministic. */
+        /**
+         * The next state from the sum of all contributions; must be deterministic. Runs once per executor
+         * and iteration; the executor's tasks share the state it returns.
+         */
         Step update(double[] state, double[] sum, int iteration);
     }
 
@@ -100,10 +110,8 @@ public final class ReplicatedLoop {
     public static <T> Result run(final RDD<T> data, final double[] initialState, final int vectorLength,
                                  final Body<T> body, final Options options) {
         final SparkContext sc = data.sparkContext();
-        final int partitions = data.getNumPartitions();
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
         final DriverRuntime rt = DriverRuntime.forContext(sc);
-        Launch.validate(sc, partitions);
         double[] state = initialState.clone();
         int done = 0;
         boolean converged = false;
@@ -113,10 +121,11 @@ public final class ReplicatedLoop {
         while (done < options.maxIterations() && !converged) {
             final int jobId = rt.newJobId();
             jobIds.add(jobId);
-            final TaskSettings settings = TaskSettings.resolve(sc, jobId);
+            final double[] from = state;
+            final int start = done;
             final List<TaskOutcome> outcomes;
             try {
-                outcomes = Launch.runBarrier(data, new LoopTask<>(settings, state, done, vectorLength, body, options));
+                outcomes = Launch.run(data, rt, jobId, s -> new LoopTask<>(s, data, from, start, vectorLength, body, options));
             } finally {
                 rt.remove(jobId);
             }
@@ -125,19 +134,19 @@ public final class ReplicatedLoop {
                 if (o.status == TaskOutcome.UNREACHABLE) {
                     final String reason = Launch.unreachable(o, fallback, rt);
                     LOG.warn("spark-switchml: switch {} unreachable ({}); running the loop on the driver with "
-                            + "treeAggregate from iteration {} ({}=treeAggregate)", rt.switchAddress(), reason, done,
+                            + "treeAggregate from iteration {} ({}=treeAggregate)", rt.switchName(), reason, done,
                             SwitchMLConfig.FALLBACK.key());
                     final Result rest = driverLoop(data, state, done, vectorLength, body, options);
                     scalars.addAll(rest.scalars());
                     return new Result(rest.state(), rest.iterations(), scalars, rest.converged(), checkpoints,
                             jobIds, false);
                 }
-                if (o.partition == 0) {
+                if (o.vector != null) {
                     first = o;
                 }
             }
             if (first == null) {
-                throw new IllegalStateException("spark-switchml: loop job " + jobId + " returned nothing from partition 0");
+                throw new IllegalStateException("spark-switchml: loop job " + jobId + " returned nothing from task 0");
             }
             state = first.vector;
             for (int i = 0; i < first.iterations; i++) {
@@ -192,19 +201,29 @@ public final class ReplicatedLoop {
         }
     }
 
-    /** One stage of the loop: iterations from {@code start} until a checkpoint, convergence or the end. */
-    private static final class LoopTask<T> implements Function1<Iterator<T>, Iterator<TaskOutcome>>, Serializable {
+    /** What an executor's step gives its tasks: the new state and whether partition 0 asked to checkpoint. */
+    private record ExecutorStep(Step step, boolean checkpoint) {
+    }
+
+    /**
+     * One stage of the loop: iterations from {@code start} until a checkpoint, convergence or the end.
+     * Each task computes its records' contribution; the executor's step (allreduce, then
+     * {@link Body#update}) runs once per executor, and its tasks share the new state.
+     */
+    private static final class LoopTask<T> implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
         private static final long serialVersionUID = 1L;
         private final TaskSettings settings;
+        private final RDD<T> source;
         private final double[] state;
         private final int start;
         private final int length;
         private final Body<T> body;
         private final Options options;
 
-        LoopTask(final TaskSettings settings, final double[] state, final int start, final int length,
-                 final Body<T> body, final Options options) {
+        LoopTask(final TaskSettings settings, final RDD<T> source,
+                 final double[] state, final int start, final int length, final Body<T> body, final Options options) {
             this.settings = settings;
+            this.source = source;
             this.state = state;
             this.start = start;
             this.length = length;
@@ -213,45 +232,65 @@ public final class ReplicatedLoop {
         }
 
         @Override
-        public Iterator<TaskOutcome> apply(final Iterator<T> records) {
+        public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
             final BarrierTaskContext ctx = BarrierTaskContext.get();
-            final int p = ctx.partitionId();
-            final List<T> partition = new ArrayList<>();
-            while (records.hasNext()) {
-                partition.add(records.next());
+            final int task = ctx.partitionId();
+            final StageMember m;
+            try {
+                m = StageMember.join(ctx, settings);
+            } catch (final SwitchUnreachableException e) {
+                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
             }
+            try (m) {
+                return Launch.single(iterate(ctx, m, task));
+            } catch (final SwitchUnreachableException e) {
+                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
+            } catch (final RuntimeException | Error e) {
+                m.fail(e instanceof RuntimeException re ? re
+                        : new org.switchml.protocol.SwitchMLException("task " + task + " failed: " + e, e));
+                throw e;
+            }
+        }
+
+        private TaskOutcome iterate(final BarrierTaskContext ctx, final StageMember m, final int task) {
+            final long t1 = System.nanoTime();
+            final List<T> records = Launch.readAll(source, m.partitions());
+            final long t2 = System.nanoTime();
             final boolean timed = options.checkpointSeconds() > 0;
             final long deadline = System.nanoTime() + (long) (options.checkpointSeconds() * 1e9);
-            double[] s = state.clone();
+            double[] s = state;
             final List<double[]> scalars = new ArrayList<>();
             int it = start;
             boolean converged = false;
-            try (BarrierChannel ch = BarrierChannel.open(ctx, settings)) {
-                while (it < options.maxIterations()) {
-                    final double[] v = body.contribution(partition, s, it);
-                    checkLength(v, length);
-                    final double[] in = timed ? Arrays.copyOf(v, length + 1) : v;
-                    if (timed && p == 0 && System.nanoTime() - deadline >= 0) {
-                        in[length] = 1; // partition 0's clock decides; the sum tells everyone
-                    }
-                    final double[] sum = ch.allReduce(in);
-                    final Step step = body.update(s, timed ? Arrays.copyOf(sum, length) : sum, it);
-                    s = step.state();
-                    if (p == 0) {
-                        scalars.add(step.scalars() == null ? new double[0] : step.scalars());
-                    }
-                    it++;
-                    converged = step.converged();
-                    if (converged || (options.checkpointIterations() > 0 && it - start >= options.checkpointIterations())
-                            || (timed && sum[length] > 0)) {
-                        break;
-                    }
+            while (it < options.maxIterations()) {
+                final double[] v = body.contribution(records, s, it);
+                Inputs.requireVector(v, length, "the contribution of task " + task + " at iteration " + it);
+                final double[] in = timed ? Arrays.copyOf(v, length + 1) : v;
+                if (timed && task == 0 && System.nanoTime() - deadline >= 0) {
+                    in[length] = 1; // task 0's clock decides; the sum tells everyone
                 }
-            } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(p, e.getMessage()));
+                final double[] current = s;
+                final int iteration = it;
+                final ExecutorStep step = m.step(in, sum -> new ExecutorStep(
+                        body.update(current, timed ? Arrays.copyOf(sum, length) : sum, iteration),
+                        timed && sum[length] > 0));
+                s = step.step().state();
+                if (m.reports()) {
+                    scalars.add(step.step().scalars() == null ? new double[0] : step.step().scalars());
+                }
+                it++;
+                converged = step.step().converged();
+                if (converged || (options.checkpointIterations() > 0 && it - start >= options.checkpointIterations())
+                        || step.checkpoint()) {
+                    break;
+                }
             }
-            if (p != 0) {
-                return Launch.single(new TaskOutcome(p, TaskOutcome.OK, "", null, it - start, converged, null, 0));
+            final long[] timings = {m.marks[StageMember.T_PLAN] - m.marks[StageMember.T_HELLO], t2 - t1,
+                    System.nanoTime() - t2};
+            if (!m.reports()) {
+                final TaskOutcome o = new TaskOutcome(task, TaskOutcome.OK, "", null, it - start, converged, null, 0);
+                o.timings = timings;
+                return o;
             }
             final int width = scalars.isEmpty() ? 0 : scalars.get(0).length;
             final double[] flat = new double[scalars.size() * width];
@@ -261,7 +300,9 @@ public final class ReplicatedLoop {
                 }
                 System.arraycopy(scalars.get(i), 0, flat, i * width, width);
             }
-            return Launch.single(new TaskOutcome(p, TaskOutcome.OK, "", s, it - start, converged, flat, width));
+            final TaskOutcome o = new TaskOutcome(task, TaskOutcome.OK, "", s, it - start, converged, flat, width);
+            o.timings = timings;
+            return o;
         }
     }
 }

@@ -23,13 +23,22 @@ import java.util.List;
  * of {@code spark.switchml.precision}: fp64 (default) at most n·2^(E−2B−2) per element, i.e. far below
  * 1e-12 of the block maximum; fp32 at most n·2^(E−B−1) (docs/protocol.md section 5).
  *
- * <p>Requirements, checked before launch: at most 32 partitions, no more partitions than task slots,
- * no dynamic allocation. A failed task retries the whole barrier stage under a new job generation.
+ * <p>Any number of partitions works: the barrier stage has one task per task slot (at most one per
+ * partition), each task folds the partitions the stage's plan gives it (those cached on its executor
+ * first), the tasks of one executor sum in memory, and each executor is one worker of the switch job
+ * (at most 32 executors). Dynamic allocation must be off. A failed stage runs again under a new job
+ * generation ({@code spark.switchml.stageAttempts}).
  * When the switch is unreachable, {@code spark.switchml.fallback} decides: treeAggregate (one warning,
  * counted in {@link DriverRuntime#fallbackCount()}) or an error.
  */
 public final class SwitchMLAggregator {
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLAggregator.class);
+
+    /**
+     * Local property a barrier task can read ({@code TaskContext.get().getLocalProperty}) to learn which
+     * attempt of its switch call it belongs to: "0" first, then one more per retry.
+     */
+    public static final String ATTEMPT_PROPERTY = "spark.switchml.attempt";
 
     private SwitchMLAggregator() {
     }
@@ -52,8 +61,9 @@ public final class SwitchMLAggregator {
      * @param viaSwitch      false when the fallback computed it
      * @param jobId          the switch job id used (also when it fell back mid-stage)
      * @param fallbackReason why it fell back, or null
+     * @param workers        the switch job's workers: the executors that took part (0 after a fallback)
      */
-    public record Result(double[] sum, boolean viaSwitch, int jobId, String fallbackReason) {
+    public record Result(double[] sum, boolean viaSwitch, int jobId, String fallbackReason, int workers) {
     }
 
     /** Element-wise sum over partitions of {@code fold(zero, partition, seqOp)}. */
@@ -79,36 +89,36 @@ public final class SwitchMLAggregator {
         final SparkContext sc = rdd.sparkContext();
         final int partitions = rdd.getNumPartitions();
         if (partitions == 0) {
-            return new Result(zero.clone(), true, 0, null);
+            return new Result(zero.clone(), true, 0, null, 0);
         }
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
         final DriverRuntime rt = DriverRuntime.forContext(sc);
-        Launch.validate(sc, partitions);
         final int jobId = rt.newJobId();
-        final TaskSettings settings = TaskSettings.resolve(sc, jobId);
         final List<TaskOutcome> outcomes;
         try {
-            outcomes = Launch.runBarrier(rdd, new AggregateTask<>(settings, length, zero, seqOp));
+            outcomes = Launch.run(rdd, rt, jobId, s -> new AggregateTask<>(s, rdd, length, zero, seqOp));
         } finally {
             rt.remove(jobId);
         }
         double[] sum = null;
+        int workers = 0;
         for (final TaskOutcome o : outcomes) {
             if (o.status == TaskOutcome.UNREACHABLE) {
                 final String reason = Launch.unreachable(o, fallback, rt);
                 LOG.warn("spark-switchml: switch {} unreachable ({}); computing job {} with treeAggregate instead "
-                        + "({}=treeAggregate)", rt.switchAddress(), reason, Integer.toUnsignedString(jobId),
+                        + "({}=treeAggregate)", rt.switchName(), reason, Integer.toUnsignedString(jobId),
                         SwitchMLConfig.FALLBACK.key());
-                return new Result(treeAggregate(rdd, zero, seqOp), false, jobId, reason);
+                return new Result(treeAggregate(rdd, zero, seqOp), false, jobId, reason, 0);
             }
-            if (o.partition == 0) {
+            if (o.vector != null) {
                 sum = o.vector;
+                workers = o.workers;
             }
         }
         if (sum == null) {
-            throw new IllegalStateException("spark-switchml: job " + jobId + " returned no result from partition 0");
+            throw new IllegalStateException("spark-switchml: job " + jobId + " returned no result from task 0");
         }
-        return new Result(sum, true, jobId, null);
+        return new Result(sum, true, jobId, null, workers);
     }
 
     /** Spark's treeAggregate with element-wise addition: the fallback and the reference. */
@@ -124,16 +134,22 @@ public final class SwitchMLAggregator {
         return a;
     }
 
-    /** The barrier task: fold the partition, allreduce through the switch, partition 0 returns the sum. */
-    private static final class AggregateTask<T> implements Function1<Iterator<T>, Iterator<TaskOutcome>>, Serializable {
+    /**
+     * The barrier task: fold the source partitions the plan gives this task, sum in memory with the
+     * executor's other tasks, allreduce the executor's vector through the switch; task 0 returns the sum.
+     */
+    private static final class AggregateTask<T> implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
         private static final long serialVersionUID = 1L;
         private final TaskSettings settings;
+        private final RDD<T> source;
         private final int length;
         private final double[] zero;
         private final SeqOp<T> seqOp;
 
-        AggregateTask(final TaskSettings settings, final int length, final double[] zero, final SeqOp<T> seqOp) {
+        AggregateTask(final TaskSettings settings, final RDD<T> source,
+                      final int length, final double[] zero, final SeqOp<T> seqOp) {
             this.settings = settings;
+            this.source = source;
             this.length = length;
             // An all-zero start need not travel in every task's closure (it would be O(dim) per task).
             this.zero = allZero(zero) ? null : zero;
@@ -150,21 +166,33 @@ public final class SwitchMLAggregator {
         }
 
         @Override
-        public Iterator<TaskOutcome> apply(final Iterator<T> records) {
+        public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
             final BarrierTaskContext ctx = BarrierTaskContext.get();
-            final int p = ctx.partitionId();
-            double[] acc = zero == null ? new double[length] : Arrays.copyOf(zero, length);
-            while (records.hasNext()) {
-                acc = seqOp.apply(acc, records.next());
-            }
-            if (acc.length != length) {
-                throw new IllegalArgumentException("seqOp returned a vector of length " + acc.length + ", expected " + length);
-            }
-            try (BarrierChannel ch = BarrierChannel.open(ctx, settings)) {
-                final double[] sum = ch.allReduce(acc);
-                return Launch.single(TaskOutcome.ok(p, p == 0 ? sum : null));
+            final int task = ctx.partitionId();
+            final StageMember m;
+            try {
+                m = StageMember.join(ctx, settings);
             } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(p, e.getMessage()));
+                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
+            }
+            try (m) {
+                final long t1 = System.nanoTime();
+                final double[][] acc = {zero == null ? new double[length] : Arrays.copyOf(zero, length)};
+                Launch.read(source, m.partitions(), r -> acc[0] = seqOp.apply(acc[0], r));
+                Inputs.requireVector(acc[0], length, "the fold of task " + task);
+                final long t2 = System.nanoTime();
+                final double[] sum = m.step(acc[0], global -> global);
+                final TaskOutcome o = TaskOutcome.ok(task, m.reports() ? sum : null);
+                o.workers = m.plan().workers();
+                o.timings = new long[] {m.marks[StageMember.T_PLAN] - m.marks[StageMember.T_HELLO], t2 - t1,
+                        System.nanoTime() - t2};
+                return Launch.single(o);
+            } catch (final SwitchUnreachableException e) {
+                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
+            } catch (final RuntimeException | Error e) {
+                m.fail(e instanceof RuntimeException re ? re
+                        : new org.switchml.protocol.SwitchMLException("task " + task + " failed: " + e, e));
+                throw e;
             }
         }
     }

@@ -83,13 +83,18 @@ public final class SwitchMLConfig {
             "2", Integer::parseInt, v -> v >= 1 && v <= 16, "an integer in 1..16");
 
     public static final ConfigEntry<Integer> K = new ConfigEntry<>("spark.switchml.k",
-            "int32 elements per packet. The P4 switch is built for 64; the software switch accepts up to "
-                    + Wire.MAX_K + ". Must be even in fp64 precision.",
-            "64", Integer::parseInt, v -> v >= 2 && v <= Wire.MAX_K, "an integer in 2.." + Wire.MAX_K);
+            "int32 elements per packet. `auto`: 64 on a P4 switch (what p4/switchml.p4 is built for); on the "
+                    + "software switch the largest k whose datagram fits the smallest MTU of the workers' and the "
+                    + "switch's interfaces without IP fragmentation (362 on a 1500-byte network, 2236 at 9000), at "
+                    + "most 4096 (the software switch's best measured k, which loopback gets). A number overrides "
+                    + "it: 2.." + Wire.MAX_K + ", even in fp64 precision. Per call.",
+            "auto", SwitchMLConfig::parseAuto, v -> v == 0 || (v >= 2 && v <= Wire.MAX_K),
+            "auto or an integer in 2.." + Wire.MAX_K);
 
     public static final ConfigEntry<Integer> POOL_SIZE = new ConfigEntry<>("spark.switchml.poolSize",
-            "Slots per job (packets in flight per worker).",
-            "128", Integer::parseInt, v -> v >= 1 && v <= 65536, "an integer in 1..65536");
+            "Slots per job (packets in flight per worker). `auto`: about 128 KiB in flight per worker, 4..128 "
+                    + "slots (8 at k=4096, 128 at k=64). Per call.",
+            "auto", SwitchMLConfig::parseAuto, v -> v == 0 || (v >= 1 && v <= 65536), "auto or an integer in 1..65536");
 
     public static final ConfigEntry<Precision> PRECISION = new ConfigEntry<>("spark.switchml.precision",
             "`fp64`: FP64_SPLIT encoding, error at most n*2^(E-2B-2) per element (about 1e-16 of the block "
@@ -110,8 +115,22 @@ public final class SwitchMLConfig {
             "10s", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms (e.g. 500ms, 10s)");
 
     public static final ConfigEntry<Long> RETRANSMIT_TIMEOUT = new ConfigEntry<>("spark.switchml.retransmitTimeout",
-            "First retransmission timeout of a packet; doubles on every retry up to 500ms. Per call.",
+            "First retransmission timeout of a packet, before round trips are measured; then it follows them, "
+                    + "never below this value, doubling on every retry up to 500ms. Read by each executor's worker "
+                    + "when it starts.",
             "20ms", SwitchMLConfig::parseMillis, v -> v >= 1 && v <= 500, "a duration in 1ms..500ms");
+
+    public static final ConfigEntry<Long> START_TIMEOUT = new ConfigEntry<>("spark.switchml.stageStartTimeout",
+            "Bound on the wait of a barrier stage's tasks for each other before the first allreduce: every task "
+                    + "says hello to the driver, and every executor reads and folds its partitions. A task that "
+                    + "Spark kills or that fails ends the wait at once; this bound only ends a stage that is stuck. "
+                    + "Per call.",
+            "10m", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms");
+
+    public static final ConfigEntry<Integer> STAGE_ATTEMPTS = new ConfigEntry<>("spark.switchml.stageAttempts",
+            "How many times a barrier stage is run before the call fails; each retry registers a new job "
+                    + "generation and the replicated loop resumes from its last checkpoint.",
+            "4", Integer::parseInt, v -> v >= 1 && v <= 100, "an integer in 1..100");
 
     public static final ConfigEntry<Long> KILL_POLL_INTERVAL = new ConfigEntry<>("spark.switchml.killPollInterval",
             "How often a barrier task checks whether Spark killed it; a killed task closes its socket so "
@@ -119,18 +138,22 @@ public final class SwitchMLConfig {
             "100ms", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms");
 
     public static final ConfigEntry<Long> SLOT_WAIT = new ConfigEntry<>("spark.switchml.slotWaitTimeout",
-            "Before launching a barrier stage on a cluster, how long to wait for enough task slots "
-                    + "(executors still registering) before failing with the numbers. Local masters do not wait.",
+            "Before launching a barrier stage on a cluster, how long to wait for the executors the "
+                    + "application asked for (`local-cluster` workers, or `spark.executor.instances`) to register; "
+                    + "the stage then runs on the task slots there are, but needs at least one. Local masters do "
+                    + "not wait.",
             "60s", SwitchMLConfig::parseMillis, v -> v >= 0, "a duration >= 0");
 
     public static final ConfigEntry<String> WORKER_HOST = new ConfigEntry<>("spark.switchml.worker.host",
-            "Address a task's worker socket binds. Empty: the executor's host as Spark reports it.",
+            "Address each executor's worker socket binds (one socket per executor, for the life of the "
+                    + "application). Empty: the executor's host as Spark reports it. Set it when that name resolves "
+                    + "to an interface the switch cannot reach (e.g. a management network).",
             "", s -> s, s -> true, "empty or a host name / IPv4 address");
 
     /** Every setting, in documentation order. */
     public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, P4RUNTIME_ADDRESS, REGISTRAR, SWITCH_HOST,
-            SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT,
-            KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
+            SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
+            STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
 
     /** Settings from a SparkConf. */
     public static Function<String, String> of(final SparkConf conf) {
@@ -161,6 +184,11 @@ public final class SwitchMLConfig {
                     .orElseThrow(() -> new IllegalArgumentException("unknown setting " + key + "; known: " + ENTRIES));
             e.from(settings);
         }
+    }
+
+    /** {@code auto} is 0; anything else must be an integer. */
+    static int parseAuto(final String s) {
+        return s.equalsIgnoreCase("auto") ? 0 : Integer.parseInt(s);
     }
 
     static Fallback parseFallback(final String s) {

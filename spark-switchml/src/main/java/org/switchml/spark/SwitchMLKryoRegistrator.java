@@ -49,6 +49,11 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
             out.writeBoolean(o.converged);
             writeArray(out, o.scalars);
             out.writeInt(o.scalarWidth, true);
+            out.writeInt(o.timings == null ? 0 : o.timings.length + 1, true);
+            if (o.timings != null) {
+                out.writeLongs(o.timings);
+            }
+            out.writeInt(o.workers, true);
         }
 
         @Override
@@ -61,7 +66,11 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
             final boolean converged = in.readBoolean();
             final double[] scalars = readArray(in);
             final int width = in.readInt(true);
-            return new TaskOutcome(partition, status, message, vector, iterations, converged, scalars, width);
+            final TaskOutcome o = new TaskOutcome(partition, status, message, vector, iterations, converged, scalars, width);
+            final int t = in.readInt(true);
+            o.timings = t == 0 ? null : in.readLongs(t - 1);
+            o.workers = in.readInt(true);
+            return o;
         }
 
         private static void writeArray(final Output out, final double[] a) {

@@ -5,21 +5,18 @@ import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.api.plugin.SparkPlugin;
-import org.switchml.protocol.SwitchAddress;
 
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * Enable with {@code spark.plugins=org.switchml.spark.SwitchMLPlugin}. The driver side starts the
- * embedded software switch (or connects to the external one of {@code spark.switchml.switch.address})
- * and registers jobs on request; executors learn the switch address from the driver plugin's init map
- * and ask the driver to register each job.
+ * embedded software switch (or connects to the external one of {@code spark.switchml.switch.address}),
+ * plans each barrier stage when its tasks say hello, and installs the stage's job on the switch. Each
+ * executor opens one worker socket at start and keeps it for the life of the application: the executor
+ * is the switch's worker for all its tasks.
  */
 public final class SwitchMLPlugin implements SparkPlugin {
-    /** Key of the switch address in the map handed from the driver plugin to executor plugins. */
-    static final String ADDRESS_KEY = "switch.address";
-
     @Override
     public DriverPlugin driverPlugin() {
         return new Driver();
@@ -42,24 +39,18 @@ public final class SwitchMLPlugin implements SparkPlugin {
             }
             // Fail the application at start-up on a bad setting, not at the first aggregation.
             SwitchMLConfig.validate(SwitchMLConfig.of(all), all.keySet());
+            // A switch that cannot be reached does not stop the application (one warning; fallback later).
             runtime = DriverRuntime.create(SwitchMLConfig.of(all), sc.conf().get("spark.driver.host", "127.0.0.1"), all);
             DriverRuntime.installPluginRuntime(runtime);
-            final Map<String, String> out = new HashMap<>();
-            out.put(ADDRESS_KEY, runtime.switchAddress().toString());
-            return out;
+            return Map.of();
         }
 
         @Override
         public Object receive(final Object message) {
-            if (message instanceof RegisterJob) {
-                try {
-                    runtime.register(((RegisterJob) message).toSpec());
-                    return "";
-                } catch (final RuntimeException e) {
-                    return "cannot register job on switch " + runtime.switchAddress() + ": " + e;
-                }
+            if (message instanceof byte[] bytes) {
+                return Rendezvous.encode((java.io.Serializable) runtime.receive(Rendezvous.decode(bytes)));
             }
-            throw new IllegalArgumentException("spark-switchml driver plugin: unexpected message " + message);
+            return runtime.receive(message);
         }
 
         @Override
@@ -77,13 +68,20 @@ public final class SwitchMLPlugin implements SparkPlugin {
 
         @Override
         public void init(final PluginContext ctx, final Map<String, String> extraConf) {
-            runtime = new ExecutorRuntime(ctx, SwitchAddress.parse(extraConf.get(ADDRESS_KEY)));
+            final Map<String, String> conf = new HashMap<>();
+            for (final scala.Tuple2<String, String> kv : ctx.conf().getAll()) {
+                conf.put(kv._1(), kv._2());
+            }
+            runtime = ExecutorRuntime.forPlugin(ctx, conf);
             ExecutorRuntime.install(runtime);
         }
 
         @Override
         public void shutdown() {
-            ExecutorRuntime.uninstall(runtime);
+            if (runtime != null) {
+                ExecutorRuntime.uninstall(runtime);
+                runtime.close();
+            }
         }
     }
 }

@@ -6,6 +6,10 @@ import org.switchml.protocol.SwitchMLException;
 final class SwitchUnreachableException extends SwitchMLException {
     private static final long serialVersionUID = 1L;
 
+    SwitchUnreachableException(final String message) {
+        super(message);
+    }
+
     SwitchUnreachableException(final String message, final Throwable cause) {
         super(message, cause);
     }

@@ -24,6 +24,11 @@ final class TaskOutcome implements Serializable {
     /** Loop: per-iteration scalars, iteration-major, {@code scalarWidth} per iteration; partition 0 only. */
     final double[] scalars;
     final int scalarWidth;
+    /** Where this task's time went (ns): rendezvous, reading and computing, combining and the switch. */
+    long[] timings;
+    static final int TIMINGS = 3;
+    /** The switch job's workers (executors) in the stage; 0 when unknown. */
+    int workers;
 
     TaskOutcome(final int partition, final byte status, final String message, final double[] vector,
                 final int iterations, final boolean converged, final double[] scalars, final int scalarWidth) {

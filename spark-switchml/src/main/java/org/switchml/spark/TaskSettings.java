@@ -1,34 +1,49 @@
 package org.switchml.spark;
 
 import org.apache.spark.SparkContext;
-import org.switchml.client.ClientOptions;
 
 import java.io.Serializable;
 import java.util.function.Function;
 
 /**
- * The per-call settings a barrier task needs, resolved once on the driver and shipped in the stage's
+ * The settings one barrier stage attempt needs, resolved once on the driver and shipped in the stage's
  * closure (not per iteration).
+ *
+ * @param jobId             the switch job
+ * @param generation        the attempt number; a retried stage registers a new generation
+ * @param tasks             barrier tasks in the stage
+ * @param k                 {@code spark.switchml.k}, or 0 to follow the path (MTU, switch kind)
+ * @param poolSize          {@code spark.switchml.poolSize}, or 0 for the automatic size
+ * @param fp64              FP64_SPLIT (else FP32_BLOCK) for {@code double[]}
+ * @param resultTimeoutMs   bound on the wait for a switch result
+ * @param startTimeoutMs    bound on the wait for the stage's other tasks and executors to be ready
+ * @param killPollMs        how often a task checks whether Spark killed it
  */
-record TaskSettings(int jobId, int k, int poolSize, boolean fp64, long resultTimeoutMs, long retransmitTimeoutMs,
-                    long killPollMs, String workerHost) implements Serializable {
+record TaskSettings(int jobId, int generation, int tasks, int k, int poolSize, boolean fp64, long resultTimeoutMs,
+                    long startTimeoutMs, long killPollMs) implements Serializable {
 
-    static TaskSettings resolve(final SparkContext sc, final int jobId) {
+    /** Settings of attempt {@code generation} of job {@code jobId} with {@code tasks} tasks. */
+    static TaskSettings resolve(final SparkContext sc, final int jobId, final int generation, final int tasks) {
         final Function<String, String> s = SwitchMLConfig.forCall(sc);
         final boolean fp64 = SwitchMLConfig.PRECISION.from(s) == SwitchMLConfig.Precision.FP64;
         final int k = SwitchMLConfig.K.from(s);
-        if (fp64 && k % 2 != 0) {
+        if (fp64 && k > 0 && k % 2 != 0) {
             throw new IllegalArgumentException(SwitchMLConfig.K.key() + "=" + k + " must be even with "
                     + SwitchMLConfig.PRECISION.key() + "=fp64 (two lanes per element)");
         }
-        return new TaskSettings(jobId, k, SwitchMLConfig.POOL_SIZE.from(s), fp64,
-                SwitchMLConfig.RESULT_TIMEOUT.from(s), SwitchMLConfig.RETRANSMIT_TIMEOUT.from(s),
-                SwitchMLConfig.KILL_POLL_INTERVAL.from(s), SwitchMLConfig.WORKER_HOST.from(s));
+        return new TaskSettings(jobId, generation, tasks, k, SwitchMLConfig.POOL_SIZE.from(s), fp64,
+                SwitchMLConfig.RESULT_TIMEOUT.from(s), SwitchMLConfig.START_TIMEOUT.from(s),
+                SwitchMLConfig.KILL_POLL_INTERVAL.from(s));
     }
 
-    ClientOptions clientOptions(final String host) {
-        return ClientOptions.defaults().withBindHost(host).withFp64(fp64).withResultTimeoutMs(resultTimeoutMs)
-                .withRetransmitTimeoutMs(retransmitTimeoutMs,
-                        Math.max(retransmitTimeoutMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
+    /** The same settings for the next attempt. */
+    TaskSettings nextAttempt() {
+        return new TaskSettings(jobId, (generation + 1) & 0xFFFF, tasks, k, poolSize, fp64, resultTimeoutMs,
+                startTimeoutMs, killPollMs);
+    }
+
+    /** Identifies this stage attempt in the rendezvous. */
+    String stageKey() {
+        return Integer.toUnsignedString(jobId) + "." + generation;
     }
 }

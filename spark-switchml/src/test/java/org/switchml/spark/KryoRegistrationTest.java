@@ -42,7 +42,7 @@ class KryoRegistrationTest {
         assertEquals(1, arr.length);
         final RegisterJob r = roundTrip(k, new RegisterJob(5, 1, 64, 128, new String[] {"127.0.0.1:5000"}));
         assertEquals(5, r.toSpec().jobId());
-        final TaskSettings s = new TaskSettings(9, 64, 128, true, 1000, 20, 100, "");
+        final TaskSettings s = new TaskSettings(9, 1, 4, 64, 0, true, 1000, 60_000, 100);
         assertEquals(s, roundTrip(k, s));
         final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(3, 1, 0.5);
         assertEquals(opts, roundTrip(k, opts));

@@ -8,7 +8,7 @@ import java.util.List;
 /**
  * Gradient descent on least squares, as a {@link ReplicatedLoop.Body}: records are {@code [x..., y]}.
  * The contribution is {@code [Σ (w·x − y) x, Σ ½(w·x − y)², count]}; the update is deterministic.
- * Optionally fails partition 1 of a barrier stage's first attempt at one iteration (fault injection).
+ * Optionally fails task 1 of a barrier stage's first attempt at one iteration (fault injection).
  */
 final class LeastSquares implements ReplicatedLoop.Body<double[]> {
     private static final long serialVersionUID = 1L;
@@ -29,8 +29,8 @@ final class LeastSquares implements ReplicatedLoop.Body<double[]> {
     @Override
     public double[] contribution(final List<double[]> partition, final double[] w, final int iteration) {
         final TaskContext ctx = TaskContext.get();
-        if (iteration == failAtIteration && ctx instanceof BarrierTaskContext && ctx.stageAttemptNumber() == 0
-                && ctx.partitionId() == 1) {
+        if (iteration == failAtIteration && ctx instanceof BarrierTaskContext
+                && "0".equals(ctx.getLocalProperty(SwitchMLAggregator.ATTEMPT_PROPERTY)) && ctx.partitionId() == 1) {
             // The other tasks have already sent this iteration's vector: they are mid-allreduce.
             throw new IllegalStateException("injected failure at iteration " + iteration);
         }

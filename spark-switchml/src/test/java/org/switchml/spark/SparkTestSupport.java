@@ -64,6 +64,29 @@ final class SparkTestSupport {
         return p.toArray(new double[0][]);
     }
 
+    /**
+     * What one executor streams when all {@code tasks} tasks of a stage run on it and nothing else
+     * decides the plan: source partition p goes to task p mod tasks (ties go to the lowest task), each task
+     * folds its partitions in order, and the executor adds the tasks' vectors in task order.
+     */
+    static double[] oneExecutorVector(final JavaRDD<double[]> rdd, final int dim, final int tasks) {
+        // Rows tagged with their partition, in partition order (collect keeps it).
+        final List<scala.Tuple2<Integer, double[]>> tagged = rdd.mapPartitionsWithIndex((i, it) -> {
+            final List<scala.Tuple2<Integer, double[]>> out = new ArrayList<>();
+            it.forEachRemaining(r -> out.add(new scala.Tuple2<>(i, r)));
+            return out.iterator();
+        }, true).collect();
+        final double[][] acc = new double[tasks][dim];
+        for (final scala.Tuple2<Integer, double[]> t : tagged) {
+            addRow(acc[t._1() % tasks], t._2());
+        }
+        final double[] out = acc[0].clone();
+        for (int t = 1; t < tasks; t++) {
+            addRow(out, acc[t]);
+        }
+        return out;
+    }
+
     /** |a - b| <= rel * (max |b| over the element's block of {@code block} elements), element-wise. */
     static void assertWithinBlockRelative(final double[] expected, final double[] actual, final int block,
                                           final double rel) {

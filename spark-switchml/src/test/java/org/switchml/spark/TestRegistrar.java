@@ -27,15 +27,16 @@ public final class TestRegistrar implements JobRegistrar {
     }
 
     @Override
-    public void register(final JobSpec spec) {
+    public JobSpec register(final JobSpec spec) {
         if (blind) {
-            return;
+            return spec;
         }
         final SoftwareSwitch sw = target;
         if (sw == null) {
             throw new SwitchMLException("test switch is stopped");
         }
         sw.registerJob(spec);
+        return spec;
     }
 
     @Override

@@ -1,5 +1,7 @@
 package org.switchml.dataplane.runtime;
 
+import org.switchml.p4info.Gencode;
+
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.p4info.P4Names;
 import org.switchml.p4info.Bytestrings;
@@ -72,6 +74,10 @@ import java.util.logging.Logger;
  * never waits for this lock.
  */
 final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
+    static {
+        Gencode.quiet(); // before any P4Runtime message class loads
+    }
+
     static final String API_VERSION = "1.3.0";
     private static final Logger LOG = Logger.getLogger(RuntimeService.class.getName());
     /** Job drop reasons kept per job (the first two are switch-wide, as in the P4 program). */

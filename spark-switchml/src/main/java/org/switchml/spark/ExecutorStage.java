@@ -1,0 +1,244 @@
+package org.switchml.spark;
+
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLTimeoutException;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One barrier stage attempt as one executor sees it: the tasks of this executor sum their vectors in
+ * memory, and the last of them to arrive streams the executor's vector through the switch (the
+ * executor is one worker of the switch job) and runs the executor-level step on the sum; every task of
+ * the executor then gets that step's outcome.
+ *
+ * <p>The in-memory sum is taken in the tasks' local order, so a given placement of partitions always
+ * gives the same bits; the switch's integer sum then gives every executor the same bits.
+ */
+final class ExecutorStage {
+    /** What the executor does with the global sum, once per step; its result is shared by the local tasks. */
+    @FunctionalInterface
+    interface StepFunction<R> {
+        R apply(double[] sum);
+    }
+
+    private final ExecutorRuntime runtime;
+    private final String key;
+    private final Rendezvous.Plan plan;
+    private final int rank;
+    private final int localCount;
+
+    private int entered;
+    private final double[][] partials;
+    private int arrived;
+    private long cycle;
+    private Object result;
+    private RuntimeException failure;
+    private JobSession session;
+    private boolean ready;
+
+    ExecutorStage(final ExecutorRuntime runtime, final String key, final Rendezvous.Plan plan, final int rank) {
+        this.runtime = runtime;
+        this.key = key;
+        this.plan = plan;
+        this.rank = rank;
+        this.localCount = plan.localCount()[rank];
+        this.partials = new double[localCount][];
+    }
+
+    String key() {
+        return key;
+    }
+
+    int rank() {
+        return rank;
+    }
+
+    Rendezvous.Plan plan() {
+        return plan;
+    }
+
+    synchronized void enter() {
+        entered++;
+    }
+
+    /** Returns whether this was the last task inside. */
+    synchronized boolean leave() {
+        return --entered == 0;
+    }
+
+    /** Fails every waiting and future step of this executor, and the switch call in progress. */
+    void fail(final RuntimeException e) {
+        final JobSession s;
+        synchronized (this) {
+            if (failure == null) {
+                failure = e;
+            }
+            s = session;
+            notifyAll();
+        }
+        if (s != null) {
+            s.cancel(e);
+        }
+    }
+
+    /**
+     * Contributes this task's vector to the executor's sum; the last local task to arrive allreduces it
+     * through the switch and applies {@code fn}. Returns {@code fn}'s result to every local task.
+     *
+     * @throws SwitchUnreachableException when the switch did not answer within the bound or refused the job
+     */
+    @SuppressWarnings("unchecked")
+    <R> R step(final int localIndex, final double[] partial, final TaskSettings s, final StepFunction<R> fn) {
+        final double[][] mine;
+        final long myCycle;
+        synchronized (this) {
+            throwIfFailed();
+            if (partials[localIndex] != null) {
+                throw new IllegalStateException("task " + localIndex + " of executor " + runtime.executorId()
+                        + " contributed twice to one step of stage " + key);
+            }
+            partials[localIndex] = partial;
+            myCycle = cycle;
+            if (++arrived < localCount) {
+                final long deadline = System.nanoTime()
+                        + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs() + s.resultTimeoutMs() + 5_000);
+                while (cycle == myCycle && failure == null) {
+                    final long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        fail(new SwitchMLException(describe() + ": the executor's other tasks did not finish the step within "
+                                + (s.startTimeoutMs() + s.resultTimeoutMs() + 5_000) + " ms"));
+                        break;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(this, left);
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        fail(new SwitchMLException(describe() + ": interrupted"));
+                    }
+                }
+                if (cycle != myCycle) {
+                    return (R) result;
+                }
+                throwIfFailed();
+            }
+            mine = partials.clone();
+            java.util.Arrays.fill(partials, null);
+            arrived = 0;
+        }
+        final R r;
+        try {
+            r = fn.apply(allReduce(sum(mine), s));
+        } catch (final RuntimeException e) {
+            fail(e);
+            throw e;
+        }
+        synchronized (this) {
+            result = r;
+            cycle++;
+            notifyAll();
+        }
+        return r;
+    }
+
+    /** The local vectors summed in local task order (the same bits for the same placement). */
+    private static double[] sum(final double[][] parts) {
+        if (parts.length == 1) {
+            return parts[0];
+        }
+        final double[] out = parts[0].clone();
+        for (int t = 1; t < parts.length; t++) {
+            final double[] p = parts[t];
+            if (p.length != out.length) {
+                throw new IllegalArgumentException("tasks of one executor contributed vectors of lengths "
+                        + out.length + " and " + p.length);
+            }
+            for (int i = 0; i < out.length; i++) {
+                out[i] += p[i];
+            }
+        }
+        return out;
+    }
+
+    private double[] allReduce(final double[] v, final TaskSettings s) {
+        final JobSession js = session(s);
+        try {
+            return js.allReduce(v, s.fp64());
+        } catch (final SwitchMLTimeoutException e) {
+            throw new SwitchUnreachableException(e.getMessage(), e);
+        }
+    }
+
+    /** The executor's session, after the driver said the job is installed and every executor is ready. */
+    private JobSession session(final TaskSettings s) {
+        synchronized (this) {
+            throwIfFailed();
+            if (session != null) {
+                return session;
+            }
+        }
+        if (!ready) {
+            awaitReady(s);
+        }
+        final List<InetSocketAddress> workers = new ArrayList<>();
+        for (final String e : plan.endpoints()) {
+            workers.add(RegisterJob.parseEndpoint(e));
+        }
+        final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.poolSize(), workers);
+        final JobSession js = runtime.worker().join(spec, rank, SwitchAddress.parse(plan.switchAddress()),
+                s.resultTimeoutMs());
+        synchronized (this) {
+            session = js;
+            throwIfFailed();
+        }
+        return js;
+    }
+
+    private int secret;
+
+    /** Polls the driver (bounded, backing off from 0.25 ms to 16 ms) until the stage may start streaming. */
+    private void awaitReady(final TaskSettings s) {
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs());
+        long pauseNs = 250_000;
+        while (true) {
+            final Object reply = runtime.ask(new Rendezvous.Ready(key, rank));
+            if (!(reply instanceof Rendezvous.RegisteredReply r)) {
+                throw new SwitchMLException(describe() + ": unexpected answer from the driver: " + reply);
+            }
+            if (r.error() != null) {
+                throw new SwitchUnreachableException(describe() + ": " + r.error());
+            }
+            if (r.done()) {
+                secret = r.secret();
+                ready = true;
+                return;
+            }
+            synchronized (this) {
+                throwIfFailed();
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new SwitchMLException(describe() + ": the job was not installed, or not every executor was ready, "
+                        + "within " + s.startTimeoutMs() + " ms (" + SwitchMLConfig.START_TIMEOUT.key() + ")");
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(pauseNs);
+            pauseNs = Math.min(16_000_000, pauseNs * 2);
+        }
+    }
+
+    private void throwIfFailed() {
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    String describe() {
+        return "job " + Integer.toUnsignedString(plan.jobId()) + " generation " + plan.generation() + " rank " + rank
+                + " (executor " + runtime.executorId() + ", worker " + runtime.worker().localAddress() + ", switch "
+                + plan.switchAddress() + ")";
+    }
+}

@@ -1,0 +1,124 @@
+package org.switchml.spark;
+
+import java.io.Serializable;
+
+/**
+ * The messages of a barrier stage's rendezvous, sent by each task to the driver (the plugin's driver
+ * endpoint, or a direct call in a local JVM without the plugin). A reply is always immediate: the
+ * driver endpoint must never block, so a task polls until the answer is final.
+ */
+final class Rendezvous {
+    private Rendezvous() {
+    }
+
+    /**
+     * The bytes of a message as it crosses Spark's RPC. Spark deserializes RPC messages with the
+     * classloader of its RPC threads, which does not see jars added with {@code --jars}; so messages
+     * travel as {@code byte[]} and are read back here, with the loader that loaded spark-switchml.
+     */
+    static byte[] encode(final Serializable message) {
+        final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+            out.writeObject(message);
+        } catch (final java.io.IOException e) {
+            throw new IllegalStateException("cannot serialize " + message.getClass().getSimpleName() + ": " + e, e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** Reads what {@link #encode} wrote (also classes of the application's jars: they share our loader). */
+    static Object decode(final byte[] bytes) {
+        final ClassLoader loader = Rendezvous.class.getClassLoader();
+        try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes)) {
+            @Override
+            protected Class<?> resolveClass(final java.io.ObjectStreamClass desc)
+                    throws java.io.IOException, ClassNotFoundException {
+                try {
+                    return Class.forName(desc.getName(), false, loader);
+                } catch (final ClassNotFoundException e) {
+                    return super.resolveClass(desc);
+                }
+            }
+        }) {
+            return in.readObject();
+        } catch (final java.io.IOException | ClassNotFoundException e) {
+            throw new IllegalStateException("cannot read a spark-switchml message: " + e, e);
+        }
+    }
+
+    /**
+     * A task of stage {@code stage} says where it runs: the executor and that executor's worker socket.
+     *
+     * @param stage      {@link TaskSettings#stageKey()}
+     * @param task       the task's index in the stage (its barrier partition id)
+     * @param executorId Spark's executor id
+     * @param endpoint   {@code ip:port} of the executor's worker socket
+     * @param mtu        MTU of the interface that socket is bound to (0 when unknown)
+     */
+    record Hello(String stage, int task, String executorId, String endpoint, int mtu) implements Serializable {
+        private static final long serialVersionUID = 1L;
+    }
+
+    /**
+     * The driver's answer to a {@link Hello}: not yet (some tasks have not said hello), the plan, or a
+     * refusal (the stage is unknown or over, or cannot run as one switch job; the task must fail), or
+     * the switch is down (the task reports it, and the driver falls back).
+     *
+     * @param plan       the plan, or null
+     * @param error      why the task cannot take part, or null
+     * @param switchDown whether {@code error} says the switch cannot be reached
+     * @param partitions the source partitions this task reads (only its own: a partition of a
+     *                   parallelized collection carries its data, so no task gets all of them)
+     */
+    record PlanReply(Plan plan, String error, boolean switchDown, org.apache.spark.Partition[] partitions)
+            implements Serializable {
+        private static final long serialVersionUID = 1L;
+        static final PlanReply PENDING = new PlanReply(null, null, false, null);
+
+        static PlanReply failed(final String error, final boolean switchDown) {
+            return new PlanReply(null, error, switchDown, null);
+        }
+    }
+
+    /**
+     * How one barrier stage runs, decided by the driver once every task has said hello; the same for
+     * every task.
+     *
+     * @param switchAddress the switch's dataplane address, {@code host:port[,port...]}
+     * @param jobId        the switch job
+     * @param generation   the attempt (a retried stage registers a new generation)
+     * @param k            int32 elements per packet
+     * @param poolSize     slots of the job
+     * @param endpoints    {@code ip:port} of each rank's worker socket (one rank per executor)
+     * @param rankOfTask   per task: the rank of its executor
+     * @param localIndex   per task: its index among the tasks of its executor
+     * @param localCount   per rank: how many tasks run on that executor
+     * @param partitions   per task: the source partitions it reads, ascending
+     */
+    record Plan(String switchAddress, int jobId, int generation, int k, int poolSize, String[] endpoints, int[] rankOfTask,
+                int[] localIndex, int[] localCount, int[][] partitions) implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        int workers() {
+            return endpoints.length;
+        }
+    }
+
+    /**
+     * Sent by the task that streams an executor's vector before the stage's first allreduce: rank
+     * {@code rank} is ready. The answer is final once the job is installed on the switch and every rank
+     * is ready, so that no worker's result timeout runs while another executor still reads its data.
+     */
+    record Ready(String stage, int rank) implements Serializable {
+        private static final long serialVersionUID = 1L;
+    }
+
+    /**
+     * Reply to {@link Ready}: go (with the secret the switch checks in every packet), not yet, or failed
+     * with a reason.
+     */
+    record RegisteredReply(boolean done, int secret, String error) implements Serializable {
+        private static final long serialVersionUID = 1L;
+        static final RegisteredReply PENDING = new RegisteredReply(false, 0, null);
+    }
+}
