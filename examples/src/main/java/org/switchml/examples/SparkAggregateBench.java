@@ -5,57 +5,148 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLAggregator;
-import org.switchml.spark.SwitchMLPlugin;
 
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * Times one aggregation of a 2^20 and a 2^24 double vector over 4 partitions: SwitchMLAggregator vs
- * treeAggregate vs treeAggregate with finalAggregateOnExecutor, in the same run; then the
- * per-iteration cost of the replicated loop vs one treeAggregate job per iteration (10^4 elements).
+ * Spark aggregation benchmark, everything measured in one run: one aggregation through the switch
+ * ({@link SwitchMLAggregator}) against treeAggregate and treeAggregate with finalAggregateOnExecutor, for
+ * each vector size and partition count; then the replicated loop's per-iteration time against one
+ * treeAggregate job per iteration. Prints medians and the ratios against treeAggregate.
  *
- * <p>Run with SPARK_HOME holding Spark's jars (spark-switchml/target/spark-home after
- * {@code mvn test-compile}), SPARK_SCALA_VERSION=2.13, SPARK_LOCAL_IP=127.0.0.1 and Spark's JVM flags;
- * see docs/benchmarks.md. Arguments: {@code [master] [k] [repetitions] [fp64|fp32]}.
+ * <p>Run it through {@code bin/switchml-submit} (docs/benchmarks.md), which puts the library on the
+ * executors and enables the plugin:
+ * <pre>
+ * bin/switchml-submit --master 'local-cluster[2,2,3072]' --driver-memory 6g \
+ *     --class org.switchml.examples.SparkAggregateBench examples/target/examples-0.1.0-SNAPSHOT.jar
+ * </pre>
  */
 public final class SparkAggregateBench {
+    private static boolean PROFILE;
+
     private SparkAggregateBench() {
     }
 
+    /** Command line. */
+    record Options(int[] sizes, int[] partitions, int reps, String precision, int loopDim, boolean loop,
+                   boolean profile) {
+    }
+
+    static final String USAGE = "usage: SparkAggregateBench [--sizes N,N,...] [--partitions P,P,...] [--reps R] "
+            + "[--precision fp64|fp32] [--loop-dim N] [--no-loop] [--profile] [--help]";
+
     public static void main(final String[] args) {
-        final String master = args.length > 0 ? args[0] : "local-cluster[2,2,3072]";
-        final String k = args.length > 1 ? args[1] : "1024";
-        final int reps = args.length > 2 ? Integer.parseInt(args[2]) : 3;
-        final String precision = args.length > 3 ? args[3] : "fp64";
-        final String cp = System.getProperty("bench.executor.classpath", System.getProperty("java.class.path"));
-        final SparkConf conf = new SparkConf().setAppName("switchml-bench").setMaster(master)
-                .set("spark.ui.enabled", "false")
-                .set("spark.driver.host", "127.0.0.1")
-                .set("spark.driver.bindAddress", "127.0.0.1")
-                .set("spark.executor.memory", "2560m")
-                .set("spark.driver.maxResultSize", "4g")
-                .set("spark.executor.extraClassPath", cp)
-                .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
-                .set("spark.plugins", SwitchMLPlugin.class.getName())
-                .set("spark.switchml.k", k)
-                .set("spark.switchml.precision", precision)
-                .set("spark.switchml.slotWaitTimeout", "300s")
-                // A barrier stage launches only when every task gets a slot in one offer round; with
-                // locality preferences (cached input) it may otherwise wait out spark.locality.wait (3s).
-                .set("spark.locality.wait", "0s");
+        final Options o;
+        try {
+            o = parse(args);
+        } catch (final IllegalArgumentException e) {
+            System.err.println("SparkAggregateBench: " + e.getMessage());
+            System.err.println(USAGE);
+            System.exit(2);
+            return;
+        }
+        if (o == null) {
+            System.out.println(USAGE + "\n\n"
+                    + "  --sizes       vector lengths in doubles (default 10000,1048576,16777216)\n"
+                    + "  --partitions  partition counts of the input (default 4,64)\n"
+                    + "  --reps        timed calls per method and cell, after one warm-up call (default 3)\n"
+                    + "  --precision   spark.switchml.precision (default fp64)\n"
+                    + "  --loop-dim    vector length of the loop benchmark (default 10000)\n"
+                    + "  --no-loop     skip the loop benchmark\n"
+                    + "  --profile     log where each switch stage's time goes (rendezvous, compute, switch)\n"
+                    + "The master and the rest come from spark-submit (bin/switchml-submit).");
+            return;
+        }
+        final SparkConf conf = new SparkConf().setAppName("switchml-spark-bench")
+                .setIfMissing("spark.master", "local-cluster[2,2,3072]")
+                .setIfMissing("spark.ui.enabled", "false")
+                .setIfMissing("spark.driver.maxResultSize", "4g")
+                .setIfMissing("spark.executor.memory", "2560m")
+                .setIfMissing("spark.switchml.slotWaitTimeout", "300s")
+                .set("spark.switchml.precision", o.precision());
         try (JavaSparkContext jsc = new JavaSparkContext(conf)) {
-            System.out.printf("master=%s k=%s precision=%s repetitions=%d cores=%d%n", master, k, precision, reps,
-                    Runtime.getRuntime().availableProcessors());
-            // One record per partition: its seed; the seqOp expands it into the partition's vector.
-            final JavaRDD<Long> seeds = jsc.parallelize(List.of(1L, 2L, 3L, 4L), 4).cache();
-            seeds.count();
-            for (final int log : new int[] {20, 24}) {
-                aggregation(seeds, 1 << log, reps);
+            PROFILE = o.profile();
+            if (o.profile()) { // after Spark set up its logging, which would undo it
+                org.apache.logging.log4j.core.config.Configurator.setLevel("org.switchml.spark.Launch",
+                        org.apache.logging.log4j.Level.DEBUG);
             }
-            loop(jsc);
+            final PrintStream out = System.out;
+            out.printf("master=%s precision=%s reps=%d cores=%d k=%s%n", jsc.master(), o.precision(), o.reps(),
+                    Runtime.getRuntime().availableProcessors(), conf.get("spark.switchml.k", "auto"));
+            for (final int parts : o.partitions()) {
+                // One record per partition: its seed; the seqOp expands it into the partition's vector.
+                final List<Long> seeds = new ArrayList<>();
+                for (long s = 1; s <= parts; s++) {
+                    seeds.add(s);
+                }
+                final JavaRDD<Long> rdd = jsc.parallelize(seeds, parts).cache();
+                rdd.count();
+                for (final int dim : o.sizes()) {
+                    aggregation(out, rdd, dim, parts, o.reps());
+                }
+                rdd.unpersist(true);
+            }
+            if (o.loop()) {
+                loop(out, jsc, o.loopDim());
+            }
+        }
+    }
+
+    static Options parse(final String[] args) {
+        int[] sizes = {10_000, 1 << 20, 1 << 24};
+        int[] partitions = {4, 64};
+        int reps = 3;
+        String precision = "fp64";
+        int loopDim = 10_000;
+        boolean loop = true;
+        boolean profile = false;
+        for (int i = 0; i < args.length; i++) {
+            final String a = args[i];
+            switch (a) {
+                case "--help", "-h" -> {
+                    return null;
+                }
+                case "--no-loop" -> loop = false;
+                case "--profile" -> profile = true;
+                case "--sizes", "--partitions", "--reps", "--precision", "--loop-dim" -> {
+                    if (i + 1 >= args.length) {
+                        throw new IllegalArgumentException(a + " needs a value");
+                    }
+                    final String v = args[++i];
+                    switch (a) {
+                        case "--sizes" -> sizes = ints(a, v, 1);
+                        case "--partitions" -> partitions = ints(a, v, 1);
+                        case "--reps" -> reps = ints(a, v, 1)[0];
+                        case "--loop-dim" -> loopDim = ints(a, v, 1)[0];
+                        default -> {
+                            if (!v.equals("fp64") && !v.equals("fp32")) {
+                                throw new IllegalArgumentException("--precision '" + v + "' must be fp64 or fp32");
+                            }
+                            precision = v;
+                        }
+                    }
+                }
+                default -> throw new IllegalArgumentException("unknown argument '" + a + "'");
+            }
+        }
+        return new Options(sizes, partitions, reps, precision, loopDim, loop, profile);
+    }
+
+    private static int[] ints(final String option, final String v, final int min) {
+        try {
+            final int[] out = Arrays.stream(v.split(",")).mapToInt(s -> Integer.parseInt(s.trim())).toArray();
+            for (final int x : out) {
+                if (x < min) {
+                    throw new IllegalArgumentException(option + " " + x + " must be >= " + min);
+                }
+            }
+            return out;
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException(option + " '" + v + "' is not a list of whole numbers");
         }
     }
 
@@ -67,9 +158,18 @@ public final class SparkAggregateBench {
         return acc;
     }
 
-    private static void aggregation(final JavaRDD<Long> seeds, final int dim, final int reps) {
-        final String[] names = {"switchml", "treeAggregate", "treeAggregate(finalAggregateOnExecutor)"};
+    private static double[] add(final double[] a, final double[] b) {
+        for (int i = 0; i < a.length; i++) {
+            a[i] += b[i];
+        }
+        return a;
+    }
+
+    private static void aggregation(final PrintStream out, final JavaRDD<Long> seeds, final int dim, final int parts,
+                                    final int reps) {
+        final String[] names = {"switchml", "treeAggregate", "treeAggregate+finalAggregateOnExecutor"};
         final double[][] seconds = new double[3][reps];
+        int workers = 0;
         for (int rep = -1; rep < reps; rep++) { // rep -1 warms up
             for (int m = 0; m < 3; m++) {
                 final long t0 = System.nanoTime();
@@ -80,33 +180,35 @@ public final class SparkAggregateBench {
                     if (!r.viaSwitch()) {
                         throw new IllegalStateException("fell back: " + r.fallbackReason());
                     }
+                    workers = r.workers();
                     sum = r.sum();
+                    if (PROFILE) {
+                        System.out.println("switch counters of job " + Integer.toUnsignedString(r.jobId()) + ": "
+                                + org.switchml.spark.DriverRuntime.forContext(seeds.context()).finalCounters(r.jobId()));
+                    }
                 } else {
-                    sum = seeds.treeAggregate(new double[dim], SparkAggregateBench::fill,
-                            SparkAggregateBench::add, 2, m == 2);
+                    sum = seeds.treeAggregate(new double[dim], SparkAggregateBench::fill, SparkAggregateBench::add, 2, m == 2);
                 }
                 final double s = (System.nanoTime() - t0) / 1e9;
                 if (sum.length != dim) {
-                    throw new IllegalStateException();
+                    throw new IllegalStateException("wrong length " + sum.length);
                 }
                 if (rep >= 0) {
                     seconds[m][rep] = s;
                 }
             }
         }
+        final double[] median = new double[3];
         for (int m = 0; m < 3; m++) {
             Arrays.sort(seconds[m]);
-            System.out.printf("aggregate 2^%d doubles (%d MiB) x 4 partitions  %-42s median %.3f s  (min %.3f, max %.3f)%n",
-                    Integer.numberOfTrailingZeros(dim), dim * 8L >> 20, names[m], seconds[m][reps / 2], seconds[m][0],
-                    seconds[m][reps - 1]);
+            median[m] = seconds[m][reps / 2];
         }
-    }
-
-    private static double[] add(final double[] a, final double[] b) {
-        for (int i = 0; i < a.length; i++) {
-            a[i] += b[i];
+        for (int m = 0; m < 3; m++) {
+            out.printf("aggregate %9d doubles x %3d partitions  %-40s median %8.3f s (min %.3f, max %.3f)%s%n",
+                    dim, parts, names[m], median[m], seconds[m][0], seconds[m][reps - 1],
+                    m == 0 ? String.format("  [%d switch workers]", workers)
+                            : String.format("  switchml/this = %.3f", median[0] / median[m]));
         }
-        return a;
     }
 
     /** A trivial iterative body: the cost measured is the per-iteration machinery, not the math. */
@@ -119,11 +221,12 @@ public final class SparkAggregateBench {
         }
 
         @Override
-        public double[] contribution(final List<Long> partition, final double[] state, final int iteration) {
+        public double[] contribution(final List<Long> records, final double[] state, final int iteration) {
             final double[] v = new double[dim];
-            final long seed = partition.get(0);
-            for (int i = 0; i < dim; i++) {
-                v[i] = state[i] * 0.5 + ((seed + i + iteration) % 7);
+            for (final long seed : records) {
+                for (int i = 0; i < dim; i++) {
+                    v[i] += state[i] * 0.5 + ((seed + i + iteration) % 7);
+                }
             }
             return v;
         }
@@ -138,13 +241,12 @@ public final class SparkAggregateBench {
         }
     }
 
-    private static void loop(final JavaSparkContext jsc) {
-        final int dim = 10_000;
+    private static void loop(final PrintStream out, final JavaSparkContext jsc, final int dim) {
         final JavaRDD<Long> seeds = jsc.parallelize(List.of(1L, 2L, 3L, 4L), 4).cache();
         seeds.count();
         final Body body = new Body(dim);
         final int few = 20;
-        final int many = 220;
+        final int many = 520;
         ReplicatedLoop.run(seeds, new double[dim], dim, body, new ReplicatedLoop.Options(5, 0, 0)); // warm-up
         ReplicatedLoop.runOnDriver(seeds, new double[dim], dim, body, new ReplicatedLoop.Options(5, 0, 0));
         final List<Double> rows = new ArrayList<>();
@@ -158,11 +260,11 @@ public final class SparkAggregateBench {
         final double driver = (System.nanoTime() - t0) / 1e9;
         final double marginal = (rows.get(1) - rows.get(0)) / (many - few);
         final double perJob = driver / few;
-        System.out.printf("loop 10^4 doubles x 4 partitions: replicated %d iterations %.3f s, %d iterations %.3f s "
-                        + "-> %.2f ms per iteration (stage start-up %.2f s)%n", few, rows.get(0), many, rows.get(1),
+        out.printf("loop %d doubles x 4 partitions: replicated %d iterations %.3f s, %d iterations %.3f s "
+                        + "-> %.3f ms per iteration (stage start-up %.3f s)%n", dim, few, rows.get(0), many, rows.get(1),
                 marginal * 1e3, rows.get(0) - few * marginal);
-        System.out.printf("loop 10^4 doubles x 4 partitions: one treeAggregate job per iteration %.3f s for %d "
-                + "-> %.2f ms per iteration; ratio replicated/treeAggregate = %.3f%n", driver, few, perJob * 1e3,
-                marginal / perJob);
+        out.printf("loop %d doubles x 4 partitions: one treeAggregate job per iteration %.3f s for %d "
+                + "-> %.2f ms per iteration; replicated/treeAggregate = %.4f (1/%.0f)%n", dim, driver, few, perJob * 1e3,
+                marginal / perJob, perJob / marginal);
     }
 }

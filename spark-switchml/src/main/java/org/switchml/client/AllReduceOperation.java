@@ -58,7 +58,7 @@ final class AllReduceOperation {
     private ScheduledFuture<?> timer;
 
     AllReduceOperation(final SwitchMLClient client, final JobSession session, final VectorCodec codec,
-                       final long firstPacket) {
+                       final long firstPacket, final long resultTimeoutMs) {
         this.client = client;
         this.io = client.handler();
         this.session = session;
@@ -86,7 +86,7 @@ final class AllReduceOperation {
         final ClientOptions o = client.options();
         this.rtt = session.rtt();
         this.maxTimeoutNs = TimeUnit.MILLISECONDS.toNanos(o.maxRetransmitTimeoutMs());
-        this.resultTimeoutNs = TimeUnit.MILLISECONDS.toNanos(session.resultTimeoutMs());
+        this.resultTimeoutNs = TimeUnit.MILLISECONDS.toNanos(resultTimeoutMs);
     }
 
     /** Packets this call sends (retransmissions not counted): blocks plus look-ahead. */

@@ -77,8 +77,19 @@ public final class JobSession {
      * FP32_BLOCK otherwise. Every worker must make the same choice for the same call.
      */
     public double[] allReduce(final double[] in, final boolean fp64) {
+        return allReduce(in, fp64, resultTimeoutMs);
+    }
+
+    /**
+     * As {@link #allReduce(double[], boolean)}, failing when no result arrives for {@code timeoutMs}
+     * instead of the session's result timeout (e.g. a first call that also waits for slower workers).
+     */
+    public double[] allReduce(final double[] in, final boolean fp64, final long timeoutMs) {
+        if (timeoutMs < 1) {
+            throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
+        }
         final double[] out = new double[in.length];
-        run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), fp64));
+        run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), fp64), timeoutMs);
         return out;
     }
 
@@ -106,16 +117,20 @@ public final class JobSession {
         return out;
     }
 
-    private synchronized void run(final VectorCodec codec) {
+    private void run(final VectorCodec codec) {
+        run(codec, resultTimeoutMs);
+    }
+
+    private synchronized void run(final VectorCodec codec, final long timeoutMs) {
         if (broken) {
             throw new SwitchMLException(describe() + ": session is broken by an earlier failure; "
                     + "register the job again under a new generation");
         }
-        final AllReduceOperation op = new AllReduceOperation(client, this, codec, nextPacket);
+        final AllReduceOperation op = new AllReduceOperation(client, this, codec, nextPacket, timeoutMs);
         current = op;
         client.loop().execute(op::start);
         try {
-            await(op);
+            await(op, timeoutMs);
             nextPacket += op.totalPackets();
         } catch (final RuntimeException e) {
             broken = true;
@@ -125,9 +140,9 @@ public final class JobSession {
         }
     }
 
-    private void await(final AllReduceOperation op) {
-        // The operation fails itself after resultTimeoutMs without progress; the grace covers a stuck loop.
-        final long graceNs = TimeUnit.MILLISECONDS.toNanos(resultTimeoutMs + 5_000);
+    private void await(final AllReduceOperation op, final long timeoutMs) {
+        // The operation fails itself after timeoutMs without progress; the grace covers a stuck loop.
+        final long graceNs = TimeUnit.MILLISECONDS.toNanos(timeoutMs + 5_000);
         while (true) {
             try {
                 op.future().get(200, TimeUnit.MILLISECONDS);

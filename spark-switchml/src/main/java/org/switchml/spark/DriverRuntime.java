@@ -24,7 +24,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -63,6 +62,7 @@ public final class DriverRuntime implements AutoCloseable {
     private final AtomicLong fallbacks = new AtomicLong();
     private final Map<Integer, List<Integer>> generations = new ConcurrentHashMap<>();
     private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
+    private final Map<Integer, java.util.concurrent.Future<?>> removals = new ConcurrentHashMap<>();
     private final Map<String, StagePlanner> stages = new ConcurrentHashMap<>();
     /** Registrations run here, off the tasks' critical path and off Spark's RPC threads. */
     private final ExecutorService registrations = Executors.newSingleThreadExecutor(r -> {
@@ -338,9 +338,20 @@ public final class DriverRuntime implements AutoCloseable {
     /** Removes a finished job, keeping its final counters when the switch is embedded. */
     void remove(final int jobId) {
         final JobRegistrar r = registrar;
-        if (r == null) {
+        if (r == null || closed) {
             return;
         }
+        // Off the caller's path: the call returns while the switch forgets the job. Counter reads wait.
+        final java.util.concurrent.FutureTask<Void> f = new java.util.concurrent.FutureTask<>(() -> removeNow(r, jobId), null);
+        removals.put(jobId, f);
+        try {
+            registrations.execute(f);
+        } catch (final java.util.concurrent.RejectedExecutionException e) {
+            removals.remove(jobId); // closing
+        }
+    }
+
+    private void removeNow(final JobRegistrar r, final int jobId) {
         try {
             if (r instanceof EmbeddedSwitchRegistrar) {
                 final JobCounters c = ((EmbeddedSwitchRegistrar) r).counters(jobId);
@@ -351,6 +362,8 @@ public final class DriverRuntime implements AutoCloseable {
             r.remove(jobId);
         } catch (final RuntimeException e) {
             LOG.debug("spark-switchml: cannot remove job {}: {}", Integer.toUnsignedString(jobId), e.toString());
+        } finally {
+            removals.remove(jobId);
         }
     }
 
@@ -376,6 +389,16 @@ public final class DriverRuntime implements AutoCloseable {
 
     /** Switch counters of a finished job (embedded switch only), or null. */
     public JobCounters finalCounters(final int jobId) {
+        final java.util.concurrent.Future<?> pending = removals.get(jobId);
+        if (pending != null) {
+            try {
+                pending.get(10, TimeUnit.SECONDS);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (final java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                LOG.debug("spark-switchml: removal of job {} did not finish: {}", Integer.toUnsignedString(jobId), e.toString());
+            }
+        }
         return finalCounters.get(jobId);
     }
 
@@ -392,9 +415,18 @@ public final class DriverRuntime implements AutoCloseable {
         stages.put(s.stageKey(), new StagePlanner(s, preferred, partitions));
     }
 
-    /** Forgets a stage (after its job ended) and removes its job from the switch. */
-    void endStage(final TaskSettings s) {
-        stages.remove(s.stageKey());
+    /**
+     * Forgets a stage (after its job ended); returns its driver-side profile: the time from the first
+     * to the last task's hello, and the job's installation on the switch (ns), or null.
+     */
+    long[] endStage(final TaskSettings s) {
+        final StagePlanner p = stages.remove(s.stageKey());
+        if (p == null) {
+            return null;
+        }
+        synchronized (p) {
+            return new long[] {p.lastHelloNs - p.firstHelloNs, p.installNs};
+        }
     }
 
     /** Handles a message from a task (plugin RPC or a direct call); never blocks. */
@@ -405,13 +437,6 @@ public final class DriverRuntime implements AutoCloseable {
                 return Rendezvous.PlanReply.failed("stage " + h.stage() + " is not running (a stale attempt?)", false);
             }
             return p.hello(h);
-        }
-        if (message instanceof Rendezvous.Ready r) {
-            final StagePlanner p = stages.get(r.stage());
-            if (p == null) {
-                return new Rendezvous.RegisteredReply(false, 0, "stage " + r.stage() + " is not running");
-            }
-            return p.ready(r.rank());
         }
         if (message instanceof RegisterJob rj) {
             try {
@@ -424,7 +449,11 @@ public final class DriverRuntime implements AutoCloseable {
         throw new IllegalArgumentException("spark-switchml driver: unexpected message " + message);
     }
 
-    /** Collects the hellos of one stage attempt, makes the plan, and registers the job in the background. */
+    /**
+     * Collects the hellos of one stage attempt, makes the plan when the last one arrives, installs the job
+     * on the switch in the background, and gives the plan out once it is installed: the tasks then stream
+     * at once, and no packet reaches the switch before its job.
+     */
     private final class StagePlanner {
         private final TaskSettings settings;
         private final String[] preferred;
@@ -432,9 +461,10 @@ public final class DriverRuntime implements AutoCloseable {
         private final Rendezvous.Hello[] hellos;
         private int count;
         private volatile Rendezvous.PlanReply reply = Rendezvous.PlanReply.PENDING;
-        private final CompletableFuture<Integer> registration = new CompletableFuture<>();
-        private boolean[] ready;
-        private int readyCount;
+        /** For the stage's profile: first and last hello, and the job's installation (ns). */
+        private long firstHelloNs;
+        private long lastHelloNs;
+        private volatile long installNs;
 
         StagePlanner(final TaskSettings settings, final String[] preferred, final org.apache.spark.Partition[] partitions) {
             this.settings = settings;
@@ -443,14 +473,20 @@ public final class DriverRuntime implements AutoCloseable {
             this.hellos = new Rendezvous.Hello[settings.tasks()];
         }
 
-        synchronized Rendezvous.PlanReply hello(final Rendezvous.Hello h) {
-            if (h.task() < 0 || h.task() >= hellos.length) {
-                return Rendezvous.PlanReply.failed("task " + h.task() + " outside 0.." + (hellos.length - 1), false);
-            }
-            if (hellos[h.task()] == null) {
-                hellos[h.task()] = h;
-                if (++count == hellos.length) {
-                    reply = plan();
+        Rendezvous.PlanReply hello(final Rendezvous.Hello h) {
+            synchronized (this) {
+                if (h.task() < 0 || h.task() >= hellos.length) {
+                    return Rendezvous.PlanReply.failed("task " + h.task() + " outside 0.." + (hellos.length - 1), false);
+                }
+                if (hellos[h.task()] == null) {
+                    hellos[h.task()] = h;
+                    if (count == 0) {
+                        firstHelloNs = System.nanoTime();
+                    }
+                    if (++count == hellos.length) {
+                        lastHelloNs = System.nanoTime();
+                        plan();
+                    }
                 }
             }
             final Rendezvous.PlanReply r = reply;
@@ -465,60 +501,25 @@ public final class DriverRuntime implements AutoCloseable {
             return new Rendezvous.PlanReply(r.plan(), null, false, parts);
         }
 
-        synchronized Rendezvous.RegisteredReply ready(final int rank) {
-            final Rendezvous.PlanReply r = reply;
-            if (r.plan() == null) {
-                return new Rendezvous.RegisteredReply(false, 0, r.error() != null ? r.error() : "stage has no plan yet");
-            }
-            if (ready == null) {
-                ready = new boolean[r.plan().workers()];
-            }
-            if (rank < 0 || rank >= ready.length) {
-                return new Rendezvous.RegisteredReply(false, 0, "rank " + rank + " outside 0.." + (ready.length - 1));
-            }
-            if (!ready[rank]) {
-                ready[rank] = true;
-                readyCount++;
-            }
-            if (registration.isDone() && registration.isCompletedExceptionally()) {
-                return registered();
-            }
-            if (readyCount < ready.length || !registration.isDone()) {
-                return Rendezvous.RegisteredReply.PENDING;
-            }
-            return registered();
-        }
-
-        Rendezvous.RegisteredReply registered() {
-            try {
-                return new Rendezvous.RegisteredReply(true, registration.join(), null);
-            } catch (final RuntimeException e) {
-                final Throwable c = e.getCause() != null ? e.getCause() : e;
-                return new Rendezvous.RegisteredReply(false, 0, "registration on switch " + switchName() + " failed: "
-                        + (c.getMessage() == null ? c.toString() : c.getMessage()));
-            }
-        }
-
-        private Rendezvous.PlanReply plan() {
+        /** Makes the plan and installs its job in the background; the reply stays PENDING until then. */
+        private void plan() {
             for (final Rendezvous.Hello h : hellos) {
                 if (h.endpoint() == null) {
-                    final String why = "executor " + h.executorId() + " has no worker socket (see its log)";
-                    registration.completeExceptionally(new IllegalStateException(why));
-                    return Rendezvous.PlanReply.failed(why, true);
+                    reply = Rendezvous.PlanReply.failed("executor " + h.executorId() + " has no worker socket (see its log)", true);
+                    return;
                 }
             }
             final JobRegistrar r = registrar;
             if (r == null) {
-                final String why = unreachableReason();
-                registration.completeExceptionally(new IllegalStateException(why));
-                return Rendezvous.PlanReply.failed(why, true);
+                reply = Rendezvous.PlanReply.failed(unreachableReason(), true);
+                return;
             }
             final Rendezvous.Plan plan;
             try {
                 plan = StagePlans.make(r.address().toString(), settings, hellos, preferred, r.requiredK(), switchMtu());
             } catch (final RuntimeException e) {
-                registration.completeExceptionally(e);
-                return Rendezvous.PlanReply.failed(e.getMessage(), false);
+                reply = Rendezvous.PlanReply.failed(e.getMessage(), false);
+                return;
             }
             final List<InetSocketAddress> workers = new ArrayList<>();
             for (final String e : plan.endpoints()) {
@@ -527,12 +528,17 @@ public final class DriverRuntime implements AutoCloseable {
             final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.poolSize(), workers);
             registrations.execute(() -> {
                 try {
-                    registration.complete(secretOf(register(spec)));
+                    final long t0 = System.nanoTime();
+                    final int secret = secretOf(register(spec));
+                    installNs = System.nanoTime() - t0;
+                    reply = new Rendezvous.PlanReply(new Rendezvous.Plan(plan.switchAddress(), plan.jobId(),
+                            plan.generation(), secret, plan.k(), plan.poolSize(), plan.endpoints(), plan.rankOfTask(),
+                            plan.localIndex(), plan.localCount(), plan.partitions()), null, false, null);
                 } catch (final RuntimeException e) {
-                    registration.completeExceptionally(e);
+                    reply = Rendezvous.PlanReply.failed("registration of job " + spec.jobName() + " on switch "
+                            + switchName() + " failed: " + e.getMessage(), true);
                 }
             });
-            return new Rendezvous.PlanReply(plan, null, false, null);
         }
     }
 

@@ -40,7 +40,9 @@ final class ExecutorStage {
     private Object result;
     private RuntimeException failure;
     private JobSession session;
-    private boolean ready;
+    private boolean first = true;
+    /** Time of the last step's allreduce (ns), for the profile. */
+    volatile long switchNs;
 
     ExecutorStage(final ExecutorRuntime runtime, final String key, final Rendezvous.Plan plan, final int rank) {
         this.runtime = runtime;
@@ -165,25 +167,32 @@ final class ExecutorStage {
         return out;
     }
 
+    /**
+     * Allreduces through the switch. The stage's first call also waits for the other executors to have
+     * read and folded their data, so it is bounded by {@code spark.switchml.stageStartTimeout} plus the
+     * result timeout; every later call by the result timeout alone.
+     */
     private double[] allReduce(final double[] v, final TaskSettings s) {
+        final long t0 = System.nanoTime();
         final JobSession js = session(s);
+        final long timeout = first ? s.startTimeoutMs() + s.resultTimeoutMs() : s.resultTimeoutMs();
+        first = false;
         try {
-            return js.allReduce(v, s.fp64());
+            return js.allReduce(v, s.fp64(), timeout);
         } catch (final SwitchMLTimeoutException e) {
             throw new SwitchUnreachableException(e.getMessage(), e);
+        } finally {
+            switchNs = System.nanoTime() - t0;
         }
     }
 
-    /** The executor's session, after the driver said the job is installed and every executor is ready. */
+    /** The executor's session in the stage's job (installed on the switch before the plan was given out). */
     private JobSession session(final TaskSettings s) {
         synchronized (this) {
             throwIfFailed();
             if (session != null) {
                 return session;
             }
-        }
-        if (!ready) {
-            awaitReady(s);
         }
         final List<InetSocketAddress> workers = new ArrayList<>();
         for (final String e : plan.endpoints()) {
@@ -197,37 +206,6 @@ final class ExecutorStage {
             throwIfFailed();
         }
         return js;
-    }
-
-    private int secret;
-
-    /** Polls the driver (bounded, backing off from 0.25 ms to 16 ms) until the stage may start streaming. */
-    private void awaitReady(final TaskSettings s) {
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs());
-        long pauseNs = 250_000;
-        while (true) {
-            final Object reply = runtime.ask(new Rendezvous.Ready(key, rank));
-            if (!(reply instanceof Rendezvous.RegisteredReply r)) {
-                throw new SwitchMLException(describe() + ": unexpected answer from the driver: " + reply);
-            }
-            if (r.error() != null) {
-                throw new SwitchUnreachableException(describe() + ": " + r.error());
-            }
-            if (r.done()) {
-                secret = r.secret();
-                ready = true;
-                return;
-            }
-            synchronized (this) {
-                throwIfFailed();
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new SwitchMLException(describe() + ": the job was not installed, or not every executor was ready, "
-                        + "within " + s.startTimeoutMs() + " ms (" + SwitchMLConfig.START_TIMEOUT.key() + ")");
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(pauseNs);
-            pauseNs = Math.min(16_000_000, pauseNs * 2);
-        }
     }
 
     private void throwIfFailed() {

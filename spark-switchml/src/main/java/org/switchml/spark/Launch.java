@@ -67,7 +67,7 @@ final class Launch {
                 final RDD<TaskOutcome> barrier = new GroupedRDD(sc, source, tasks).barrier()
                         .mapPartitions(factory.task(s), false, OUTCOME);
                 final List<TaskOutcome> out = Arrays.asList((TaskOutcome[]) barrier.collect());
-                report(s, out, System.nanoTime() - t0);
+                report(s, out, System.nanoTime() - t0, rt.endStage(s));
                 return out;
             } catch (final Exception e) { // collect() throws SparkException without declaring it
                 if (attempt + 1 >= attempts || sc.isStopped() || cancelled(e) || badInput(e)) {
@@ -192,8 +192,8 @@ final class Launch {
     }
 
     /** Logs where the stage's time went (debug) so that fixed costs can be measured. */
-    private static void report(final TaskSettings s, final List<TaskOutcome> out, final long jobNs) {
-        if (!LOG.isDebugEnabled()) {
+    private static void report(final TaskSettings s, final List<TaskOutcome> out, final long jobNs, final long[] driver) {
+        if (!LOG.isDebugEnabled() || driver == null) {
             return;
         }
         final long[] max = new long[TaskOutcome.TIMINGS];
@@ -204,8 +204,10 @@ final class Launch {
                 }
             }
         }
-        LOG.debug("spark-switchml: stage {} with {} tasks: job {} ms; slowest task: rendezvous {} ms, read+compute {} ms, "
-                + "combine+switch {} ms", s.stageKey(), s.tasks(), ms(jobNs), ms(max[0]), ms(max[1]), ms(max[2]));
+        LOG.debug("spark-switchml: stage {} with {} tasks: job {} ms; hellos arrived over {} ms, job installed in {} ms; "
+                + "slowest task: rendezvous {} ms, read+compute {} ms, steps {} ms (last allreduce {} ms); the rest is "
+                + "Spark's scheduling and the result's way back", s.stageKey(), s.tasks(), ms(jobNs), ms(driver[0]),
+                ms(driver[1]), ms(max[0]), ms(max[1]), ms(max[2]), ms(max[3]));
     }
 
     private static double ms(final long ns) {

@@ -60,7 +60,8 @@ final class Rendezvous {
     }
 
     /**
-     * The driver's answer to a {@link Hello}: not yet (some tasks have not said hello), the plan, or a
+     * The driver's answer to a {@link Hello}: not yet (some tasks have not said hello, or the job is not
+     * installed on the switch yet), the plan, or a
      * refusal (the stage is unknown or over, or cannot run as one switch job; the task must fail), or
      * the switch is down (the task reports it, and the driver falls back).
      *
@@ -81,12 +82,13 @@ final class Rendezvous {
     }
 
     /**
-     * How one barrier stage runs, decided by the driver once every task has said hello; the same for
-     * every task.
+     * How one barrier stage runs, decided by the driver once every task has said hello, and given out
+     * once its job is installed on the switch; the same for every task.
      *
      * @param switchAddress the switch's dataplane address, {@code host:port[,port...]}
      * @param jobId        the switch job
      * @param generation   the attempt (a retried stage registers a new generation)
+     * @param secret       the job's secret as installed (the switch checks it in every packet)
      * @param k            int32 elements per packet
      * @param poolSize     slots of the job
      * @param endpoints    {@code ip:port} of each rank's worker socket (one rank per executor)
@@ -95,30 +97,12 @@ final class Rendezvous {
      * @param localCount   per rank: how many tasks run on that executor
      * @param partitions   per task: the source partitions it reads, ascending
      */
-    record Plan(String switchAddress, int jobId, int generation, int k, int poolSize, String[] endpoints, int[] rankOfTask,
+    record Plan(String switchAddress, int jobId, int generation, int secret, int k, int poolSize, String[] endpoints, int[] rankOfTask,
                 int[] localIndex, int[] localCount, int[][] partitions) implements Serializable {
         private static final long serialVersionUID = 1L;
 
         int workers() {
             return endpoints.length;
         }
-    }
-
-    /**
-     * Sent by the task that streams an executor's vector before the stage's first allreduce: rank
-     * {@code rank} is ready. The answer is final once the job is installed on the switch and every rank
-     * is ready, so that no worker's result timeout runs while another executor still reads its data.
-     */
-    record Ready(String stage, int rank) implements Serializable {
-        private static final long serialVersionUID = 1L;
-    }
-
-    /**
-     * Reply to {@link Ready}: go (with the secret the switch checks in every packet), not yet, or failed
-     * with a reason.
-     */
-    record RegisteredReply(boolean done, int secret, String error) implements Serializable {
-        private static final long serialVersionUID = 1L;
-        static final RegisteredReply PENDING = new RegisteredReply(false, 0, null);
     }
 }

@@ -285,8 +285,7 @@ public final class ReplicatedLoop {
                     break;
                 }
             }
-            final long[] timings = {m.marks[StageMember.T_PLAN] - m.marks[StageMember.T_HELLO], t2 - t1,
-                    System.nanoTime() - t2};
+            final long[] timings = m.timings(t2 - t1, System.nanoTime() - t2);
             if (!m.reports()) {
                 final TaskOutcome o = new TaskOutcome(task, TaskOutcome.OK, "", null, it - start, converged, null, 0);
                 o.timings = timings;

@@ -24,6 +24,9 @@ final class StageMember implements AutoCloseable {
         return t;
     });
 
+    /** The longest pause between two polls of the driver while the stage's tasks gather. */
+    private static final long MAX_POLL_NS = 2_000_000;
+
     /** Nanosecond marks of this task's start-up, for the stage's timing report. */
     static final int T_HELLO = 0;
     static final int T_PLAN = 1;
@@ -58,8 +61,9 @@ final class StageMember implements AutoCloseable {
     }
 
     /**
-     * Says hello and waits (polling the driver, bounded by {@code spark.switchml.stageStartTimeout}) until
-     * every task of the stage has; then joins this executor's part of the stage.
+     * Says hello and waits (polling the driver every 0.25 ms to 2 ms, bounded by
+     * {@code spark.switchml.stageStartTimeout}) until every task of the stage has and the stage's job is
+     * installed on the switch; then joins this executor's part of the stage.
      *
      * @throws SwitchUnreachableException when the driver knows the switch is down
      */
@@ -98,7 +102,7 @@ final class StageMember implements AutoCloseable {
                         + s.startTimeoutMs() + " ms (" + SwitchMLConfig.START_TIMEOUT.key() + ")");
             }
             LockSupport.parkNanos(pauseNs);
-            pauseNs = Math.min(16_000_000, pauseNs * 2);
+            pauseNs = Math.min(MAX_POLL_NS, pauseNs * 2);
         }
         final long tPlan = System.nanoTime();
         final ExecutorStage stage = rt.joinStage(s.stageKey(), plan, plan.rankOfTask()[task]);
@@ -133,6 +137,14 @@ final class StageMember implements AutoCloseable {
             ctx.killTaskIfInterrupted();
             throw e;
         }
+    }
+
+    /**
+     * The profile of this task for the stage's report (ns): rendezvous (hellos, plan, job installed),
+     * reading and computing, the steps, and the last step's allreduce.
+     */
+    long[] timings(final long computeNs, final long stepNs) {
+        return new long[] {marks[T_PLAN] - marks[T_HELLO], computeNs, stepNs, stage.switchNs};
     }
 
     /** Fails the executor's steps (a task of it failed). */

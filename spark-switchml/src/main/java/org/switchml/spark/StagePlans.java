@@ -68,7 +68,7 @@ final class StagePlans {
         }
         final int k = chooseK(s, requiredK, minMtu == Integer.MAX_VALUE ? 0 : minMtu);
         final int pool = s.poolSize() > 0 ? s.poolSize() : autoPool(k);
-        return new Rendezvous.Plan(switchAddress, s.jobId(), s.generation(), k, pool, endpoints.toArray(new String[0]), rankOfTask,
+        return new Rendezvous.Plan(switchAddress, s.jobId(), s.generation(), 0, k, pool, endpoints.toArray(new String[0]), rankOfTask,
                 localIndex, localCount, assign(hellos, preferred, rankOf, rankOfTask));
     }
 

@@ -184,8 +184,7 @@ public final class SwitchMLAggregator {
                 final double[] sum = m.step(acc[0], global -> global);
                 final TaskOutcome o = TaskOutcome.ok(task, m.reports() ? sum : null);
                 o.workers = m.plan().workers();
-                o.timings = new long[] {m.marks[StageMember.T_PLAN] - m.marks[StageMember.T_HELLO], t2 - t1,
-                        System.nanoTime() - t2};
+                o.timings = m.timings(t2 - t1, System.nanoTime() - t2);
                 return Launch.single(o);
             } catch (final SwitchUnreachableException e) {
                 return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));

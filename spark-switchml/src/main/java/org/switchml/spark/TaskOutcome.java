@@ -24,9 +24,9 @@ final class TaskOutcome implements Serializable {
     /** Loop: per-iteration scalars, iteration-major, {@code scalarWidth} per iteration; partition 0 only. */
     final double[] scalars;
     final int scalarWidth;
-    /** Where this task's time went (ns): rendezvous, reading and computing, combining and the switch. */
+    /** Where this task's time went (ns): see {@link StageMember#timings}. */
     long[] timings;
-    static final int TIMINGS = 3;
+    static final int TIMINGS = 4;
     /** The switch job's workers (executors) in the stage; 0 when unknown. */
     int workers;
 
