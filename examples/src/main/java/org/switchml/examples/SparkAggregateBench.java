@@ -72,11 +72,12 @@ public final class SparkAggregateBench {
             PROFILE = o.profile();
             if (o.profile()) { // after Spark set up its logging, which would undo it
                 org.apache.logging.log4j.core.config.Configurator.setLevel("org.switchml.spark.Launch",
-                        org.apache.logging.log4j.Level.DEBUG);
+                        org.apache.logging.log4j.Level.TRACE);
             }
             final PrintStream out = System.out;
             out.printf("master=%s precision=%s reps=%d cores=%d k=%s%n", jsc.master(), o.precision(), o.reps(),
                     Runtime.getRuntime().availableProcessors(), conf.get("spark.switchml.k", "auto"));
+            warmUp(jsc);
             for (final int parts : o.partitions()) {
                 // One record per partition: its seed; the seqOp expands it into the partition's vector.
                 final List<Long> seeds = new ArrayList<>();
@@ -163,6 +164,23 @@ public final class SparkAggregateBench {
             a[i] += b[i];
         }
         return a;
+    }
+
+    /**
+     * Warms up the JIT of driver and executors (the codec, the switch's and Spark's own paths) with every
+     * method, so that the cells compare steady states; a fresh JVM runs the first calls interpreted.
+     */
+    private static void warmUp(final JavaSparkContext jsc) {
+        final long t0 = System.nanoTime();
+        final JavaRDD<Long> seeds = jsc.parallelize(List.of(1L, 2L, 3L, 4L), 4).cache();
+        seeds.count();
+        for (int i = 0; i < 30; i++) {
+            final int dim = i % 3 == 0 ? 1 << 18 : 10_000;
+            SwitchMLAggregator.aggregateWithInfo(seeds.rdd(), dim, new double[dim], SparkAggregateBench::fill);
+            seeds.treeAggregate(new double[dim], SparkAggregateBench::fill, SparkAggregateBench::add, 2, i % 2 == 0);
+        }
+        seeds.unpersist(true);
+        System.out.printf("warm-up: 30 calls of each method, %.1f s%n", (System.nanoTime() - t0) / 1e9);
     }
 
     private static void aggregation(final PrintStream out, final JavaRDD<Long> seeds, final int dim, final int parts,

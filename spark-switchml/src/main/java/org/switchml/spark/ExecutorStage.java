@@ -43,6 +43,9 @@ final class ExecutorStage {
     private boolean first = true;
     /** Time of the last step's allreduce (ns), for the profile. */
     volatile long switchNs;
+    /** Monotonic clock marks of the last allreduce (start, end), for the stage's timeline in the profile. */
+    volatile long switchStart;
+    volatile long switchEnd;
 
     ExecutorStage(final ExecutorRuntime runtime, final String key, final Rendezvous.Plan plan, final int rank) {
         this.runtime = runtime;
@@ -182,7 +185,9 @@ final class ExecutorStage {
         } catch (final SwitchMLTimeoutException e) {
             throw new SwitchUnreachableException(e.getMessage(), e);
         } finally {
-            switchNs = System.nanoTime() - t0;
+            switchEnd = System.nanoTime();
+            switchStart = t0;
+            switchNs = switchEnd - t0;
         }
     }
 

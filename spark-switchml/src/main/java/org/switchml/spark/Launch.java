@@ -204,6 +204,24 @@ final class Launch {
                 }
             }
         }
+        if (LOG.isTraceEnabled()) {
+            long origin = Long.MAX_VALUE;
+            for (final TaskOutcome o : out) {
+                if (o.timings != null && o.timings.length > 4) {
+                    origin = Math.min(origin, o.timings[4]);
+                }
+            }
+            final StringBuilder sb = new StringBuilder();
+            for (final TaskOutcome o : out) {
+                if (o.timings != null && o.timings.length > 9) {
+                    final long[] t = o.timings;
+                    sb.append(String.format(" | task %d rank %d: hello %.1f plan %.1f switch %.1f-%.1f end %.1f",
+                            o.partition, t[9], ms(t[4] - origin), ms(t[5] - origin), ms(t[6] - origin),
+                            ms(t[7] - origin), ms(t[8] - origin)));
+                }
+            }
+            LOG.trace("spark-switchml: stage {} timeline (ms from the first hello){}", s.stageKey(), sb);
+        }
         LOG.debug("spark-switchml: stage {} with {} tasks: job {} ms; hellos arrived over {} ms, job installed in {} ms; "
                 + "slowest task: rendezvous {} ms, read+compute {} ms, steps {} ms (last allreduce {} ms); the rest is "
                 + "Spark's scheduling and the result's way back", s.stageKey(), s.tasks(), ms(jobNs), ms(driver[0]),

@@ -144,7 +144,10 @@ final class StageMember implements AutoCloseable {
      * reading and computing, the steps, and the last step's allreduce.
      */
     long[] timings(final long computeNs, final long stepNs) {
-        return new long[] {marks[T_PLAN] - marks[T_HELLO], computeNs, stepNs, stage.switchNs};
+        // Durations, then monotonic clock marks (the same clock for every JVM of one host): hello, plan,
+        // the last allreduce's start and end, and now.
+        return new long[] {marks[T_PLAN] - marks[T_HELLO], computeNs, stepNs, stage.switchNs,
+                marks[T_HELLO], marks[T_PLAN], stage.switchStart, stage.switchEnd, System.nanoTime(), stage.rank()};
     }
 
     /** Fails the executor's steps (a task of it failed). */
