@@ -227,8 +227,11 @@ final class AllReduceOperation {
         }
         final long now = System.nanoTime();
         if (now - lastProgressNs > resultTimeoutNs) {
-            timeout();
-            return;
+            if (!askBeforeTimeout) {
+                timeout();
+                return;
+            }
+            stalled = true; // the caller decides (off this thread) whether to wait on or give up
         }
         for (int slot = 0; slot < poolSize; slot++) {
             final int q = outstanding[slot];
@@ -241,6 +244,36 @@ final class AllReduceOperation {
             }
         }
         io.sender.flush();
+    }
+
+    /** When set, a call without progress for the timeout is only marked {@link #stalled()}: the caller decides. */
+    private volatile boolean askBeforeTimeout;
+    private volatile boolean stalled;
+
+    void askBeforeTimeout() {
+        askBeforeTimeout = true;
+    }
+
+    /** Whether the call has had no progress for the timeout (only when the caller decides). */
+    boolean stalled() {
+        return stalled;
+    }
+
+    /** The caller says the silence is expected (e.g. another worker is still starting): wait another period. */
+    void waitOn() {
+        client.loop().execute(() -> {
+            lastProgressNs = System.nanoTime();
+            stalled = false;
+        });
+    }
+
+    /** The caller gives up: fail with the timeout error, naming what is missing. */
+    void giveUp() {
+        client.loop().execute(() -> {
+            if (!done.isDone()) {
+                timeout();
+            }
+        });
     }
 
     private void timeout() {

@@ -85,11 +85,22 @@ public final class JobSession {
      * instead of the session's result timeout (e.g. a first call that also waits for slower workers).
      */
     public double[] allReduce(final double[] in, final boolean fp64, final long timeoutMs) {
+        return allReduce(in, fp64, timeoutMs, null);
+    }
+
+    /**
+     * As {@link #allReduce(double[], boolean, long)}; when no result arrived for {@code timeoutMs},
+     * {@code waitOn} (called on this thread, it may ask a coordinator) says whether the silence is expected,
+     * e.g. because another worker has not started this call yet: then the call waits another period,
+     * else it fails with the timeout error. A null {@code waitOn} never waits on.
+     */
+    public double[] allReduce(final double[] in, final boolean fp64, final long timeoutMs,
+                              final java.util.function.BooleanSupplier waitOn) {
         if (timeoutMs < 1) {
             throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
         }
         final double[] out = new double[in.length];
-        run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), fp64), timeoutMs);
+        run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), fp64), timeoutMs, waitOn);
         return out;
     }
 
@@ -118,19 +129,23 @@ public final class JobSession {
     }
 
     private void run(final VectorCodec codec) {
-        run(codec, resultTimeoutMs);
+        run(codec, resultTimeoutMs, null);
     }
 
-    private synchronized void run(final VectorCodec codec, final long timeoutMs) {
+    private synchronized void run(final VectorCodec codec, final long timeoutMs,
+                                  final java.util.function.BooleanSupplier waitOn) {
         if (broken) {
             throw new SwitchMLException(describe() + ": session is broken by an earlier failure; "
                     + "register the job again under a new generation");
         }
         final AllReduceOperation op = new AllReduceOperation(client, this, codec, nextPacket, timeoutMs);
+        if (waitOn != null) {
+            op.askBeforeTimeout();
+        }
         current = op;
         client.loop().execute(op::start);
         try {
-            await(op, timeoutMs);
+            await(op, timeoutMs, waitOn);
             nextPacket += op.totalPackets();
         } catch (final RuntimeException e) {
             broken = true;
@@ -140,7 +155,7 @@ public final class JobSession {
         }
     }
 
-    private void await(final AllReduceOperation op, final long timeoutMs) {
+    private void await(final AllReduceOperation op, final long timeoutMs, final java.util.function.BooleanSupplier waitOn) {
         // The operation fails itself after timeoutMs without progress; the grace covers a stuck loop.
         final long graceNs = TimeUnit.MILLISECONDS.toNanos(timeoutMs + 5_000);
         while (true) {
@@ -148,7 +163,19 @@ public final class JobSession {
                 op.future().get(200, TimeUnit.MILLISECONDS);
                 return;
             } catch (final TimeoutException e) {
-                if (System.nanoTime() - op.lastProgressNanos() > graceNs) {
+                if (waitOn != null && op.stalled()) {
+                    boolean on;
+                    try {
+                        on = waitOn.getAsBoolean();
+                    } catch (final RuntimeException askFailed) {
+                        on = false;
+                    }
+                    if (on) {
+                        op.waitOn();
+                    } else {
+                        op.giveUp();
+                    }
+                } else if (System.nanoTime() - op.lastProgressNanos() > graceNs) {
                     op.cancel(new SwitchMLException(describe() + ": worker event loop stopped making progress"));
                 }
             } catch (final InterruptedException e) {

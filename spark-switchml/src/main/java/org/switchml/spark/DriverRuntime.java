@@ -64,6 +64,8 @@ public final class DriverRuntime implements AutoCloseable {
     private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
     private final Map<Integer, java.util.concurrent.Future<?>> removals = new ConcurrentHashMap<>();
     private final Map<String, StagePlanner> stages = new ConcurrentHashMap<>();
+    /** The worker socket of every executor that announced one (its start), by executor id. */
+    private final Map<String, Rendezvous.Worker> workers = new ConcurrentHashMap<>();
     /** Registrations run here, off the tasks' critical path and off Spark's RPC threads. */
     private final ExecutorService registrations = Executors.newSingleThreadExecutor(r -> {
         final Thread t = new Thread(r, "switchml-register");
@@ -411,8 +413,25 @@ public final class DriverRuntime implements AutoCloseable {
      * @param preferred  per source partition, the executor id holding it (cached), or null
      * @param partitions the source partitions, handed to each task as the plan assigns them
      */
-    void beginStage(final TaskSettings s, final String[] preferred, final org.apache.spark.Partition[] partitions) {
-        stages.put(s.stageKey(), new StagePlanner(s, preferred, partitions));
+    void beginStage(final TaskSettings s, final String[] preferred, final org.apache.spark.Partition[] partitions,
+                    final int slots) {
+        final StagePlanner p = new StagePlanner(s, preferred, partitions);
+        stages.put(s.stageKey(), p);
+        // The stage takes every task slot: every executor will run a task of it, so its job can be installed
+        // now, while Spark schedules the tasks, instead of after they gather.
+        if (s.tasks() == slots && !workers.isEmpty()) {
+            p.installAhead(new ArrayList<>(new java.util.TreeMap<>(workers).values()));
+        }
+    }
+
+    /** An executor announced its worker socket. */
+    void addWorker(final Rendezvous.Worker w) {
+        workers.put(w.executorId(), w);
+    }
+
+    /** An executor is gone. */
+    void removeWorker(final String executorId) {
+        workers.remove(executorId);
     }
 
     /**
@@ -438,6 +457,21 @@ public final class DriverRuntime implements AutoCloseable {
             }
             return p.hello(h);
         }
+        if (message instanceof Rendezvous.Worker w) {
+            addWorker(w);
+            return null; // one way
+        }
+        if (message instanceof Rendezvous.Streaming st) {
+            final StagePlanner p = stages.get(st.stage());
+            if (p != null) {
+                p.streaming(st.rank());
+            }
+            return null; // one way
+        }
+        if (message instanceof Rendezvous.AllStreaming q) {
+            final StagePlanner p = stages.get(q.stage());
+            return p != null && p.allStreaming();
+        }
         if (message instanceof RegisterJob rj) {
             try {
                 register(rj.toSpec());
@@ -450,9 +484,10 @@ public final class DriverRuntime implements AutoCloseable {
     }
 
     /**
-     * Collects the hellos of one stage attempt, makes the plan when the last one arrives, installs the job
-     * on the switch in the background, and gives the plan out once it is installed: the tasks then stream
-     * at once, and no packet reaches the switch before its job.
+     * Collects the hellos of one stage attempt, makes the plan when the last one arrives, and gives it
+     * out once the stage's job is installed on the switch, so the tasks stream at once and no packet
+     * reaches the switch before its job. The job is installed ahead, while the tasks start, when the
+     * stage will run on every executor; otherwise (or when the tasks landed elsewhere) after the hellos.
      */
     private final class StagePlanner {
         private final TaskSettings settings;
@@ -461,16 +496,50 @@ public final class DriverRuntime implements AutoCloseable {
         private final Rendezvous.Hello[] hellos;
         private int count;
         private volatile Rendezvous.PlanReply reply = Rendezvous.PlanReply.PENDING;
+        /** The job installed ahead (its executors in rank order, and its installation), or null. */
+        private List<String> aheadOrder;
+        private java.util.concurrent.CompletableFuture<JobSpec> ahead;
         /** For the stage's profile: first and last hello, and the job's installation (ns). */
         private long firstHelloNs;
         private long lastHelloNs;
         private volatile long installNs;
+        private final java.util.Set<Integer> streaming = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        void streaming(final int rank) {
+            streaming.add(rank);
+        }
+
+        boolean allStreaming() {
+            final Rendezvous.Plan p = reply.plan();
+            return p != null && streaming.size() >= p.workers();
+        }
 
         StagePlanner(final TaskSettings settings, final String[] preferred, final org.apache.spark.Partition[] partitions) {
             this.settings = settings;
             this.preferred = preferred;
             this.partitions = partitions;
             this.hellos = new Rendezvous.Hello[settings.tasks()];
+        }
+
+        /** Installs the job for {@code known} executors (rank = position) in the background. */
+        synchronized void installAhead(final List<Rendezvous.Worker> known) {
+            final JobRegistrar r = registrar;
+            if (r == null || known.size() > org.switchml.protocol.Wire.MAX_WORKERS) {
+                return;
+            }
+            final Rendezvous.Hello[] asHellos = new Rendezvous.Hello[known.size()];
+            for (int i = 0; i < asHellos.length; i++) {
+                final Rendezvous.Worker w = known.get(i);
+                asHellos[i] = new Rendezvous.Hello(settings.stageKey(), i, w.executorId(), w.endpoint(), w.mtu());
+            }
+            final Rendezvous.Plan shape;
+            try {
+                shape = StagePlans.make(r.address().toString(), settings, asHellos, new String[0], r.requiredK(), switchMtu());
+            } catch (final RuntimeException e) {
+                return; // planned again, with its error, when the tasks say hello
+            }
+            aheadOrder = known.stream().map(Rendezvous.Worker::executorId).toList();
+            ahead = install(specOf(shape));
         }
 
         Rendezvous.PlanReply hello(final Rendezvous.Hello h) {
@@ -501,7 +570,7 @@ public final class DriverRuntime implements AutoCloseable {
             return new Rendezvous.PlanReply(r.plan(), null, false, parts);
         }
 
-        /** Makes the plan and installs its job in the background; the reply stays PENDING until then. */
+        /** Makes the plan and, unless the job installed ahead fits it, installs its job; replies once installed. */
         private void plan() {
             for (final Rendezvous.Hello h : hellos) {
                 if (h.endpoint() == null) {
@@ -516,30 +585,67 @@ public final class DriverRuntime implements AutoCloseable {
             }
             final Rendezvous.Plan plan;
             try {
-                plan = StagePlans.make(r.address().toString(), settings, hellos, preferred, r.requiredK(), switchMtu());
+                plan = StagePlans.make(r.address().toString(), settings, hellos, preferred, r.requiredK(), switchMtu(),
+                        aheadOrder);
             } catch (final RuntimeException e) {
                 reply = Rendezvous.PlanReply.failed(e.getMessage(), false);
                 return;
             }
-            final List<InetSocketAddress> workers = new ArrayList<>();
-            for (final String e : plan.endpoints()) {
-                workers.add(RegisterJob.parseEndpoint(e));
+            final JobSpec spec = specOf(plan);
+            final java.util.concurrent.CompletableFuture<JobSpec> installed;
+            if (ahead != null) {
+                // The same job if the tasks ran where expected (same endpoints in the same order, same k
+                // and pool); else the job installed ahead is taken back first (same id and generation).
+                installed = ahead.handle((done, failure) -> done).thenCompose(done -> {
+                    if (done != null && sameShape(done, spec)) {
+                        return java.util.concurrent.CompletableFuture.completedFuture(done);
+                    }
+                    return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        if (done != null) {
+                            removeNow(r, spec.jobId());
+                        }
+                        return null;
+                    }, registrations).thenCompose(x -> install(spec));
+                });
+            } else {
+                installed = install(spec);
             }
-            final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.poolSize(), workers);
-            registrations.execute(() -> {
-                try {
-                    final long t0 = System.nanoTime();
-                    final int secret = secretOf(register(spec));
-                    installNs = System.nanoTime() - t0;
-                    reply = new Rendezvous.PlanReply(new Rendezvous.Plan(plan.switchAddress(), plan.jobId(),
-                            plan.generation(), secret, plan.k(), plan.poolSize(), plan.endpoints(), plan.rankOfTask(),
-                            plan.localIndex(), plan.localCount(), plan.partitions()), null, false, null);
-                } catch (final RuntimeException e) {
+            installed.whenComplete((done, failure) -> {
+                if (failure != null) {
+                    final Throwable c = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                            ? failure.getCause() : failure;
                     reply = Rendezvous.PlanReply.failed("registration of job " + spec.jobName() + " on switch "
-                            + switchName() + " failed: " + e.getMessage(), true);
+                            + switchName() + " failed: " + c.getMessage(), true);
+                    return;
                 }
+                reply = new Rendezvous.PlanReply(new Rendezvous.Plan(plan.switchAddress(), plan.jobId(),
+                        plan.generation(), secretOf(done), plan.k(), plan.poolSize(), plan.endpoints(), plan.rankOfTask(),
+                        plan.localIndex(), plan.localCount(), plan.partitions()), null, false, null);
             });
         }
+
+        /** Installs {@code spec} on the registration thread; completes with the spec as installed. */
+        private java.util.concurrent.CompletableFuture<JobSpec> install(final JobSpec spec) {
+            return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                final long t0 = System.nanoTime();
+                final JobSpec done = register(spec);
+                installNs = System.nanoTime() - t0;
+                return done;
+            }, registrations);
+        }
+    }
+
+    private static JobSpec specOf(final Rendezvous.Plan plan) {
+        final List<InetSocketAddress> w = new ArrayList<>();
+        for (final String e : plan.endpoints()) {
+            w.add(RegisterJob.parseEndpoint(e));
+        }
+        return new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.poolSize(), w);
+    }
+
+    private static boolean sameShape(final JobSpec a, final JobSpec b) {
+        return a.jobId() == b.jobId() && a.generation() == b.generation() && a.k() == b.k()
+                && a.poolSize() == b.poolSize() && a.workers().equals(b.workers());
     }
 
     /** The secret the switch checks for {@code spec} (0 until the protocol carries one). */

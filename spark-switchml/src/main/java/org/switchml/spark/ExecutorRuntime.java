@@ -27,13 +27,16 @@ final class ExecutorRuntime implements AutoCloseable {
     private final SwitchMLClient worker;
     private final int mtu;
     private final Function<Object, Object> driver;
+    /** One-way messages to the driver. */
+    private final java.util.function.Consumer<Object> tell;
     private final Map<String, ExecutorStage> stages = new ConcurrentHashMap<>();
 
     /** Why this executor has no worker socket (null when it has one). */
     private final String broken;
 
     private ExecutorRuntime(final String executorId, final SwitchMLClient worker, final String broken,
-                            final Function<Object, Object> driver) {
+                            final Function<Object, Object> driver, final java.util.function.Consumer<Object> tell) {
+        this.tell = tell;
         this.executorId = executorId;
         this.worker = worker;
         this.broken = broken;
@@ -58,6 +61,13 @@ final class ExecutorRuntime implements AutoCloseable {
                         + msg.getClass().getSimpleName() + ": " + e, e);
             }
         };
+        final java.util.function.Consumer<Object> tell = msg -> {
+            try {
+                ctx.send(Rendezvous.encode((java.io.Serializable) msg));
+            } catch (final java.io.IOException | RuntimeException e) {
+                LOG.debug("spark-switchml: executor {} could not tell the driver {}: {}", id, msg, e.toString());
+            }
+        };
         String host = "";
         try {
             host = SwitchMLConfig.WORKER_HOST.from(conf::get);
@@ -66,11 +76,14 @@ final class ExecutorRuntime implements AutoCloseable {
             }
             final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host));
             LOG.info("spark-switchml: executor {} worker socket {}", id, worker.localAddress());
-            return new ExecutorRuntime(id, worker, null, driver);
+            final ExecutorRuntime rt = new ExecutorRuntime(id, worker, null, driver, tell);
+            // Tell the driver now, so it can install a stage's job before the stage's tasks start.
+            tell.accept(rt.announcement());
+            return rt;
         } catch (final RuntimeException e) {
             final String why = "executor " + id + " cannot open its worker socket on " + host + ": " + e.getMessage();
             LOG.error("spark-switchml: {}; its tasks will report the switch unreachable", why, e);
-            return new ExecutorRuntime(id, null, why, driver);
+            return new ExecutorRuntime(id, null, why, driver, tell);
         }
     }
 
@@ -87,6 +100,11 @@ final class ExecutorRuntime implements AutoCloseable {
         }
     }
 
+    /** What the driver needs to know of this executor's worker socket. */
+    Rendezvous.Worker announcement() {
+        return new Rendezvous.Worker(executorId, RegisterJob.endpoint(worker.localAddress()), mtu);
+    }
+
     /** Why this executor cannot take part in switch jobs, or null. */
     String broken() {
         return broken;
@@ -96,7 +114,9 @@ final class ExecutorRuntime implements AutoCloseable {
     static ExecutorRuntime forLocal(final DriverRuntime rt, final Map<String, String> conf, final String driverHost) {
         final String host = SwitchMLConfig.WORKER_HOST.from(conf::get);
         final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host.isEmpty() ? driverHost : host));
-        return new ExecutorRuntime("driver", worker, null, rt::receive);
+        final ExecutorRuntime e = new ExecutorRuntime("driver", worker, null, rt::receive, rt::receive);
+        rt.addWorker(e.announcement());
+        return e;
     }
 
     private static ClientOptions clientOptions(final Map<String, String> conf, final String host) {
@@ -139,6 +159,11 @@ final class ExecutorRuntime implements AutoCloseable {
 
     int mtu() {
         return mtu;
+    }
+
+    /** Sends {@code message} to the driver, one way. */
+    void tell(final Object message) {
+        tell.accept(message);
     }
 
     /** Sends {@code message} to the driver and returns its (immediate) answer. */

@@ -171,17 +171,24 @@ final class ExecutorStage {
     }
 
     /**
-     * Allreduces through the switch. The stage's first call also waits for the other executors to have
-     * read and folded their data, so it is bounded by {@code spark.switchml.stageStartTimeout} plus the
-     * result timeout; every later call by the result timeout alone.
+     * Allreduces through the switch, bounded by the result timeout. In the stage's first call, silence
+     * may also mean that another executor is still reading its data: when the timeout passes, the driver
+     * is asked whether every executor has started streaming; if not, the call waits on, up to
+     * {@code spark.switchml.stageStartTimeout} in all.
      */
     private double[] allReduce(final double[] v, final TaskSettings s) {
         final long t0 = System.nanoTime();
         final JobSession js = session(s);
-        final long timeout = first ? s.startTimeoutMs() + s.resultTimeoutMs() : s.resultTimeoutMs();
-        first = false;
+        java.util.function.BooleanSupplier waitOn = null;
+        if (first) {
+            first = false;
+            runtime.tell(new Rendezvous.Streaming(key, rank));
+            final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs());
+            waitOn = () -> System.nanoTime() - deadline < 0
+                    && !Boolean.TRUE.equals(runtime.ask(new Rendezvous.AllStreaming(key)));
+        }
         try {
-            return js.allReduce(v, s.fp64(), timeout);
+            return js.allReduce(v, s.fp64(), s.resultTimeoutMs(), waitOn);
         } catch (final SwitchMLTimeoutException e) {
             throw new SwitchUnreachableException(e.getMessage(), e);
         } finally {

@@ -57,9 +57,10 @@ final class Launch {
         final org.apache.spark.Partition[] sourcePartitions = source.partitions();
         final int attempts = SwitchMLConfig.STAGE_ATTEMPTS.from(SwitchMLConfig.forCall(sc));
         for (int attempt = 0; ; attempt++) {
-            final int tasks = Math.min(partitions, waitForSlots(sc));
+            final int slots = waitForSlots(sc);
+            final int tasks = Math.min(partitions, slots);
             final TaskSettings s = TaskSettings.resolve(sc, jobId, attempt, tasks);
-            rt.beginStage(s, preferred, sourcePartitions);
+            rt.beginStage(s, preferred, sourcePartitions, slots);
             final long t0 = System.nanoTime();
             final String previous = sc.getLocalProperty(ATTEMPT_PROPERTY);
             sc.setLocalProperty(ATTEMPT_PROPERTY, Integer.toString(attempt));

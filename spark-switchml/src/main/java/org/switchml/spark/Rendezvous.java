@@ -60,6 +60,18 @@ final class Rendezvous {
     }
 
     /**
+     * An executor's worker socket, announced once when the executor starts (and again if the driver did
+     * not know it), so the driver can install a stage's job before the stage's tasks even start.
+     *
+     * @param executorId Spark's executor id
+     * @param endpoint   {@code ip:port} of the executor's worker socket
+     * @param mtu        MTU of the interface that socket is bound to (0 when unknown)
+     */
+    record Worker(String executorId, String endpoint, int mtu) implements Serializable {
+        private static final long serialVersionUID = 1L;
+    }
+
+    /**
      * The driver's answer to a {@link Hello}: not yet (some tasks have not said hello, or the job is not
      * installed on the switch yet), the plan, or a
      * refusal (the stage is unknown or over, or cannot run as one switch job; the task must fail), or
@@ -104,5 +116,22 @@ final class Rendezvous {
         int workers() {
             return endpoints.length;
         }
+    }
+
+    /**
+     * Told (one way) by the task that streams an executor's vector, as the stage's first allreduce
+     * starts: rank {@code rank} is streaming.
+     */
+    record Streaming(String stage, int rank) implements Serializable {
+        private static final long serialVersionUID = 1L;
+    }
+
+    /**
+     * Asked only when a stage's first allreduce had no result for the result timeout: is every rank
+     * streaming? If not, the silence is a slower executor still reading its data, and the call waits on
+     * (up to {@code spark.switchml.stageStartTimeout}); if so, the switch is not answering.
+     */
+    record AllStreaming(String stage) implements Serializable {
+        private static final long serialVersionUID = 1L;
     }
 }

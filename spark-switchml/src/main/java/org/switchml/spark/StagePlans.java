@@ -37,19 +37,35 @@ final class StagePlans {
      */
     static Rendezvous.Plan make(final String switchAddress, final TaskSettings s, final Rendezvous.Hello[] hellos, final String[] preferred,
                                 final int requiredK, final int switchMtu) {
+        return make(switchAddress, s, hellos, preferred, requiredK, switchMtu, null);
+    }
+
+    /**
+     * As {@link #make(String, TaskSettings, Rendezvous.Hello[], String[], int, int)}, with the ranks given
+     * by {@code order} (executor ids) when it names exactly the executors the tasks run on: the order of
+     * a job installed ahead of the stage.
+     */
+    static Rendezvous.Plan make(final String switchAddress, final TaskSettings s, final Rendezvous.Hello[] hellos,
+                                final String[] preferred, final int requiredK, final int switchMtu,
+                                final List<String> order) {
         final int tasks = hellos.length;
-        // Executors in the order of their lowest task index: deterministic for a given placement.
+        // Executors in the order of their lowest task index (deterministic for a given placement), or the
+        // given order when it fits.
         final Map<String, Integer> rankOf = new LinkedHashMap<>();
-        final List<String> endpoints = new ArrayList<>();
+        final Map<String, String> endpointOf = new LinkedHashMap<>();
         int minMtu = Integer.MAX_VALUE;
         for (final Rendezvous.Hello h : hellos) {
-            if (!rankOf.containsKey(h.executorId())) {
-                rankOf.put(h.executorId(), rankOf.size());
-                endpoints.add(h.endpoint());
-            }
+            endpointOf.putIfAbsent(h.executorId(), h.endpoint());
             if (h.mtu() > 0) {
                 minMtu = Math.min(minMtu, h.mtu());
             }
+        }
+        final List<String> ranked = order != null && order.size() == endpointOf.size()
+                && endpointOf.keySet().containsAll(order) ? order : new ArrayList<>(endpointOf.keySet());
+        final List<String> endpoints = new ArrayList<>();
+        for (final String e : ranked) {
+            rankOf.put(e, rankOf.size());
+            endpoints.add(endpointOf.get(e));
         }
         if (rankOf.size() > Wire.MAX_WORKERS) {
             throw new IllegalStateException("spark-switchml: the stage's tasks run on " + rankOf.size()

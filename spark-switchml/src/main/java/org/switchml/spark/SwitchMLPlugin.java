@@ -42,13 +42,21 @@ public final class SwitchMLPlugin implements SparkPlugin {
             // A switch that cannot be reached does not stop the application (one warning; fallback later).
             runtime = DriverRuntime.create(SwitchMLConfig.of(all), sc.conf().get("spark.driver.host", "127.0.0.1"), all);
             DriverRuntime.installPluginRuntime(runtime);
+            final DriverRuntime rt = runtime;
+            sc.addSparkListener(new org.apache.spark.scheduler.SparkListener() {
+                @Override
+                public void onExecutorRemoved(final org.apache.spark.scheduler.SparkListenerExecutorRemoved e) {
+                    rt.removeWorker(e.executorId());
+                }
+            });
             return Map.of();
         }
 
         @Override
         public Object receive(final Object message) {
             if (message instanceof byte[] bytes) {
-                return Rendezvous.encode((java.io.Serializable) runtime.receive(Rendezvous.decode(bytes)));
+                final Object reply = runtime.receive(Rendezvous.decode(bytes));
+                return reply == null ? null : Rendezvous.encode((java.io.Serializable) reply);
             }
             return runtime.receive(message);
         }
