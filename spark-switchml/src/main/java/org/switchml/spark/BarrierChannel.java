@@ -30,6 +30,9 @@ final class BarrierChannel implements AutoCloseable {
         return t;
     });
 
+    /** Prefix of partition 0's registration outcome when it succeeded; the secret follows. */
+    private static final String REGISTERED = "registered:";
+
     private final BarrierTaskContext ctx;
     private final SwitchMLClient client;
     private final ScheduledFuture<?> watch;
@@ -51,9 +54,9 @@ final class BarrierChannel implements AutoCloseable {
 
     /**
      * Opens the socket, exchanges endpoints, has partition 0 register the job under generation =
-     * stage attempt number, and joins.
+     * stage attempt number, shares the registration's secret (or its failure) with every task, and joins.
      *
-     * @throws SwitchUnreachableException on partition 0 when registration failed
+     * @throws SwitchUnreachableException on every task when registration failed
      */
     static BarrierChannel open(final BarrierTaskContext ctx, final TaskSettings s) {
         final ExecutorRuntime rt = ExecutorRuntime.get();
@@ -66,20 +69,28 @@ final class BarrierChannel implements AutoCloseable {
             for (final String e : endpoints) {
                 workers.add(RegisterJob.parseEndpoint(e));
             }
-            // A retried stage attempt registers a new generation: the switch then drops the dead attempt's packets.
-            final JobSpec spec = new JobSpec(s.jobId(), ctx.stageAttemptNumber() & 0xFFFF, s.k(), s.poolSize(), workers);
-            // Only partition 0 registers, and nobody waits for it: each allGather costs up to a second
-            // (Spark polls barrier RPCs once per second), and a contribution that reaches the switch
-            // before the job is installed is simply retransmitted. If registration fails, the other
-            // tasks see no results and report the switch unreachable after the result timeout.
+            // A retried stage attempt registers a new generation; every registration also draws a new secret,
+            // which the switch checks: packets of a dead attempt, or forged ones, never reach the job's slots.
+            final JobSpec requested = new JobSpec(s.jobId(), ctx.stageAttemptNumber() & 0xFFFF, 0, s.k(), s.poolSize(),
+                    workers);
+            // Only partition 0 registers; a second allGather hands its outcome (the secret, or why it failed) to
+            // every task, so all of them join the installed registration or all fall back at once. Partition 0
+            // reaches that allGather whatever happened, so no task is left waiting at the barrier.
+            String outcome = "";
             if (p == 0) {
                 try {
-                    rt.register(spec);
+                    outcome = REGISTERED + Integer.toUnsignedString(rt.register(requested).secret());
                 } catch (final RuntimeException e) {
-                    throw new SwitchUnreachableException("job " + spec.jobName() + ": registration on switch "
-                            + rt.switchAddress() + " failed: " + e, e);
+                    outcome = "job " + requested.jobName() + ": registration on switch " + rt.switchAddress()
+                            + " failed: " + e;
                 }
             }
+            final String registration = ctx.allGather(outcome)[0];
+            if (!registration.startsWith(REGISTERED)) {
+                throw new SwitchUnreachableException(registration, null);
+            }
+            final JobSpec spec = requested.withSecret(
+                    Integer.parseUnsignedInt(registration.substring(REGISTERED.length())));
             ch.session = ch.client.join(spec, p, rt.switchAddress());
             return ch;
         } catch (final RuntimeException e) {

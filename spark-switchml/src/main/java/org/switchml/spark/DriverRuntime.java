@@ -168,14 +168,18 @@ public final class DriverRuntime implements AutoCloseable {
         return nextJobId.incrementAndGet() & 0x7FFF_FFFF;
     }
 
-    /** Installs a job (called from the plugin's RPC handler or, locally, from a task). */
-    void register(final JobSpec spec) {
+    /**
+     * Installs a job (called from the plugin's RPC handler or, locally, from a task); returns the spec as
+     * installed, with the secret its workers need.
+     */
+    JobSpec register(final JobSpec spec) {
         if (closed) {
             throw new IllegalStateException("spark-switchml driver runtime is closed");
         }
-        registrar.register(spec);
+        final JobSpec installed = registrar.register(spec);
         generations.computeIfAbsent(spec.jobId(), id -> Collections.synchronizedList(new ArrayList<>()))
                 .add(spec.generation());
+        return installed;
     }
 
     /** Removes a finished job, keeping its final counters when the switch is embedded. */

@@ -52,8 +52,8 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     }
 
     @Override
-    public void register(final JobSpec spec) {
-        viaController.register(spec);
+    public JobSpec register(final JobSpec spec) {
+        return viaController.register(spec);
     }
 
     @Override

@@ -57,11 +57,10 @@ final class ExecutorRuntime {
         return address;
     }
 
-    /** Registers {@code spec} through the driver. */
-    void register(final JobSpec spec) {
+    /** Registers {@code spec} through the driver; returns it with the secret the registration drew. */
+    JobSpec register(final JobSpec spec) {
         if (local != null) {
-            local.register(spec);
-            return;
+            return local.register(spec);
         }
         final Object reply;
         try {
@@ -69,8 +68,10 @@ final class ExecutorRuntime {
         } catch (final Exception e) {
             throw new SwitchMLException("job " + spec.jobName() + ": asking the driver plugin to register failed: " + e, e);
         }
-        if (reply instanceof String && !((String) reply).isEmpty()) {
-            throw new SwitchMLException((String) reply);
+        if (reply instanceof Integer) {
+            return spec.withSecret((Integer) reply);
         }
+        throw new SwitchMLException(reply instanceof String ? (String) reply
+                : "job " + spec.jobName() + ": unexpected reply from the driver plugin: " + reply);
     }
 }

@@ -17,11 +17,13 @@ public interface JobRegistrar extends AutoCloseable {
     SwitchAddress address();
 
     /**
-     * Installs {@code spec}, replacing any job with the same id (a new generation resets its slots).
+     * Installs {@code spec}, replacing any job with the same id (a new registration resets its slots).
      *
+     * @return the spec as installed: a P4Runtime controller gives every registration a fresh secret, and the
+     *         workers must use the returned spec
      * @throws RuntimeException when the switch cannot be reached; the caller then falls back or fails
      */
-    void register(JobSpec spec);
+    JobSpec register(JobSpec spec);
 
     /** Removes a job; unknown ids are ignored. */
     void remove(int jobId);

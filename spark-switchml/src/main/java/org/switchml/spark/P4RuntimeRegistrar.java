@@ -62,8 +62,8 @@ public final class P4RuntimeRegistrar implements JobRegistrar {
     }
 
     @Override
-    public void register(final JobSpec spec) {
-        controller.registerJob(spec);
+    public JobSpec register(final JobSpec spec) {
+        return controller.registerJob(spec).spec();
     }
 
     @Override

@@ -9,8 +9,8 @@ import java.util.List;
 
 /**
  * Executor → driver plugin message: install this job on the switch. Endpoints travel as
- * {@code ip:port} strings so the message stays plain serializable data. The reply is "" on success,
- * otherwise the error text.
+ * {@code ip:port} strings so the message stays plain serializable data. The reply is the registration's
+ * secret (an Integer) on success, otherwise the error text.
  *
  * @param jobId      job id
  * @param generation stage attempt number
@@ -29,7 +29,7 @@ record RegisterJob(int jobId, int generation, int k, int poolSize, String[] endp
         return new RegisterJob(spec.jobId(), spec.generation(), spec.k(), spec.poolSize(), e);
     }
 
-    /** The job spec this message describes. */
+    /** The job spec this message describes (its secret is drawn by the registration). */
     JobSpec toSpec() {
         final List<InetSocketAddress> w = new ArrayList<>(endpoints.length);
         for (final String s : endpoints) {

@@ -53,8 +53,8 @@ public final class SwitchMLPlugin implements SparkPlugin {
         public Object receive(final Object message) {
             if (message instanceof RegisterJob) {
                 try {
-                    runtime.register(((RegisterJob) message).toSpec());
-                    return "";
+                    // The secret the registration drew; the executor hands it to the job's tasks.
+                    return runtime.register(((RegisterJob) message).toSpec()).secret();
                 } catch (final RuntimeException e) {
                     return "cannot register job on switch " + runtime.switchAddress() + ": " + e;
                 }

@@ -27,15 +27,17 @@ public final class TestRegistrar implements JobRegistrar {
     }
 
     @Override
-    public void register(final JobSpec spec) {
+    public JobSpec register(final JobSpec spec) {
+        final JobSpec installed = spec.withSecret(JobSpec.randomSecret());   // as a controller does
         if (blind) {
-            return;
+            return installed;
         }
         final SoftwareSwitch sw = target;
         if (sw == null) {
             throw new SwitchMLException("test switch is stopped");
         }
-        sw.registerJob(spec);
+        sw.registerJob(installed);
+        return installed;
     }
 
     @Override
