@@ -171,7 +171,7 @@ public final class SwitchMain {
         String host = "127.0.0.1";
         int port = Wire.DEFAULT_PORT;
         int lanes = 2;
-        String p4Host = "127.0.0.1";
+        String p4Host = SwitchRuntimeServer.DEFAULT_HOST;   // loopback unless asked: P4Runtime is unauthenticated
         int p4Port = SwitchRuntimeServer.DEFAULT_PORT;
         long device = 0;
         final List<JobSpec> jobs = new ArrayList<>();
