@@ -156,4 +156,55 @@ class SessionIdentityTest {
             closeAll(clients);
         }
     }
+
+    /**
+     * Shrunk by SessionModelTest from a switch that ignored the secret (a mutant): the job registered and
+     * joined, then registered twice more under the same generation. Every call of the first sessions must
+     * fail; without the secret check they completed on the fresh slots of the newest registration.
+     */
+    @Test
+    void callsOfSessionsOfAnEarlierRegistrationUnderTheSameGenerationFail() {
+        final List<SwitchMLClient> clients = open(2, ClientOptions.defaults().withResultTimeoutMs(300));
+        try {
+            final JobSpec first = new JobSpec(904, 0, 64, 4, endpoints(clients));
+            sw.registerJob(first);
+            final List<JobSession> old = List.of(clients.get(0).join(first, 0, sw.address()),
+                    clients.get(1).join(first, 1, sw.address()));
+            sw.registerJob(first.withSecret(first.secret() + 1));
+            sw.registerJob(first.withSecret(first.secret() + 2));
+            final List<Object> outcomes = TestCluster.parallel(2, r -> {
+                try {
+                    return old.get(r).allReduce(new int[] {r});
+                } catch (final SwitchMLTimeoutException e) {
+                    return e;
+                }
+            });
+            assertTrue(outcomes.get(0) instanceof SwitchMLTimeoutException, String.valueOf(outcomes.get(0)));
+            assertTrue(outcomes.get(1) instanceof SwitchMLTimeoutException, String.valueOf(outcomes.get(1)));
+            assertTrue(sw.counters(904).drops(DropReason.BAD_SECRET) >= 2, sw.counters(904).toString());
+        } finally {
+            closeAll(clients);
+        }
+    }
+
+    /**
+     * Found while writing SessionModelTest: a worker whose call timed out may already have contributed to it,
+     * so a late worker's call of the same number completes, with the exact sum of that call's inputs; the
+     * next call cannot complete (the first worker's session is broken) and fails within the bound.
+     */
+    @Test
+    void aLateWorkerCompletesTheSameCallWithTheContributionOfAWorkerThatGaveUp() {
+        final List<SwitchMLClient> clients = open(2, ClientOptions.defaults().withResultTimeoutMs(300));
+        try {
+            final JobSpec spec = new JobSpec(905, 0, 64, 4, endpoints(clients));
+            sw.registerJob(spec);
+            final JobSession early = clients.get(0).join(spec, 0, sw.address());
+            assertThrows(SwitchMLTimeoutException.class, () -> early.allReduce(new int[] {5, 6}));
+            final JobSession late = clients.get(1).join(spec, 1, sw.address());
+            assertArrayEquals(new int[] {12, 14}, late.allReduce(new int[] {7, 8}));
+            assertThrows(SwitchMLTimeoutException.class, () -> late.allReduce(new int[] {1, 1}));
+        } finally {
+            closeAll(clients);
+        }
+    }
 }
