@@ -30,9 +30,6 @@ final class BarrierChannel implements AutoCloseable {
         return t;
     });
 
-    /** Prefix of partition 0's registration outcome when it succeeded; the secret follows. */
-    private static final String REGISTERED = "registered:";
-
     private final BarrierTaskContext ctx;
     private final SwitchMLClient client;
     private final ScheduledFuture<?> watch;
@@ -53,10 +50,11 @@ final class BarrierChannel implements AutoCloseable {
     }
 
     /**
-     * Opens the socket, exchanges endpoints, has partition 0 register the job under generation =
-     * stage attempt number, shares the registration's secret (or its failure) with every task, and joins.
+     * Opens the socket, exchanges endpoints, has the job registered under generation = stage attempt number
+     * (every task asks the driver; the first ask registers, the others get the same registration back, with
+     * the secret it drew), and joins.
      *
-     * @throws SwitchUnreachableException on every task when registration failed
+     * @throws SwitchUnreachableException when registration failed
      */
     static BarrierChannel open(final BarrierTaskContext ctx, final TaskSettings s) {
         final ExecutorRuntime rt = ExecutorRuntime.get();
@@ -71,26 +69,17 @@ final class BarrierChannel implements AutoCloseable {
             }
             // A retried stage attempt registers a new generation; every registration also draws a new secret,
             // which the switch checks: packets of a dead attempt, or forged ones, never reach the job's slots.
+            // Every task needs that secret, so every task asks (one RPC each, no further barrier round: Spark's
+            // barrier wakes its waiters only about once a second); the driver registers once per attempt.
             final JobSpec requested = new JobSpec(s.jobId(), ctx.stageAttemptNumber() & 0xFFFF, 0, s.k(), s.poolSize(),
                     workers);
-            // Only partition 0 registers; a second allGather hands its outcome (the secret, or why it failed) to
-            // every task, so all of them join the installed registration or all fall back at once. Partition 0
-            // reaches that allGather whatever happened, so no task is left waiting at the barrier.
-            String outcome = "";
-            if (p == 0) {
-                try {
-                    outcome = REGISTERED + Integer.toUnsignedString(rt.register(requested).secret());
-                } catch (final RuntimeException e) {
-                    outcome = "job " + requested.jobName() + ": registration on switch " + rt.switchAddress()
-                            + " failed: " + e;
-                }
+            final JobSpec spec;
+            try {
+                spec = rt.register(requested);
+            } catch (final RuntimeException e) {
+                throw new SwitchUnreachableException("job " + requested.jobName() + ": registration on switch "
+                        + rt.switchAddress() + " failed: " + e, e);
             }
-            final String registration = ctx.allGather(outcome)[0];
-            if (!registration.startsWith(REGISTERED)) {
-                throw new SwitchUnreachableException(registration, null);
-            }
-            final JobSpec spec = requested.withSecret(
-                    Integer.parseUnsignedInt(registration.substring(REGISTERED.length())));
             ch.session = ch.client.join(spec, p, rt.switchAddress());
             return ch;
         } catch (final RuntimeException e) {

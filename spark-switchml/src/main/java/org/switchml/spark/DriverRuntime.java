@@ -43,6 +43,8 @@ public final class DriverRuntime implements AutoCloseable {
     private final AtomicLong fallbacks = new AtomicLong();
     private final Map<Integer, List<Integer>> generations = new ConcurrentHashMap<>();
     private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
+    /** Per job id, the latest registration (every task of a stage asks for it; one registers). */
+    private final Map<Integer, JobSpec> registered = new HashMap<>();
     private volatile boolean closed;
 
     DriverRuntime(final JobRegistrar registrar) {
@@ -169,14 +171,29 @@ public final class DriverRuntime implements AutoCloseable {
     }
 
     /**
-     * Installs a job (called from the plugin's RPC handler or, locally, from a task); returns the spec as
-     * installed, with the secret its workers need.
+     * Installs a job for a barrier stage attempt, or returns the installation already made for it (called
+     * from the plugin's RPC handler or, locally, from a task). Every task of the attempt asks with the same
+     * spec after the endpoint exchange; the first ask registers (drawing the registration's secret) and the
+     * others get the same spec back, so all of them learn the secret without another barrier round. An
+     * attempt older than the job's latest registration is refused: a task of a dead attempt must not take
+     * the job back from the retry.
+     *
+     * @return the spec as installed, with the secret the workers need
      */
-    JobSpec register(final JobSpec spec) {
+    synchronized JobSpec register(final JobSpec spec) {
         if (closed) {
             throw new IllegalStateException("spark-switchml driver runtime is closed");
         }
+        final JobSpec latest = registered.get(spec.jobId());
+        if (latest != null && latest.withSecret(0).equals(spec.withSecret(0))) {
+            return latest;
+        }
+        if (latest != null && latest.generation() > spec.generation()) {
+            throw new IllegalStateException("job " + spec.jobName() + ": generation " + spec.generation()
+                    + " belongs to a stage attempt older than the registered generation " + latest.generation());
+        }
         final JobSpec installed = registrar.register(spec);
+        registered.put(spec.jobId(), installed);
         generations.computeIfAbsent(spec.jobId(), id -> Collections.synchronizedList(new ArrayList<>()))
                 .add(spec.generation());
         return installed;
@@ -190,6 +207,9 @@ public final class DriverRuntime implements AutoCloseable {
                 if (c != null) {
                     finalCounters.put(jobId, c);
                 }
+            }
+            synchronized (this) {
+                registered.remove(jobId);
             }
             registrar.remove(jobId);
         } catch (final RuntimeException e) {
