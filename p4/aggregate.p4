@@ -1,6 +1,6 @@
 /*
- * Slot state and the per-contribution algorithm of docs/protocol.md section 4, step 7.
- * Applied only to a contribution that passed every check of steps 1-6.
+ * Slot state and the per-contribution algorithm of docs/protocol.md section 4, step 8.
+ * Applied only to a contribution that passed every check of steps 1-7.
  *
  * State lives in registers indexed by set index = pool_index * 2 + set; the sums of a
  * set are SWITCHML_K consecutive entries of set_sum starting at set_index * SWITCHML_K.
@@ -14,10 +14,12 @@
 #define _SWITCHML_AGGREGATE_P4_
 
 control Aggregator(inout headers_t hdr, inout metadata_t meta) {
-    // (job id ++ generation) that last used the slot. A different owner means the slot
-    // belongs to a new job or a new attempt: both sets start afresh. This is how the
-    // dataplane resets itself; BMv2's P4Runtime cannot read or write registers.
-    register<bit<48>, bit<32>>(POOL_SLOTS) slot_owner;
+    // (job id ++ generation ++ secret): the registration that last used the slot. A different
+    // owner means the slot belongs to a new job or a new registration (a new attempt, or a new
+    // session of the same attempt: each registration has its own secret): both sets start
+    // afresh. This is how the dataplane resets itself; BMv2's P4Runtime cannot read or write
+    // registers.
+    register<bit<80>, bit<32>>(POOL_SLOTS) slot_owner;
     register<bit<32>, bit<32>>(POOL_SETS) set_bitmap;     // bit r = rank r contributed
     register<bit<8>,  bit<32>>(POOL_SETS) set_count;      // contributors so far
     register<bit<32>, bit<32>>(POOL_SETS) set_seq;        // seq of the current use
@@ -29,8 +31,8 @@ control Aggregator(inout headers_t hdr, inout metadata_t meta) {
         bit<32> idx = (meta.pool_index << 1) | (bit<32>)hdr.switchml.set_id;
         bit<32> other = idx ^ 32w1;
         bit<32> sum_base = idx * SWITCHML_K;
-        bit<48> owner_now = hdr.switchml.job_id ++ hdr.switchml.generation;
-        bit<48> owner = 0;
+        bit<80> owner_now = hdr.switchml.job_id ++ hdr.switchml.generation ++ hdr.switchml.secret;
+        bit<80> owner = 0;
         bit<32> bitmap = 0;
         bit<32> bitmap_other = 0;
         bit<8>  count = 0;

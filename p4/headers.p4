@@ -30,15 +30,16 @@ const bit<4>  KIND_CONTRIBUTION      = 1;
 const bit<4>  KIND_RESULT            = 2;
 const bit<4>  KIND_RETRANSMIT_RESULT = 3;
 
-const bit<16> SWITCHML_HEADER_BYTES = 20;
-// 8 (UDP) + 20 (SwitchML) + 4k: the only UDP length for which the payload is parsed.
-const bit<16> SWITCHML_UDP_LEN = 284;
+const bit<16> SWITCHML_HEADER_BYTES = 24;
+// 8 (UDP) + 24 (SwitchML) + 4k: the only UDP length for which the payload is parsed.
+const bit<16> SWITCHML_UDP_LEN = 288;
 
 // Exponent NONE (-32768). XOR with this bit maps int16 order onto bit<16> order.
 const bit<16> EXPONENT_SIGN = 0x8000;
 
 /* ------------------------------------------------ drop reasons (indices) */
-// Index of the drop_reason counter; 0..7 equal org.switchml.protocol.DropReason ordinals.
+// Index of the drop_reason counter; 0..8 equal org.switchml.protocol.DropReason ordinals
+// (new reasons are appended there, so existing indices never move).
 const bit<8> DROP_MALFORMED         = 0;
 const bit<8> DROP_UNKNOWN_JOB       = 1;
 const bit<8> DROP_STALE_GENERATION  = 2;
@@ -47,10 +48,11 @@ const bit<8> DROP_WRONG_K           = 4;
 const bit<8> DROP_BAD_SLOT          = 5;
 const bit<8> DROP_STALE_SEQ         = 6;
 const bit<8> DROP_DUPLICATE_PENDING = 7;
-const bit<8> DROP_NOT_SWITCHML      = 8;   // P4 only: any other traffic
-#define DROP_REASONS 9
-// job_drops is indexed job_index * JOB_DROP_STRIDE + reason.
-#define JOB_DROP_STRIDE 8
+const bit<8> DROP_BAD_SECRET        = 8;
+const bit<8> DROP_NOT_SWITCHML      = 9;   // P4 only: any other traffic
+#define DROP_REASONS 10
+// job_drops is indexed job_index * JOB_DROP_STRIDE + reason (room for reasons added later).
+#define JOB_DROP_STRIDE 16
 
 /* ------------------------------------------------ what ingress decided */
 const bit<2> OUTCOME_DROP       = 0;   // dropped, meta.drop_code says why
@@ -88,7 +90,7 @@ header udp_h {
     bit<16> checksum;
 }
 
-// 20 bytes; docs/protocol.md section 2.
+// 24 bytes; docs/protocol.md section 2.
 header switchml_h {
     bit<4>  version;
     bit<4>  kind;
@@ -103,6 +105,7 @@ header switchml_h {
     bit<16> slot;
     bit<16> exponent;      // int16, 0x8000 = NONE
     bit<32> seq;
+    bit<32> secret;        // the job's secret: without it a packet touches nothing of the job
 }
 
 // switchml_payload_h (SWITCHML_K x bit<32>) and the unrolled per-element macros.
@@ -128,6 +131,7 @@ struct metadata_t {
     bit<16> mcast_grp;
     bit<8>  job_index;
     bit<16> job_k;           // elements per packet registered for the job
+    bit<32> job_secret;      // the registration's secret
     // from worker_table
     bit<8>  worker_rank;
     bit<32> worker_bit;      // 1 << rank

@@ -1,6 +1,6 @@
 /*
- * Ingress: the checks of docs/protocol.md section 4 steps 1-6, the aggregation of step 7
- * (aggregate.p4), and the forwarding decision of step 8. Counters are read by the
+ * Ingress: the checks of docs/protocol.md section 4 steps 1-7, the aggregation of step 8
+ * (aggregate.p4), and the forwarding decision of step 9. Counters are read by the
  * controller over P4Runtime; see p4/README.md for every name and index.
  */
 #ifndef _SWITCHML_INGRESS_P4_
@@ -23,8 +23,10 @@ control SwitchMLIngress(inout headers_t hdr,
     // k is a parameter although this program aggregates only SWITCHML_K elements: the job
     // table carries the same settings as a JobSpec on every target (the software switch takes
     // any k), and a controller error that installs another k shows up as WRONG_K.
+    // secret is drawn by the controller at every registration; packets must carry it.
     action set_job(bit<16> generation, bit<8> num_workers, bit<32> pool_base,
-                   bit<16> pool_size, bit<16> mcast_grp, bit<8> job_index, bit<16> k) {
+                   bit<16> pool_size, bit<16> mcast_grp, bit<8> job_index, bit<16> k,
+                   bit<32> secret) {
         meta.job_known = 1;
         meta.job_generation = generation;
         meta.num_workers = num_workers;
@@ -33,6 +35,7 @@ control SwitchMLIngress(inout headers_t hdr,
         meta.mcast_grp = mcast_grp;
         meta.job_index = job_index;
         meta.job_k = k;
+        meta.job_secret = secret;
     }
 
     // One entry per registered job. Miss: UNKNOWN_JOB.
@@ -94,27 +97,32 @@ control SwitchMLIngress(inout headers_t hdr,
             } else if (!job_table.apply().hit) {
                 // Step 2.
                 meta.drop_code = DROP_UNKNOWN_JOB;
+            } else if (hdr.switchml.secret != meta.job_secret) {
+                // Step 3, before anything else of the job is consulted: a packet without the
+                // secret is told apart by nothing but its job id, touches no slot and is not
+                // counted in (only job_drops[BAD_SECRET] moves).
+                meta.drop_code = DROP_BAD_SECRET;
             } else {
                 job_packets_in.count((bit<32>)meta.job_index);
                 if (hdr.switchml.generation != meta.job_generation) {
-                    // Step 3.
+                    // Step 4.
                     meta.drop_code = DROP_STALE_GENERATION;
                 } else if (!worker_table.apply().hit) {
-                    // Step 4: the source endpoint is not a worker of this job.
+                    // Step 5: the source endpoint is not a worker of this job.
                     meta.drop_code = DROP_UNKNOWN_SENDER;
                 } else if (hdr.switchml.rank != meta.worker_rank
                         || hdr.switchml.rank >= meta.num_workers) {
-                    // Step 4: registered endpoint, but not for this rank.
+                    // Step 5: registered endpoint, but not for this rank.
                     meta.drop_code = DROP_UNKNOWN_SENDER;
                 } else if (hdr.switchml.k != meta.job_k || hdr.switchml.k != SWITCHML_K) {
-                    // Step 5: k must be the job's, and this program is built for one k.
+                    // Step 6: k must be the job's, and this program is built for one k.
                     meta.drop_code = DROP_WRONG_K;
                 } else if (hdr.switchml.slot >= meta.pool_size
                         || meta.pool_base + (bit<32>)hdr.switchml.slot >= POOL_SLOTS) {
-                    // Step 6 (the second test guards against a pool configured past the registers).
+                    // Step 7 (the second test guards against a pool configured past the registers).
                     meta.drop_code = DROP_BAD_SLOT;
                 } else {
-                    // Step 7.
+                    // Step 8.
                     meta.pool_index = meta.pool_base + (bit<32>)hdr.switchml.slot;
                     aggregator.apply(hdr, meta);
                     if (meta.outcome == OUTCOME_RETRANSMIT
@@ -126,7 +134,7 @@ control SwitchMLIngress(inout headers_t hdr,
             }
         }
 
-        // Step 8 and the retransmission answer. The switch's own addresses are the
+        // Step 9 and the retransmission answer. The switch's own addresses are the
         // destination addresses of the contribution; the result leaves from the lane port
         // the contribution was sent to.
         if (meta.outcome == OUTCOME_RESULT) {

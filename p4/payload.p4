@@ -2,7 +2,7 @@
 #ifndef _SWITCHML_PAYLOAD_P4_
 #define _SWITCHML_PAYLOAD_P4_
 
-// The k int32 elements of a SwitchML packet, d00 first (bytes 20..23 of the datagram).
+// The k int32 elements of a SwitchML packet, d00 first (bytes 24..27 of the datagram).
 header switchml_payload_h {
     bit<32> d00;
     bit<32> d01;

@@ -23,11 +23,12 @@ SWITCH_MAC = 0x0200000000FE
 SWITCH_IP = 0x0A0000FE
 LANE = 0xBEE0
 K = 64
+HDR = 24             # SwitchML header bytes; the payload starts at datagram offset 24
 NONE = -32768
 POOL_SLOTS = 2048
 
 DROP_NAMES = ["MALFORMED", "UNKNOWN_JOB", "STALE_GENERATION", "UNKNOWN_SENDER", "WRONG_K",
-              "BAD_SLOT", "STALE_SEQ", "DUPLICATE_PENDING", "NOT_SWITCHML"]
+              "BAD_SLOT", "STALE_SEQ", "DUPLICATE_PENDING", "BAD_SECRET", "NOT_SWITCHML"]
 DROP = {name: i for i, name in enumerate(DROP_NAMES)}
 
 
@@ -61,9 +62,9 @@ def ipv4_header(src, dst, total_len, ident, ttl=64, proto=17, ihl=5, flags_frag=
     return hdr[:10] + struct.pack("!H", c) + hdr[12:]
 
 
-def sml_header(kind, set_id, enc, k, job, gen, rank, slot, exponent, seq, version=1):
-    return struct.pack("!BBHIHBBHhI", (version << 4) | kind, (set_id << 7) | enc, k, job, gen,
-                       rank, 0, slot, exponent, seq)
+def sml_header(kind, set_id, enc, k, job, gen, rank, slot, exponent, seq, secret, version=1):
+    return struct.pack("!BBHIHBBHhII", (version << 4) | kind, (set_id << 7) | enc, k, job, gen,
+                       rank, 0, slot, exponent, seq, secret)
 
 
 def payload_bytes(values):
@@ -83,8 +84,8 @@ def frame(eth_dst, eth_src, ip_src, ip_dst, sport, dport, datagram, ident=1, udp
 
 # ----------------------------------------------------------------------------- model
 class Job:
-    def __init__(self, job_id, gen, ports, pool_base, pool_size, mcast, index, k=K):
-        self.job_id, self.gen, self.ports = job_id, gen, list(ports)
+    def __init__(self, job_id, gen, secret, ports, pool_base, pool_size, mcast, index, k=K):
+        self.job_id, self.gen, self.secret, self.ports = job_id, gen, secret, list(ports)
         self.n = len(ports)
         self.pool_base, self.pool_size, self.mcast, self.index = pool_base, pool_size, mcast, index
         self.k = k
@@ -95,7 +96,7 @@ class Switch:
 
     def __init__(self):
         self.jobs = {}
-        self.owner = {}   # pool index -> (job, gen)
+        self.owner = {}   # pool index -> (job, gen, secret)
         self.sets = {}    # set index -> dict(bitmap, count, seq, used, exp, sums)
         self.drops = []   # reason names, in order
 
@@ -125,21 +126,23 @@ class Switch:
         sport, dport, ulen, _ = struct.unpack("!HHHH", raw[34:42])
         if dport & 0xFFF0 != LANE:
             return "NOT_SWITCHML", []
-        if len(raw) < 62 or csum16(ip) != 0:
+        if len(raw) < 42 + HDR or csum16(ip) != 0:
             return "MALFORMED", []       # parser error or checksum error
-        b0, b1, k, job_id, gen, rank, _, slot, exp, seq = struct.unpack("!BBHIHBBHhI",
-                                                                        raw[42:62])
+        b0, b1, k, job_id, gen, rank, _, slot, exp, seq, secret = struct.unpack(
+            "!BBHIHBBHhII", raw[42:42 + HDR])
         payload = None
-        if ulen == 8 + 20 + 4 * K:
-            if len(raw) < 62 + 4 * K:
+        if ulen == 8 + HDR + 4 * K:
+            if len(raw) < 42 + HDR + 4 * K:
                 return "MALFORMED", []   # parser error
-            payload = list(struct.unpack("!%dI" % K, raw[62:62 + 4 * K]))
+            payload = list(struct.unpack("!%dI" % K, raw[42 + HDR:42 + HDR + 4 * K]))
         ip_len = struct.unpack("!H", ip[2:4])[0]
-        if (b0 >> 4) != 1 or (b0 & 0xF) != 1 or ulen != 28 + 4 * k or ip_len != ulen + 20:
+        if (b0 >> 4) != 1 or (b0 & 0xF) != 1 or ulen != 8 + HDR + 4 * k or ip_len != ulen + 20:
             return "MALFORMED", []
         job = self.jobs.get(job_id)
         if job is None:
             return "UNKNOWN_JOB", []
+        if secret != job.secret:
+            return "BAD_SECRET", []      # before anything else of the job is looked at
         if gen != job.gen:
             return "STALE_GENERATION", []
         src_ip, src_port = struct.unpack("!I", ip[12:16])[0], sport
@@ -150,12 +153,12 @@ class Switch:
             return "WRONG_K", []
         if slot >= job.pool_size or job.pool_base + slot >= POOL_SLOTS:
             return "BAD_SLOT", []
-        # --- aggregation (step 7)
+        # --- aggregation (step 8)
         pool = job.pool_base + slot
         s = b1 >> 7
         idx, other = 2 * pool + s, 2 * pool + (1 - s)
-        if self.owner.get(pool, (0, 0)) != (job_id, gen):
-            self.owner[pool] = (job_id, gen)
+        if self.owner.get(pool, (0, 0, 0)) != (job_id, gen, secret):
+            self.owner[pool] = (job_id, gen, secret)
             for i in (idx, other):
                 st = self._set(i)
                 st["bitmap"], st["count"], st["used"] = 0, 0, 0
@@ -207,7 +210,7 @@ class Switch:
         ip[10:12] = b"\0\0"
         ip[10:12] = struct.pack("!H", csum16(bytes(ip)))
         udp = struct.pack("!HHHH", sport, dport, struct.unpack("!H", raw[38:40])[0], 0)
-        sml = bytearray(raw[42:62])
+        sml = bytearray(raw[42:42 + HDR])   # the secret travels back too
         sml[0] = (1 << 4) | kind
         sml[14:16] = struct.pack("!h", st["exp"])
         eth = struct.pack("!6s6sH", eth_dst.to_bytes(6, "big"), eth_src.to_bytes(6, "big"), 0x0800)
@@ -217,8 +220,8 @@ class Switch:
 # ----------------------------------------------------------------------------- STF writer
 def hexgroups(raw):
     """Ethernet | IPv4 | UDP | SwitchML header | payload, one 4-byte group per element."""
-    parts = [raw[0:14], raw[14:34], raw[34:42], raw[42:62]]
-    rest = raw[62:]
+    parts = [raw[0:14], raw[14:34], raw[34:42], raw[42:42 + HDR]]
+    rest = raw[42 + HDR:]
     parts += [rest[i:i + 4] for i in range(0, len(rest), 4)]
     return " ".join(p.hex() for p in parts if p)
 
@@ -238,17 +241,17 @@ class Trace:
         self.lines.append("")
         self.lines.append("# " + text)
 
-    def job(self, job_id, gen, ports, pool_base, pool_size, mcast, index, k=K):
-        j = Job(job_id, gen, ports, pool_base, pool_size, mcast, index, k)
+    def job(self, job_id, gen, secret, ports, pool_base, pool_size, mcast, index, k=K):
+        j = Job(job_id, gen, secret, ports, pool_base, pool_size, mcast, index, k)
         self.sw.add_job(j)
         self.jobs[job_id] = j
-        self.comment("job %d: generation %d, n=%d, pool [%d, %d), multicast group %d, job_index %d, "
-                     "ranks on STF ports %s" % (job_id, gen, j.n, pool_base, pool_base + pool_size,
-                                                mcast, index, ports))
+        self.comment("job %d: generation %d, secret 0x%08x, n=%d, pool [%d, %d), multicast group %d, "
+                     "job_index %d, ranks on STF ports %s" % (job_id, gen, secret, j.n, pool_base,
+                                                               pool_base + pool_size, mcast, index, ports))
         self.lines.append(
             "add SwitchMLIngress.job_table hdr.switchml.job_id:%d SwitchMLIngress.set_job("
-            "generation:%d, num_workers:%d, pool_base:%d, pool_size:%d, mcast_grp:%d, job_index:%d, k:%d)"
-            % (job_id, gen, j.n, pool_base, pool_size, mcast, index, k))
+            "generation:%d, num_workers:%d, pool_base:%d, pool_size:%d, mcast_grp:%d, job_index:%d, k:%d, "
+            "secret:0x%08x)" % (job_id, gen, j.n, pool_base, pool_size, mcast, index, k, secret))
         for r, p in enumerate(ports):
             self.lines.append(
                 "add SwitchMLIngress.worker_table hdr.switchml.job_id:%d hdr.ipv4.src_addr:0x%08x "
@@ -276,9 +279,13 @@ class Trace:
                         gen=kw.pop("gen", j.gen), **kw)
 
     def raw(self, port, job_id, rank, slot, set_id, seq, values, exponent=NONE, enc=0, lane=LANE,
-            gen=0, k=K, kind=1, version=1, src_ip=None, src_port=None, truncate=None, **kw):
+            gen=0, k=K, kind=1, version=1, src_ip=None, src_port=None, truncate=None, secret=None,
+            **kw):
+        """A contribution frame; secret defaults to the job's (0 for a job the trace does not know)."""
+        if secret is None:
+            secret = self.jobs[job_id].secret if job_id in self.jobs else 0
         self.ident[port] = self.ident.get(port, 0) + 1
-        dgram = sml_header(kind, set_id, enc, k, job_id, gen, rank, slot, exponent, seq,
+        dgram = sml_header(kind, set_id, enc, k, job_id, gen, rank, slot, exponent, seq, secret,
                            version=version) + payload_bytes(values)
         f = frame(SWITCH_MAC, host_mac(port), host_ip(port) if src_ip is None else src_ip,
                   SWITCH_IP, host_udp(port) if src_port is None else src_port, lane, dgram,
@@ -317,8 +324,11 @@ def vec(rng, lo=-1000000, hi=1000000):
 
 
 # ----------------------------------------------------------------------------- traces
-JOB_A = dict(job_id=1, gen=1, ports=[1, 2, 3], pool_base=0, pool_size=4, mcast=1, index=0)
-JOB_B = dict(job_id=2, gen=7, ports=[4, 5], pool_base=4, pool_size=4, mcast=2, index=1)
+# Secrets are fixed here (a controller draws them at random); one has its top bit set.
+JOB_A = dict(job_id=1, gen=1, secret=0x9E3779B9, ports=[1, 2, 3], pool_base=0, pool_size=4, mcast=1,
+             index=0)
+JOB_B = dict(job_id=2, gen=7, secret=0x7F4A7C15, ports=[4, 5], pool_base=4, pool_size=4, mcast=2,
+             index=1)
 
 
 def basic_n3():
@@ -419,7 +429,7 @@ def unknown_sender():
 
 def malformed():
     t = Trace("malformed", "SwitchML datagrams that are not well-formed contributions",
-              ["MALFORMED: datagram shorter than the header, length != 20 + 4k (short and long), "
+              ["MALFORMED: datagram shorter than the header, length != 24 + 4k (short and long), "
                "version != 1, kind RESULT / RETRANSMIT_RESULT sent to the switch",
                "all expressible as plain UDP datagrams; frame-level cases are in malformed_l3.stf"])
     t.job(**JOB_A)
@@ -428,12 +438,14 @@ def malformed():
     v = [vec(rng) for _ in range(3)]
     p = t.raw(1, 1, 0, 0, 0, 0, v[0], gen=1)
     short = frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, p[1][42:54])
-    t.send((1, short), "12-byte datagram (shorter than the 20-byte header)")
+    t.send((1, short), "12-byte datagram (shorter than the 24-byte header)")
+    cut = frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, p[1][42:62])
+    t.send((1, cut), "20-byte datagram (the header without its secret)")
     dgram = p[1][42:]
     t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, dgram[:-4])),
-           "k = 64 but only 63 elements (272-byte datagram)")
+           "k = 64 but only 63 elements (276-byte datagram)")
     t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, dgram + b"\0" * 4)),
-           "k = 64 but 65 elements (280-byte datagram)")
+           "k = 64 but 65 elements (284-byte datagram)")
     t.send(t.raw(1, 1, 0, 0, 0, 0, v[0], gen=1, version=2), "version 2")
     t.send(t.raw(1, 1, 0, 0, 0, 0, v[0], gen=1, kind=2), "kind 2 (RESULT) sent to the switch")
     t.send(t.raw(1, 1, 0, 0, 0, 0, v[0], gen=1, kind=3), "kind 3 (RETRANSMIT_RESULT) sent to the switch")
@@ -456,9 +468,9 @@ def malformed_l3():
     t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, dgram,
                      ip_checksum=0x1234)), "IPv4 header checksum wrong")
     t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, dgram,
-                     ip_len=20 + 8 + 276 + 4)), "IPv4 total length 4 bytes longer than the UDP datagram")
-    t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, dgram)[:62 + 100]),
-           "frame cut after 25 payload elements (UDP length still says 284)")
+                     ip_len=20 + 8 + 280 + 4)), "IPv4 total length 4 bytes longer than the UDP datagram")
+    t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, dgram)[:66 + 100]),
+           "frame cut after 25 payload elements (UDP length still says 288)")
     t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), 53, dgram)),
            "UDP to port 53")
     t.send((1, frame(SWITCH_MAC, host_mac(1), host_ip(1), SWITCH_IP, host_udp(1), LANE, dgram,
@@ -482,7 +494,7 @@ def job_checks():
     v = [vec(rng) for _ in range(3)]
     t.send(t.raw(1, 99, 0, 0, 0, 0, v[0], gen=1), "job 99 (not installed)")
     t.send(t.raw(1, 1, 0, 0, 0, 0, v[0], gen=0), "job 1, generation 0 (job is at 1)")
-    t.send(t.raw(1, 1, 0, 0, 0, 0, v[0][:32], gen=1, k=32), "k = 32, datagram 20 + 128 bytes")
+    t.send(t.raw(1, 1, 0, 0, 0, 0, v[0][:32], gen=1, k=32), "k = 32, datagram 24 + 128 bytes")
     t.send(t.raw(1, 1, 0, 4, 0, 4, v[0], gen=1), "slot 4 (pool size 4)")
     for r in range(3):
         t.send(t.contribution(1, r, 0, S, v[r]), "g=0 slot 0: rank %d (valid)" % r)
@@ -519,8 +531,10 @@ def pool_reuse():
                "half-filled set of the previous owner neither adds to nor blocks the new one",
                "(stands in for re-registering a job with a new generation, which an STF trace "
                "cannot do: it cannot modify a table entry)"])
-    t.job(job_id=3, gen=1, ports=[1, 2, 3], pool_base=8, pool_size=2, mcast=3, index=2)
-    t.job(job_id=4, gen=5, ports=[4, 5], pool_base=8, pool_size=2, mcast=4, index=3)
+    t.job(job_id=3, gen=1, secret=0x2545F491, ports=[1, 2, 3], pool_base=8, pool_size=2, mcast=3,
+          index=2)
+    t.job(job_id=4, gen=5, secret=0x4F1BBCDC, ports=[4, 5], pool_base=8, pool_size=2, mcast=4,
+          index=3)
     rng = random.Random(9)
     c = vec(rng)
     d = [vec(rng) for _ in range(2)]
@@ -536,7 +550,8 @@ def single_worker():
     t = Trace("single_worker", "a job of one worker",
               ["n = 1: every fresh contribution completes its slot at once (RESULT to itself)",
                "a retransmission is answered with RETRANSMIT_RESULT"])
-    t.job(job_id=5, gen=2, ports=[6], pool_base=16, pool_size=2, mcast=5, index=4)
+    t.job(job_id=5, gen=2, secret=0x00000001, ports=[6], pool_base=16, pool_size=2, mcast=5,
+          index=4)
     rng = random.Random(10)
     for g in range(3):
         t.send(t.contribution(5, 0, g, 2, vec(rng), exponent=g), "g=%d: rank 0" % g)
@@ -545,8 +560,42 @@ def single_worker():
     return t
 
 
+def secret():
+    t = Trace("secret", "contributions without the job's secret",
+              ["BAD_SECRET: from the registered endpoint of the claimed rank (a forged source), "
+               "with the secret of another job, with a wrong secret and a wrong generation or an "
+               "unregistered source (the secret is checked first)",
+               "a packet without the secret neither starts, adds to nor completes a slot, and a "
+               "retransmission without it gets no RETRANSMIT_RESULT",
+               "results carry the job's secret"])
+    t.job(**JOB_A)
+    t.job(**JOB_B)
+    S = 4
+    a = JOB_A["secret"]
+    rng = random.Random(11)
+    v = [vec(rng) for _ in range(3)]
+    forged = vec(rng)
+    t.send(t.contribution(1, 0, 0, S, forged, secret=a ^ 1),
+           "g=0: rank 0's endpoint, secret off by one bit: would be the slot's first contribution")
+    t.send(t.contribution(1, 0, 0, S, v[0], exponent=3), "g=0: rank 0 (valid, first)")
+    t.send(t.contribution(1, 1, 0, S, forged, secret=JOB_B["secret"]),
+           "g=0: rank 1's endpoint with job 2's secret: would add to the slot")
+    t.send(t.contribution(1, 1, 0, S, forged, secret=0, gen=2),
+           "g=0: rank 1's endpoint, secret 0 and generation 2 (the secret is checked first)")
+    t.send(t.raw(1, 1, 0, 0, 0, 0, forged, gen=1, src_port=50009, secret=a ^ 0x80000000),
+           "g=0: unregistered UDP port 50009 claiming rank 0, wrong secret (checked before the sender)")
+    t.send(t.contribution(1, 1, 0, S, v[1], exponent=NONE), "g=0: rank 1 (valid)")
+    t.send(t.contribution(1, 2, 0, S, forged, secret=~a & 0xFFFFFFFF),
+           "g=0: rank 2's endpoint, inverted secret: would complete the slot")
+    t.send(t.contribution(1, 2, 0, S, v[2], exponent=1), "g=0: rank 2 (valid) completes: RESULT with the secret")
+    t.send(t.contribution(1, 1, 0, S, v[1], secret=a ^ 0x10000),
+           "g=0: rank 1's retransmission with a wrong secret: no answer")
+    t.send(t.contribution(1, 1, 0, S, v[1]), "g=0: rank 1's retransmission with the secret")
+    return t
+
+
 TRACES = [basic_n3, retransmission, shadow_sets, unknown_sender, malformed, malformed_l3,
-          job_checks, two_jobs, pool_reuse, single_worker]
+          job_checks, two_jobs, pool_reuse, single_worker, secret]
 
 
 def main():

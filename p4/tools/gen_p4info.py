@@ -22,8 +22,8 @@ K = 64
 POOL_SLOTS = 2048
 POOL_SETS = 2 * POOL_SLOTS
 MAX_JOBS = 64
-DROP_REASONS = 9
-JOB_DROP_STRIDE = 8
+DROP_REASONS = 10
+JOB_DROP_STRIDE = 16
 
 # name, match fields [(name, bitwidth)], action names, size
 TABLES = [
@@ -42,7 +42,7 @@ ACTIONS = [
     ("NoAction", [], ['@noWarn("unused")']),
     ("SwitchMLIngress.set_job",
      [("generation", 16), ("num_workers", 8), ("pool_base", 32), ("pool_size", 16),
-      ("mcast_grp", 16), ("job_index", 8), ("k", 16)], []),
+      ("mcast_grp", 16), ("job_index", 8), ("k", 16), ("secret", 32)], []),
     ("SwitchMLIngress.set_worker", [("rank", 8), ("bitmap_bit", 32)], []),
     ("SwitchMLEgress.set_result_dest", [("dst_mac", 48), ("dst_ip", 32), ("dst_port", 16)], []),
 ]
@@ -58,7 +58,7 @@ COUNTERS = [
 
 # name, bitwidth, size
 REGISTERS = [
-    ("SwitchMLIngress.aggregator.slot_owner", 48, POOL_SLOTS),
+    ("SwitchMLIngress.aggregator.slot_owner", 80, POOL_SLOTS),
     ("SwitchMLIngress.aggregator.set_bitmap", 32, POOL_SETS),
     ("SwitchMLIngress.aggregator.set_count", 8, POOL_SETS),
     ("SwitchMLIngress.aggregator.set_seq", 32, POOL_SETS),

@@ -153,7 +153,7 @@ final class AllReduceOperation {
         }
         final ByteBuf buf = client.allocate(datagramLength);
         Wire.writeHeader(buf, 0, Kind.CONTRIBUTION, Wire.setOf(g, poolSize), codec.encoding(), k, spec.jobId(),
-                spec.generation(), session.rank(), slot, exponent, (int) g);
+                spec.generation(), session.rank(), slot, exponent, (int) g, spec.secret());
         if (!scaled) {
             codec.encode(q, Wire.EXPONENT_NONE, buf, Wire.PAYLOAD_OFFSET);
         } else if (q >= lookahead) {
@@ -175,8 +175,9 @@ final class AllReduceOperation {
         if (kind != Kind.RESULT.code() && kind != Kind.RETRANSMIT_RESULT.code()) {
             return false;
         }
+        // The secret too: a result of another registration of this job (another session) never completes ours.
         if (Wire.jobId(buf, base) != spec.jobId() || Wire.generation(buf, base) != spec.generation()
-                || Wire.k(buf, base) != k) {
+                || Wire.secret(buf, base) != spec.secret() || Wire.k(buf, base) != k) {
             return false;
         }
         final long j = (Wire.seq(buf, base) - (int) firstPacket) & 0xFFFF_FFFFL;
@@ -290,7 +291,8 @@ final class AllReduceOperation {
                 + "): no result for slot " + slot + " (packet " + (firstPacket + oldest) + ", " + repliedCount
                 + " of " + total + " packets of this call answered) from switch " + to.getHostString() + ":"
                 + to.getPort() + " within " + TimeUnit.NANOSECONDS.toMillis(resultTimeoutNs)
-                + " ms; are all " + spec.numWorkers() + " workers running and registered?", slot));
+                + " ms; are all " + spec.numWorkers() + " workers running, and is this registration of the job still "
+                + "installed (registering the job again gives it a new secret and ends this session)?", slot));
     }
 
     private void finish() {

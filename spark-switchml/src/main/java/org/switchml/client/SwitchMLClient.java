@@ -16,6 +16,9 @@ import org.switchml.transport.PacketSender;
 import org.switchml.transport.Transports;
 
 import java.net.InetSocketAddress;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -35,6 +38,21 @@ public final class SwitchMLClient implements AutoCloseable {
     private final Channel channel;
     private final Handler handler;
     private final InetSocketAddress local;
+    /**
+     * Registrations (job id, generation, secret) this client has joined; each admits one session. A
+     * long-lived worker (one per Spark executor) joins a job per stage, so only the most recent
+     * {@value #JOINED_KEPT} are kept; an older one is long gone from the switch.
+     */
+    private static final int JOINED_KEPT = 1 << 16;
+    private final Set<List<Integer>> joined = java.util.Collections.newSetFromMap(
+            new java.util.LinkedHashMap<List<Integer>, Boolean>() {
+                private static final long serialVersionUID = 1L;
+
+                @Override
+                protected boolean removeEldestEntry(final java.util.Map.Entry<List<Integer>, Boolean> e) {
+                    return size() > JOINED_KEPT;
+                }
+            });
 
     private SwitchMLClient(final ClientOptions options, final Channel channel, final Handler handler) {
         this.options = options;
@@ -87,6 +105,15 @@ public final class SwitchMLClient implements AutoCloseable {
     /**
      * Takes part in {@code spec} as {@code rank}, talking to the switch at {@code switchAddress}, with the
      * result timeout of this client's options. The switch must already have the job registered.
+     *
+     * <p>A registration (job id, generation, secret) admits one session per worker: the switch keeps the
+     * slot state of the session's calls, and a second session that started numbering its packets afresh
+     * would be answered with the first one's results. So a second join of the same registration on this
+     * client is refused; register the job again (a controller draws a new secret every time) and join the
+     * spec that registration returned.
+     *
+     * @throws IllegalArgumentException the rank is outside the job or registered at another endpoint
+     * @throws IllegalStateException    this client already joined this registration
      */
     public JobSession join(final JobSpec spec, final int rank, final SwitchAddress switchAddress) {
         return join(spec, rank, switchAddress, options.resultTimeoutMs());
@@ -110,6 +137,14 @@ public final class SwitchMLClient implements AutoCloseable {
         if (!spec.workers().get(rank).equals(local)) {
             throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + rank + " is registered at "
                     + spec.workers().get(rank) + " but this worker's socket is " + local);
+        }
+        synchronized (joined) {
+            if (!joined.add(List.of(spec.jobId(), spec.generation(), spec.secret()))) {
+                throw new IllegalStateException("job " + spec.jobName() + " generation " + spec.generation()
+                        + ": worker " + local + " already joined this registration of the job; the switch still holds "
+                        + "that session's slot state, so a second session would be answered with its results. "
+                        + "Register the job again (a new registration has a new secret) and join the spec it returns");
+            }
         }
         return new JobSession(this, spec, rank, switchAddress, resultTimeoutMs);
     }

@@ -12,10 +12,11 @@ import java.util.Map;
  *
  * @param jobId           the job
  * @param jobIndex        the counter index it holds
- * @param packetsIn       SwitchML packets of the job that were well-formed (passed steps 1-2)
+ * @param packetsIn       SwitchML packets of the job that were well-formed and carried its secret (passed
+ *                        steps 1-3)
  * @param packetsOut      result datagrams sent: every RESULT copy and every RETRANSMIT_RESULT
  * @param retransmissions retransmissions seen (answered, or dropped as DUPLICATE_PENDING)
- * @param drops           the job's drops by reason (STALE_GENERATION .. DUPLICATE_PENDING)
+ * @param drops           the job's drops by reason (STALE_GENERATION .. DUPLICATE_PENDING, BAD_SECRET)
  */
 public record JobCounterSnapshot(int jobId, int jobIndex, long packetsIn, long packetsOut, long retransmissions,
                                  Map<DropReason, Long> drops) {

@@ -45,6 +45,7 @@ import p4.v1.P4RuntimeOuterClass.WriteRequest;
 
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -84,6 +85,7 @@ public final class SwitchController implements AutoCloseable {
     private final Arbitration arbitration = new Arbitration();
     private final StreamObserver<StreamMessageRequest> stream;
     private final Map<Integer, Installed> jobs = new LinkedHashMap<>();
+    private final SecureRandom secrets = new SecureRandom();
     private Target target;
     private ResourceAllocator allocator;
     private boolean closed;
@@ -243,7 +245,10 @@ public final class SwitchController implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------- jobs
 
-    /** Registers {@code spec} on the software switch (no attachments), with allocated resources. */
+    /**
+     * Registers {@code spec} on the software switch (no attachments), with allocated resources and a fresh
+     * secret; the workers join the returned job's {@link RegisteredJob#spec()}.
+     */
     public RegisteredJob registerJob(final JobSpec spec) {
         return registerJob(spec, List.of(), null);
     }
@@ -254,36 +259,36 @@ public final class SwitchController implements AutoCloseable {
     }
 
     /**
-     * Registers {@code spec}. {@code attachments} gives each rank's MAC and switch port (BMv2 needs them; the
-     * software switch ignores them, so it may be empty there). {@code requested} pins the job's resources
-     * instead of allocating them; it is refused when it collides with a live job's.
+     * Registers {@code spec} under a fresh random secret. {@code attachments} gives each rank's MAC and switch
+     * port (BMv2 needs them; the software switch ignores them, so it may be empty there). {@code requested}
+     * pins the job's resources instead of allocating them; it is refused when it collides with a live job's.
      *
-     * <p>Registering a job id that is live with a new generation starts a new attempt: when nothing but the
-     * generation changes, only its job_table entry is modified (the dataplane starts every slot afresh);
-     * otherwise the old job is removed first. The same generation again is refused.
+     * <p>Every registration draws a new secret (whatever {@code spec} carries) and the switch drops packets
+     * without it, so the returned {@link RegisteredJob#spec()} is what the workers must join: packets of an
+     * earlier registration of the job, or forged ones, never reach its slots. Registering a job id that is
+     * live starts a new session of it, with the same or a new generation: when nothing but the generation
+     * and secret change, only its job_table entry is modified (the dataplane starts every slot afresh);
+     * otherwise the old job is removed first.
      *
+     * @return the job as installed, with the secret its workers need
      * @throws IllegalArgumentException k ≠ 64 on BMv2, missing attachments, a non-IPv4 worker
      * @throws SwitchControlException   no free resource, a collision, or the switch refused a write
      */
-    public synchronized RegisteredJob registerJob(final JobSpec spec, final List<WorkerAttachment> attachments,
+    public synchronized RegisteredJob registerJob(final JobSpec requestedSpec, final List<WorkerAttachment> attachments,
                                                   final JobResources requested) {
-        requirePipeline("register job " + spec.jobName());
+        requirePipeline("register job " + requestedSpec.jobName());
         final List<WorkerAttachment> att = attachments == null ? List.of() : List.copyOf(attachments);
-        validate(spec, att);
-        final Installed existing = jobs.get(spec.jobId());
+        validate(requestedSpec, att);
+        final Installed existing = jobs.get(requestedSpec.jobId());
+        final JobSpec spec = requestedSpec.withSecret(freshSecret(existing == null ? null : existing.job().spec()));
         if (existing != null) {
             final JobSpec old = existing.job().spec();
-            if (old.generation() == spec.generation()) {
-                throw new SwitchControlException(Status.Code.ALREADY_EXISTS, "job " + spec.jobName() + " generation "
-                        + spec.generation() + " is already registered on " + where()
-                        + "; a new attempt needs a new generation");
-            }
             final boolean sameShape = old.k() == spec.k() && old.poolSize() == spec.poolSize()
                     && old.workers().equals(spec.workers()) && existing.job().attachments().equals(att)
                     && (requested == null || requested.equals(existing.job().resources()));
             if (sameShape) {
                 final RegisteredJob job = new RegisteredJob(spec, existing.job().resources(), att);
-                write(List.of(update(Update.Type.MODIFY, jobEntry(job))), "new generation of job " + spec.jobName(), false);
+                write(List.of(update(Update.Type.MODIFY, jobEntry(job))), "new session of job " + spec.jobName(), false);
                 jobs.put(spec.jobId(), new Installed(job, existing.baseline()));
                 return job;
             }
@@ -319,6 +324,16 @@ public final class SwitchController implements AutoCloseable {
             }
             allocator.release(spec.jobId());
             throw e;
+        }
+    }
+
+    /** A random secret, never the previous registration's (so the new one is always a new session). */
+    private int freshSecret(final JobSpec previous) {
+        while (true) {
+            final int secret = secrets.nextInt();
+            if (previous == null || secret != previous.secret()) {
+                return secret;
+            }
         }
     }
 
@@ -609,6 +624,7 @@ public final class SwitchController implements AutoCloseable {
         params.put(P4Names.P_MCAST_GRP, (long) r.multicastGroup());
         params.put(P4Names.P_JOB_INDEX, (long) r.jobIndex());
         params.put(P4Names.P_K, (long) s.k());
+        params.put(P4Names.P_SECRET, Integer.toUnsignedLong(s.secret()));
         return tableEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, Integer.toUnsignedLong(s.jobId())),
                 P4Names.SET_JOB, params);
     }

@@ -10,7 +10,8 @@ import java.util.Map;
  * since the pipeline was committed, every job included.
  *
  * @param drops       drops by reason (index = {@link DropReason#ordinal()})
- * @param notSwitchml traffic that was not SwitchML at all (index 8; only the P4 switch sees such frames)
+ * @param notSwitchml traffic that was not SwitchML at all (index {@code P4Names.NOT_SWITCHML_INDEX}, after
+ *                    the last DropReason; only the P4 switch sees such frames)
  */
 public record SwitchCounterSnapshot(Map<DropReason, Long> drops, long notSwitchml) {
 

@@ -33,8 +33,12 @@ final class Lane extends ChannelInboundHandlerAdapter {
     private PacketSender sender;
     private int[] scratch = new int[0];
 
-    long malformed;
-    long unknownJob;
+    /** Datagrams handed to this lane: each one ends up accepted, dropped (by reason) or as an error. */
+    long received;
+    /** Contributions that changed slot state or were answered with a stored result. */
+    long accepted;
+    /** Drops by reason ordinal, every job included (jobs also count their own). */
+    final long[] drops = new long[DropReason.values().length];
     long errors;
 
     Lane(final int index, final int lanes, final boolean reflect, final FaultPlan faults) {
@@ -70,6 +74,7 @@ final class Lane extends ChannelInboundHandlerAdapter {
             return;
         }
         final DatagramPacket packet = (DatagramPacket) msg;
+        received++;
         try {
             handle(ctx, packet.content(), packet.sender());
         } catch (final RuntimeException e) {
@@ -94,13 +99,18 @@ final class Lane extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * The checks of docs/protocol.md section 4, in its order. The secret is checked right after the job
+     * lookup: a packet without it is classified by nothing but its job id, and touches no slot state,
+     * sends nothing and moves no counter of the job but BAD_SECRET.
+     */
     private void handle(final ChannelHandlerContext ctx, final ByteBuf in, final InetSocketAddress from) {
         final int base = in.readerIndex();
         final int length = in.readableBytes();
         if (length < Wire.HEADER_LENGTH || Wire.version(in, base) != Wire.VERSION
                 || Wire.kindCode(in, base) != Kind.CONTRIBUTION.code()
                 || length != Wire.datagramLength(Wire.k(in, base))) {
-            malformed++;
+            drops[DropReason.MALFORMED.ordinal()]++;
             return;
         }
         if (reflect) {
@@ -108,37 +118,50 @@ final class Lane extends ChannelInboundHandlerAdapter {
             out.writeBytes(in, base, length);
             Wire.kind(out, 0, Kind.RESULT);
             sender.send(out, from);
+            accepted++;
             return;
         }
         final LaneJob job = jobs.get(Wire.jobId(in, base));
         if (job == null) {
-            unknownJob++;
+            drops[DropReason.UNKNOWN_JOB.ordinal()]++;
+            return;
+        }
+        if (Wire.secret(in, base) != job.secret) {
+            drop(job, DropReason.BAD_SECRET);
             return;
         }
         if (Wire.generation(in, base) != job.spec.generation()) {
-            job.drop(DropReason.STALE_GENERATION);
+            drop(job, DropReason.STALE_GENERATION);
             return;
         }
         final int rank = Wire.rank(in, base);
         if (rank >= job.numWorkers || !job.workers[rank].equals(from)) {
-            job.drop(DropReason.UNKNOWN_SENDER);
+            drop(job, DropReason.UNKNOWN_SENDER);
             return;
         }
         if (Wire.k(in, base) != job.k) {
-            job.drop(DropReason.WRONG_K);
+            drop(job, DropReason.WRONG_K);
             return;
         }
         final int slot = Wire.slot(in, base);
         if (slot >= job.poolSize || slot % lanes != index) {
-            job.drop(DropReason.BAD_SLOT);
+            drop(job, DropReason.BAD_SLOT);
             return;
         }
         job.packetsIn++;
-        aggregate(ctx, job, in, base, rank, slot, from);
+        if (aggregate(ctx, job, in, base, rank, slot, from)) {
+            accepted++;
+        }
     }
 
-    private void aggregate(final ChannelHandlerContext ctx, final LaneJob job, final ByteBuf in, final int base,
-                           final int rank, final int slot, final InetSocketAddress from) {
+    private void drop(final LaneJob job, final DropReason reason) {
+        job.drops[reason.ordinal()]++;
+        drops[reason.ordinal()]++;
+    }
+
+    /** Step 7 and 8 for a packet that passed every check; returns false when it was dropped. */
+    private boolean aggregate(final ChannelHandlerContext ctx, final LaneJob job, final ByteBuf in, final int base,
+                              final int rank, final int slot, final InetSocketAddress from) {
         final int set = Wire.set(in, base);
         final int i = job.index(slot, set);
         final int other = i ^ 1;
@@ -150,8 +173,8 @@ final class Lane extends ChannelInboundHandlerAdapter {
 
         if (job.bitmap[i] == 0) {
             if (job.used[i] && q - job.seq[i] <= 0) {
-                job.drop(DropReason.STALE_SEQ);
-                return;
+                drop(job, DropReason.STALE_SEQ);
+                return false;
             }
             // First contributor of a fresh use overwrites: no explicit clearing of slot memory needed.
             job.bitmap[i] = bit;
@@ -162,15 +185,15 @@ final class Lane extends ChannelInboundHandlerAdapter {
             job.exponent[i] = Wire.exponent(in, base);
             Wire.readInts(in, payload, job.sums, sumBase, k);
         } else if (q != job.seq[i]) {
-            job.drop(DropReason.STALE_SEQ);
-            return;
+            drop(job, DropReason.STALE_SEQ);
+            return false;
         } else if ((job.bitmap[i] & bit) == 0) {
             if (job.count[i] == job.numWorkers) {
                 // The use is complete, and only moving on to the other set clears a sender's bit:
                 // this is a delayed copy from a worker that already has the result. Adding it would
                 // corrupt the stored result and the other set's bitmap.
-                job.drop(DropReason.STALE_SEQ);
-                return;
+                drop(job, DropReason.STALE_SEQ);
+                return false;
             }
             job.bitmap[i] |= bit;
             job.bitmap[other] &= ~bit;
@@ -190,10 +213,10 @@ final class Lane extends ChannelInboundHandlerAdapter {
             if (job.count[i] == job.numWorkers) {
                 sender.send(result(ctx, job, in, base, i, Kind.RETRANSMIT_RESULT), from);
                 job.packetsOut++;
-            } else {
-                job.drop(DropReason.DUPLICATE_PENDING);
+                return true;
             }
-            return;
+            drop(job, DropReason.DUPLICATE_PENDING);
+            return false;
         }
         if (job.count[i] == job.numWorkers) {
             final ByteBuf out = result(ctx, job, in, base, i, Kind.RESULT);
@@ -203,6 +226,7 @@ final class Lane extends ChannelInboundHandlerAdapter {
             }
             job.packetsOut += n;
         }
+        return true;
     }
 
     /** A reusable buffer of at least {@code k} ints (lane thread only). */

@@ -15,6 +15,7 @@ final class LaneJob {
     final int numWorkers;
     final int k;
     final int poolSize;
+    final int secret;
     final InetSocketAddress[] workers;
     private final int lanes;
 
@@ -37,6 +38,7 @@ final class LaneJob {
         this.numWorkers = spec.numWorkers();
         this.k = spec.k();
         this.poolSize = spec.poolSize();
+        this.secret = spec.secret();
         this.workers = spec.workers().toArray(new InetSocketAddress[0]);
         this.lanes = lanes;
         final int owned = lane < poolSize ? (poolSize - lane + lanes - 1) / lanes : 0;
@@ -52,10 +54,6 @@ final class LaneJob {
     /** Index of (slot, set) in the per-set arrays. */
     int index(final int slot, final int set) {
         return 2 * (slot / lanes) + set;
-    }
-
-    void drop(final DropReason reason) {
-        drops[reason.ordinal()]++;
     }
 
     /** Counters as a flat array: in, out, retransmissions, drops by ordinal. */

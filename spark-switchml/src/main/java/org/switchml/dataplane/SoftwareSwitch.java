@@ -3,6 +3,7 @@ package org.switchml.dataplane;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
@@ -10,7 +11,10 @@ import org.switchml.transport.Transports;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -31,6 +35,9 @@ public final class SoftwareSwitch implements AutoCloseable {
     private final List<Channel> channels;
     private final List<Lane> lanes;
     private final SwitchAddress address;
+    /** Serialises job changes; guards {@link #installed}. */
+    private final Object control = new Object();
+    private final Map<Integer, JobSpec> installed = new HashMap<>();
 
     private SoftwareSwitch(final EventLoopGroup group, final List<Channel> channels, final List<Lane> lanes,
                            final SwitchAddress address) {
@@ -77,23 +84,49 @@ public final class SoftwareSwitch implements AutoCloseable {
     }
 
     /**
-     * Installs {@code spec}, replacing any job with the same id: every slot of the job starts fresh, and
-     * packets of another generation are dropped from now on.
+     * Installs {@code spec}: every slot of the job starts fresh, and from now on packets of another
+     * registration (another generation or secret) are dropped.
+     *
+     * <p>A spec equal to the installed one is left as it is and this returns false: the registration is the
+     * same, so its live sessions keep their slot state (resetting it under them could strand a worker whose
+     * result was lost). A different spec with the installed job id, generation <em>and</em> secret is refused,
+     * because packets could not tell the two registrations apart; a new registration needs a new secret (a
+     * P4Runtime controller draws one every time) or a new generation.
+     *
+     * @return whether the job was (re)installed
+     * @throws IllegalArgumentException another spec with the installed job's generation and secret
      */
-    public void registerJob(final JobSpec spec) {
-        onEveryLane(lane -> {
-            lane.install(spec);
-            return null;
-        }, "register job " + spec.jobName());
+    public boolean registerJob(final JobSpec spec) {
+        synchronized (control) {
+            final JobSpec current = installed.get(spec.jobId());
+            if (spec.equals(current)) {
+                return false;
+            }
+            if (spec.sameRegistration(current)) {
+                throw new IllegalArgumentException("job " + spec.jobName() + " generation " + spec.generation()
+                        + " is installed on switch " + address + " with the same secret but other parameters ("
+                        + current + "); a new registration needs a new secret or generation");
+            }
+            onEveryLane(lane -> {
+                lane.install(spec);
+                return null;
+            }, "register job " + spec.jobName());
+            installed.put(spec.jobId(), spec);
+            return true;
+        }
     }
 
     /** Removes a job; returns whether it was installed. */
     public boolean removeJob(final int jobId) {
-        boolean removed = false;
-        for (final Boolean r : onEveryLane(lane -> lane.remove(jobId), "remove job " + Integer.toUnsignedString(jobId))) {
-            removed |= r;
+        synchronized (control) {
+            boolean removed = false;
+            for (final Boolean r : onEveryLane(lane -> lane.remove(jobId),
+                    "remove job " + Integer.toUnsignedString(jobId))) {
+                removed |= r;
+            }
+            installed.remove(jobId);
+            return removed;
         }
-        return removed;
     }
 
     /** A snapshot of the job's counters, or {@code null} when no such job is installed. */
@@ -106,19 +139,27 @@ public final class SoftwareSwitch implements AutoCloseable {
         return JobCounters.sum(raw);
     }
 
-    /** Counters that belong to no job. */
+    /** Switch-wide counters: every datagram received, accepted or dropped by reason, all jobs included. */
     public SwitchCounters switchCounters() {
-        final List<long[]> raw = onEveryLane(l -> new long[] {l.malformed, l.unknownJob, l.errors},
-                "read switch counters");
-        long m = 0;
-        long u = 0;
-        long e = 0;
+        final List<long[]> raw = onEveryLane(l -> {
+            final long[] r = new long[3 + l.drops.length];
+            r[0] = l.received;
+            r[1] = l.accepted;
+            r[2] = l.errors;
+            System.arraycopy(l.drops, 0, r, 3, l.drops.length);
+            return r;
+        }, "read switch counters");
+        final long[] sum = new long[raw.get(0).length];
         for (final long[] r : raw) {
-            m += r[0];
-            u += r[1];
-            e += r[2];
+            for (int i = 0; i < sum.length; i++) {
+                sum[i] += r[i];
+            }
         }
-        return new SwitchCounters(m, u, e);
+        final Map<DropReason, Long> drops = new EnumMap<>(DropReason.class);
+        for (final DropReason reason : DropReason.values()) {
+            drops.put(reason, sum[3 + reason.ordinal()]);
+        }
+        return new SwitchCounters(sum[0], sum[1], drops, sum[2]);
     }
 
     private interface LaneTask<T> {

@@ -22,6 +22,7 @@ public final class P4Names {
     public static final String P_MCAST_GRP = "mcast_grp";
     public static final String P_JOB_INDEX = "job_index";
     public static final String P_K = "k";
+    public static final String P_SECRET = "secret";
 
     public static final String SET_WORKER = "SwitchMLIngress.set_worker";
     public static final String P_RANK = "rank";
@@ -41,8 +42,11 @@ public final class P4Names {
     /** Its size is the number of pool slots shared by all jobs (only the size is read, never the register). */
     public static final String SLOT_OWNER = "SwitchMLIngress.aggregator.slot_owner";
 
-    /** drop_reason index of traffic that is not SwitchML at all (P4 switch only). */
-    public static final int NOT_SWITCHML_INDEX = 8;
+    /**
+     * drop_reason index of traffic that is not SwitchML at all (P4 switch only): right after the last
+     * {@code DropReason} ordinal.
+     */
+    public static final int NOT_SWITCHML_INDEX = 9;
 
     private P4Names() {
     }

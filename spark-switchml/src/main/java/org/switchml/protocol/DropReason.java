@@ -1,8 +1,11 @@
 package org.switchml.protocol;
 
-/** Why a switch dropped a datagram (docs/protocol.md, section 4). The ordinal is the counter index. */
+/**
+ * Why a switch dropped a datagram (docs/protocol.md, section 4). The ordinal is the counter index (the P4
+ * program's {@code drop_reason} index), so new reasons are only ever appended.
+ */
 public enum DropReason {
-    /** Short datagram, wrong version or kind, or length not 20 + 4k. Counted per switch. */
+    /** Short datagram, wrong version or kind, or length not 24 + 4k. Counted per switch. */
     MALFORMED,
     /** No job with this id. Counted per switch. */
     UNKNOWN_JOB,
@@ -17,5 +20,11 @@ public enum DropReason {
     /** A delayed packet of a slot use that is over. */
     STALE_SEQ,
     /** A retransmission for a slot that is still filling. */
-    DUPLICATE_PENDING
+    DUPLICATE_PENDING,
+    /**
+     * The packet names a known job but does not carry its secret: a forged packet, or one of a session
+     * whose registration was replaced. Checked right after the job lookup, so such a packet touches nothing
+     * else of the job. Counted per job.
+     */
+    BAD_SECRET
 }

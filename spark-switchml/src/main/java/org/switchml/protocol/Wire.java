@@ -14,8 +14,8 @@ public final class Wire {
     /** Protocol version carried in the high nibble of byte 0. */
     public static final int VERSION = 1;
     /** Length of the header that precedes the payload. */
-    public static final int HEADER_LENGTH = 20;
-    /** Largest k that fits one IPv4 UDP datagram: 20 + 4k &lt;= 65507. */
+    public static final int HEADER_LENGTH = 24;
+    /** Largest k that fits one IPv4 UDP datagram: 24 + 4k &lt;= 65507. */
     public static final int MAX_K = (65_507 - HEADER_LENGTH) / 4;
     /** k the P4 program is built for. */
     public static final int P4_K = 64;
@@ -35,6 +35,8 @@ public final class Wire {
     public static final int SLOT_OFFSET = 12;
     public static final int EXPONENT_OFFSET = 14;
     public static final int SEQ_OFFSET = 16;
+    /** The job's secret (docs/protocol.md section 2): a packet without it touches no job state. */
+    public static final int SECRET_OFFSET = 20;
     public static final int PAYLOAD_OFFSET = HEADER_LENGTH;
 
     private static final int SET_BIT = 0x80;
@@ -53,7 +55,8 @@ public final class Wire {
      */
     public static void writeHeader(final ByteBuf buf, final int base, final Kind kind, final int set,
                                    final Encoding encoding, final int k, final int jobId, final int generation,
-                                   final int rank, final int slot, final short exponent, final int seq) {
+                                   final int rank, final int slot, final short exponent, final int seq,
+                                   final int secret) {
         buf.setByte(base + VERSION_KIND_OFFSET, (VERSION << 4) | kind.code());
         buf.setByte(base + FLAGS_OFFSET, (set != 0 ? SET_BIT : 0) | encoding.code());
         buf.setShort(base + K_OFFSET, k);
@@ -64,6 +67,7 @@ public final class Wire {
         buf.setShort(base + SLOT_OFFSET, slot);
         buf.setShort(base + EXPONENT_OFFSET, exponent);
         buf.setInt(base + SEQ_OFFSET, seq);
+        buf.setInt(base + SECRET_OFFSET, secret);
     }
 
     public static int version(final ByteBuf buf, final int base) {
@@ -122,6 +126,11 @@ public final class Wire {
 
     public static int seq(final ByteBuf buf, final int base) {
         return buf.getInt(base + SEQ_OFFSET);
+    }
+
+    /** The secret the packet carries (32 bits, compared as a whole). */
+    public static int secret(final ByteBuf buf, final int base) {
+        return buf.getInt(base + SECRET_OFFSET);
     }
 
     /** Slot of job-global packet number {@code g} in a pool of {@code poolSize} slots. */

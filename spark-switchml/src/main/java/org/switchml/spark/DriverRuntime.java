@@ -391,6 +391,12 @@ public final class DriverRuntime implements AutoCloseable {
 
     /** Switch counters of a finished job (embedded switch only), or null. */
     public JobCounters finalCounters(final int jobId) {
+        awaitRemoval(jobId);
+        return finalCounters.get(jobId);
+    }
+
+    /** Waits (at most 10 s) until a removal of {@code jobId} that is under way has finished. */
+    void awaitRemoval(final int jobId) {
         final java.util.concurrent.Future<?> pending = removals.get(jobId);
         if (pending != null) {
             try {
@@ -401,7 +407,6 @@ public final class DriverRuntime implements AutoCloseable {
                 LOG.debug("spark-switchml: removal of job {} did not finish: {}", Integer.toUnsignedString(jobId), e.toString());
             }
         }
-        return finalCounters.get(jobId);
     }
 
     // --------------------------------------------------------------------------------------- rendezvous
@@ -471,14 +476,6 @@ public final class DriverRuntime implements AutoCloseable {
         if (message instanceof Rendezvous.AllStreaming q) {
             final StagePlanner p = stages.get(q.stage());
             return p != null && p.allStreaming();
-        }
-        if (message instanceof RegisterJob rj) {
-            try {
-                register(rj.toSpec());
-                return "";
-            } catch (final RuntimeException e) {
-                return "cannot register job on switch " + switchName() + ": " + e.getMessage();
-            }
         }
         throw new IllegalArgumentException("spark-switchml driver: unexpected message " + message);
     }
@@ -600,6 +597,8 @@ public final class DriverRuntime implements AutoCloseable {
                     if (done != null && sameShape(done, spec)) {
                         return java.util.concurrent.CompletableFuture.completedFuture(done);
                     }
+                    LOG.info("spark-switchml: job {} was installed ahead as {} but the stage runs as {}; installing it again",
+                            spec.jobName(), done, spec);
                     return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                         if (done != null) {
                             removeNow(r, spec.jobId());
@@ -648,9 +647,9 @@ public final class DriverRuntime implements AutoCloseable {
                 && a.poolSize() == b.poolSize() && a.workers().equals(b.workers());
     }
 
-    /** The secret the switch checks for {@code spec} (0 until the protocol carries one). */
+    /** The secret the switch checks in every packet of {@code spec}'s registration. */
     static int secretOf(final JobSpec spec) {
-        return 0;
+        return spec.secret();
     }
 
     /** MTU of the embedded switch's interface (0 when unknown or external). */

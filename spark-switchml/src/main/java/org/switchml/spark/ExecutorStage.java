@@ -210,7 +210,8 @@ final class ExecutorStage {
         for (final String e : plan.endpoints()) {
             workers.add(RegisterJob.parseEndpoint(e));
         }
-        final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.poolSize(), workers);
+        final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.secret(), plan.k(), plan.poolSize(),
+                workers);
         final JobSession js = runtime.worker().join(spec, rank, SwitchAddress.parse(plan.switchAddress()),
                 s.resultTimeoutMs());
         synchronized (this) {

@@ -8,12 +8,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Executor → driver plugin message: install this job on the switch. Endpoints travel as
- * {@code ip:port} strings so the message stays plain serializable data. The reply is "" on success,
- * otherwise the error text.
+ * A job's shape as plain serializable data (endpoints as {@code ip:port} strings), and the endpoint
+ * text format used in the rendezvous messages.
  *
  * @param jobId      job id
- * @param generation stage attempt number
+ * @param generation attempt number
  * @param k          int32 elements per packet
  * @param poolSize   slots
  * @param endpoints  {@code ip:port} of each rank
@@ -29,7 +28,7 @@ record RegisterJob(int jobId, int generation, int k, int poolSize, String[] endp
         return new RegisterJob(spec.jobId(), spec.generation(), spec.k(), spec.poolSize(), e);
     }
 
-    /** The job spec this message describes. */
+    /** The job spec this message describes (its secret is drawn by the registration). */
     JobSpec toSpec() {
         final List<InetSocketAddress> w = new ArrayList<>(endpoints.length);
         for (final String s : endpoints) {

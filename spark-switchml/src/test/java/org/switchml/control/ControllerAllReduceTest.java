@@ -64,8 +64,7 @@ class ControllerAllReduceTest {
         }
         final int jobId = IDS.incrementAndGet();
         try {
-            final JobSpec spec = new JobSpec(jobId, 1, K, 128, endpoints);
-            bed.controller.registerJob(spec);
+            final JobSpec spec = bed.controller.registerJob(new JobSpec(jobId, 1, K, 128, endpoints)).spec();
             final List<JobSession> sessions = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 sessions.add(clients.get(r).join(spec, r, bed.sw.address()));

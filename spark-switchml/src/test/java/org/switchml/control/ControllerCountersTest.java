@@ -12,6 +12,7 @@ import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
+import org.switchml.testing.UdpPeer;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -56,8 +57,7 @@ class ControllerCountersTest {
         }
         try {
             final SwitchCounterSnapshot before = bed.controller.readSwitchCounters();
-            final JobSpec spec = new JobSpec(11, 1, k, 8, endpoints);
-            bed.controller.registerJob(spec);
+            final JobSpec spec = bed.controller.registerJob(new JobSpec(11, 1, k, 8, endpoints)).spec();
             final List<JobSession> sessions = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 sessions.add(clients.get(r).join(spec, r, bed.sw.address()));
@@ -96,25 +96,29 @@ class ControllerCountersTest {
         final int pool = 2;
         try (UdpPeer a = new UdpPeer(); UdpPeer b = new UdpPeer(); UdpPeer stranger = new UdpPeer()) {
             final SwitchCounterSnapshot before = bed.controller.readSwitchCounters();
-            bed.controller.registerJob(new JobSpec(job, gen, k, pool, List.of(a.address(), b.address())));
+            final int secret = bed.controller.registerJob(new JobSpec(job, gen, k, pool,
+                    List.of(a.address(), b.address()))).spec().secret();
             final InetSocketAddress lane = bed.sw.address().laneAddresses().get(0);
             final int[] v = new int[k];
             java.util.Arrays.fill(v, 5);
 
             a.send(new byte[12], lane);                                                          // MALFORMED
-            a.send(UdpPeer.contribution(999, gen, 0, 0, pool, v), lane);                          // UNKNOWN_JOB
-            a.send(UdpPeer.contribution(job, gen + 1, 0, 0, pool, v), lane);                      // STALE_GENERATION
-            a.send(UdpPeer.contribution(job, gen, 1, 0, pool, v), lane);                          // UNKNOWN_SENDER
-            stranger.send(UdpPeer.contribution(job, gen, 0, 0, pool, v), lane);                   // UNKNOWN_SENDER
-            a.send(UdpPeer.contribution(job, gen, 0, 0, pool, new int[k / 2]), lane);             // WRONG_K
-            a.send(UdpPeer.datagram(1, 0, k, job, gen, 0, pool, -32768, 0, v), lane);             // BAD_SLOT
-            a.send(UdpPeer.contribution(job, gen, 0, 1, pool, v), lane);                          // g=1: consumed
-            a.send(UdpPeer.contribution(job, gen, 0, 1, pool, v), lane);                          // DUPLICATE_PENDING
-            b.send(UdpPeer.contribution(job, gen, 1, 1, pool, v), lane);                          // completes g=1
+            a.send(UdpPeer.contribution(999, gen, secret, 0, 0, pool, v), lane);                  // UNKNOWN_JOB
+            a.send(UdpPeer.contribution(job, gen, ~secret, 0, 0, pool, v), lane);                 // BAD_SECRET
+            stranger.send(UdpPeer.contribution(job, gen + 1, secret ^ 1, 0, 0, pool, v), lane);   // BAD_SECRET
+            a.send(UdpPeer.contribution(job, gen + 1, secret, 0, 0, pool, v), lane);              // STALE_GENERATION
+            a.send(UdpPeer.contribution(job, gen, secret, 1, 0, pool, v), lane);                  // UNKNOWN_SENDER
+            stranger.send(UdpPeer.contribution(job, gen, secret, 0, 0, pool, v), lane);           // UNKNOWN_SENDER
+            a.send(UdpPeer.contribution(job, gen, secret, 0, 0, pool, new int[k / 2]), lane);     // WRONG_K
+            a.send(UdpPeer.datagram(1, 0, k, job, gen, 0, pool, -32768, 0, secret, v), lane);     // BAD_SLOT
+            a.send(UdpPeer.contribution(job, gen, secret, 0, 1, pool, v), lane);                  // g=1: consumed
+            a.send(UdpPeer.contribution(job, gen, secret, 0, 1, pool, v), lane);                  // DUPLICATE_PENDING
+            b.send(UdpPeer.contribution(job, gen, secret, 1, 1, pool, v), lane);                  // completes g=1
             assertNotNull(a.receive(WAIT_MS), "rank 0 gets the result of g=1");
             assertNotNull(b.receive(WAIT_MS), "rank 1 gets the result of g=1");
 
             final JobCounterSnapshot c = bed.controller.readJobCounters(job);
+            assertEquals(2, c.drops(DropReason.BAD_SECRET), c.toString());
             assertEquals(1, c.drops(DropReason.STALE_GENERATION), c.toString());
             assertEquals(2, c.drops(DropReason.UNKNOWN_SENDER), c.toString());
             assertEquals(1, c.drops(DropReason.WRONG_K), c.toString());
@@ -123,19 +127,21 @@ class ControllerCountersTest {
             assertEquals(0, c.drops(DropReason.STALE_SEQ), c.toString());
             assertEquals(1, c.retransmissions(), c.toString());
             assertEquals(2, c.packetsOut(), c.toString());
-            // The P4 meaning: every well-formed packet of the known job, dropped at steps 3-6 or not.
+            // The P4 meaning: every well-formed packet of the known job that carries its secret, dropped at
+            // steps 4-7 or not (a packet without the secret is not counted in).
             assertEquals(5 + 3, c.packetsIn(), c.toString());
 
             final SwitchCounterSnapshot s = bed.controller.readSwitchCounters();
             assertEquals(1, s.drops(DropReason.MALFORMED) - before.drops(DropReason.MALFORMED));
             assertEquals(1, s.drops(DropReason.UNKNOWN_JOB) - before.drops(DropReason.UNKNOWN_JOB));
+            assertEquals(2, s.drops(DropReason.BAD_SECRET) - before.drops(DropReason.BAD_SECRET));
             assertEquals(2, s.drops(DropReason.UNKNOWN_SENDER) - before.drops(DropReason.UNKNOWN_SENDER));
             assertEquals(1, s.drops(DropReason.DUPLICATE_PENDING) - before.drops(DropReason.DUPLICATE_PENDING));
             assertEquals(0, s.notSwitchml());
 
             // Counters outlive the job, as on the P4 switch; after removal the job is unknown.
             bed.controller.removeJob(job);
-            a.send(UdpPeer.contribution(job, gen, 0, 2, pool, v), lane);
+            a.send(UdpPeer.contribution(job, gen, secret, 0, 2, pool, v), lane);
             final long[] dropReason = bed.controller.readCounter(P4Names.DROP_REASON);
             assertEquals(2, dropReason[DropReason.UNKNOWN_SENDER.ordinal()]
                     - before.drops(DropReason.UNKNOWN_SENDER), "removed job's drops still counted");

@@ -60,7 +60,9 @@ class ControllerJobLifecycleTest {
         final JobSpec spec = new JobSpec(501, 3, 64, 16, endpoints(3, 40_001));
         final RegisteredJob job = c.registerJob(spec);
         assertEquals(16, job.resources().poolSize());
-        assertTrue(bed.server.liveJobs().contains(spec), "dataplane has the job: " + bed.server.liveJobs());
+        // The registered spec is the requested one under the secret the controller drew.
+        assertEquals(spec.withSecret(job.spec().secret()), job.spec());
+        assertTrue(bed.server.liveJobs().contains(job.spec()), "dataplane has the job: " + bed.server.liveJobs());
 
         assertEquals(1, countFor(c.readEntries(P4Names.JOB_TABLE), 501));
         assertEquals(3, countFor(c.readEntries(P4Names.WORKER_TABLE), 501));
@@ -104,12 +106,16 @@ class ControllerJobLifecycleTest {
             assertTrue(index.getMessage().contains("job index"), index.getMessage());
             assertEquals(null, c.job(603));
 
-            final SwitchControlException again = assertThrows(SwitchControlException.class,
-                    () -> c.registerJob(new JobSpec(601, 1, 64, 100, endpoints(2, 41_001))));
-            assertEquals(Status.Code.ALREADY_EXISTS, again.code());
-            assertTrue(again.getMessage().contains("new generation"), again.getMessage());
+            // Registering the same job again is a new session: a new secret, the same resources (a MODIFY of
+            // job_table), and the dataplane runs only the new registration.
+            final RegisteredJob again = c.registerJob(a.spec());
+            assertEquals(a.resources(), again.resources());
+            assertEquals(a.spec().withSecret(again.spec().secret()), again.spec());
+            assertTrue(again.spec().secret() != a.spec().secret(), "a fresh secret");
+            assertTrue(bed.server.liveJobs().contains(again.spec()));
+            assertFalse(bed.server.liveJobs().contains(a.spec()));
 
-            // A new attempt of the same job only changes its generation (a MODIFY of job_table).
+            // A new attempt of the same job changes its generation and secret (a MODIFY of job_table).
             final RegisteredJob a2 = c.registerJob(new JobSpec(601, 2, 64, 100, endpoints(2, 41_001)));
             assertEquals(a.resources(), a2.resources());
             assertTrue(bed.server.liveJobs().contains(a2.spec()));

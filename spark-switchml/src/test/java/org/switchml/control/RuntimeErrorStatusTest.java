@@ -96,7 +96,7 @@ class RuntimeErrorStatusTest {
 
     private static Map<String, Long> jobParams() {
         return Map.of("generation", 1L, "num_workers", 1L, "pool_base", 0L, "pool_size", 4L, "mcast_grp", 9L,
-                "job_index", 9L, "k", 64L);
+                "job_index", 9L, "k", 64L, "secret", 0xCAFEF00DL);
     }
 
     @Test
@@ -212,7 +212,7 @@ class RuntimeErrorStatusTest {
                 assertFalse(first.isPrimary());
                 second.insertEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 3L), P4Names.SET_JOB, Map.of(
                         "generation", 1L, "num_workers", 1L, "pool_base", 100L, "pool_size", 4L, "mcast_grp", 50L,
-                        "job_index", 50L, "k", 64L));
+                        "job_index", 50L, "k", 64L, "secret", 7L));
             }
             assertTrue(first.awaitPrimary(10_000), "primary again once the higher controller left");
             assertTrue(first.removeJob(1));

@@ -1,6 +1,7 @@
 package org.switchml.control;
 
 import org.switchml.testing.Repo;
+import org.switchml.testing.UdpPeer;
 
 import org.switchml.p4info.P4Names;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
@@ -127,6 +128,7 @@ class StfConformanceTest {
         final java.util.Set<Integer> written = new java.util.HashSet<>();
         final long[] expectedDrops = new long[DropReason.values().length];
         final UdpPeer fence = new UdpPeer();
+        final int fenceSecret;
         int fenceSeq;
         int skipped;
         String summary;
@@ -136,8 +138,8 @@ class StfConformanceTest {
             this.name = name;
             this.lane = bed.sw.address().laneAddresses().get(0);
             // The fence job holds resources no trace uses (job index 63, the last pool slot, group 4095).
-            bed.controller.registerJob(new JobSpec(FENCE_JOB, 1, 1, 1, List.of(fence.address())), List.of(),
-                    new JobResources(63, 2047, 1, 4095));
+            fenceSecret = bed.controller.registerJob(new JobSpec(FENCE_JOB, 1, 1, 1, List.of(fence.address())),
+                    List.of(), new JobResources(63, 2047, 1, 4095)).spec().secret();
         }
 
         String where(final Line line) {
@@ -294,7 +296,7 @@ class StfConformanceTest {
         /** A round trip through the fence job; then every socket must be empty. */
         void fence(final Line after) {
             final int g = fenceSeq++;
-            fence.send(UdpPeer.contribution(FENCE_JOB, 1, 0, g, 1, new int[] {g}), lane);
+            fence.send(UdpPeer.contribution(FENCE_JOB, 1, fenceSecret, 0, g, 1, new int[] {g}), lane);
             assertNotNull(fence.receive(RECEIVE_TIMEOUT_MS), where(after) + ": fence result did not arrive");
             for (final Map.Entry<Integer, UdpPeer> p : ports.entrySet()) {
                 final byte[] extra = p.getValue().poll();

@@ -25,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 class LateCopyTest {
     private static final int JOB = 7;
+    private static final int SECRET = 0x5EC2E7;
 
     @Test
     void aLateCopyOfAnAnsweredContributionDoesNotStallTheSlot() throws Exception {
@@ -36,7 +37,7 @@ class LateCopyTest {
             w1.setSoTimeout(5_000);
             final InetSocketAddress to = sw.address().laneAddresses().get(0);
             // n = 2, k = 1, one slot: packet g uses set g mod 2.
-            sw.registerJob(new JobSpec(JOB, 0, 1, 1, List.of((InetSocketAddress) w0.getLocalSocketAddress(),
+            sw.registerJob(new JobSpec(JOB, 0, SECRET, 1, 1, List.of((InetSocketAddress) w0.getLocalSocketAddress(),
                     (InetSocketAddress) w1.getLocalSocketAddress())));
 
             send(w[0], to, 0, 0, 10);
@@ -62,7 +63,7 @@ class LateCopyTest {
                              final int value) throws Exception {
         final ByteBuf b = Unpooled.buffer(Wire.datagramLength(1));
         Wire.writeHeader(b, 0, Kind.CONTRIBUTION, Wire.setOf(g, 1), Encoding.INT32, 1, JOB, 0, rank, 0,
-                Wire.EXPONENT_NONE, g);
+                Wire.EXPONENT_NONE, g, SECRET);
         b.setInt(Wire.PAYLOAD_OFFSET, value);
         final byte[] a = new byte[Wire.datagramLength(1)];
         b.getBytes(0, a);

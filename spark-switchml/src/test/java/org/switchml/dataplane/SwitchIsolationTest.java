@@ -82,20 +82,22 @@ class SwitchIsolationTest {
             final SwitchCounters before = cluster.sw.switchCounters();
             final InetSocketAddress lane0 = cluster.sw.address().laneAddresses().get(0);
             final InetSocketAddress lane1 = cluster.sw.address().laneAddresses().get(1);
+            final int secret = job.spec().secret();
             // Short, wrong version, wrong length.
             send(intruder, new byte[7], lane0);
-            final byte[] badVersion = contribution(9, 4, 0, 0, 0, K);
+            final byte[] badVersion = contribution(9, 4, secret, 0, 0, 0, K);
             badVersion[0] = 0x21;
             send(intruder, badVersion, lane0);
-            final byte[] badLength = contribution(9, 4, 0, 0, 0, K);
+            final byte[] badLength = contribution(9, 4, secret, 0, 0, 0, K);
             send(intruder, java.util.Arrays.copyOf(badLength, badLength.length - 4), lane0);
-            // Unknown job; valid job but unregistered sender (claims rank 0), wrong generation.
-            send(intruder, contribution(12345, 0, 0, 0, 0, K), lane0);
-            send(intruder, contribution(9, 4, 0, 0, 0, K), lane0);
-            send(intruder, contribution(9, 3, 0, 0, 0, K), lane0);
+            // Unknown job; valid job without its secret; unregistered sender (claims rank 0), wrong generation.
+            send(intruder, contribution(12345, 0, secret, 0, 0, 0, K), lane0);
+            send(intruder, contribution(9, 4, secret + 1, 0, 0, 0, K), lane0);
+            send(intruder, contribution(9, 4, secret, 0, 0, 0, K), lane0);
+            send(intruder, contribution(9, 3, secret, 0, 0, 0, K), lane0);
             // A second stranger claiming rank 1 on the other lane.
             try (DatagramSocket stranger = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
-                send(stranger, contribution(9, 4, 1, 1, 0, K), lane1);
+                send(stranger, contribution(9, 4, secret, 1, 1, 0, K), lane1);
             }
 
             final List<double[]> results = TestCluster.parallel(n, r -> job.session(r).allReduce(in[r]));
@@ -110,7 +112,9 @@ class SwitchIsolationTest {
             assertEquals(1, after.unknownJob() - before.unknownJob());
             assertEquals(2, c.drops(DropReason.UNKNOWN_SENDER));
             assertEquals(1, c.drops(DropReason.STALE_GENERATION));
+            assertEquals(1, c.drops(DropReason.BAD_SECRET));
             assertEquals(0, after.errors());
+            assertTrue(after.balanced(), after.toString());
         }
     }
 
@@ -118,13 +122,14 @@ class SwitchIsolationTest {
     void wrongKAndBadSlotFromARegisteredWorkerAreCounted() throws Exception {
         try (DatagramSocket w0 = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
             final InetSocketAddress me = (InetSocketAddress) w0.getLocalSocketAddress();
-            cluster.sw.registerJob(new org.switchml.protocol.JobSpec(31, 0, K, 8, List.of(me)));
+            final int secret = 31_000_031;
+            cluster.sw.registerJob(new org.switchml.protocol.JobSpec(31, 0, secret, K, 8, List.of(me)));
             final InetSocketAddress lane0 = cluster.sw.address().laneAddresses().get(0);
-            send(w0, contribution(31, 0, 0, 0, 0, K / 2), lane0);  // wrong k
-            send(w0, contribution(31, 0, 0, 8, 0, K), lane0);      // slot outside the pool of 8
-            send(w0, contribution(31, 0, 0, 1, 0, K), lane0);      // slot 1 belongs to lane 1
+            send(w0, contribution(31, 0, secret, 0, 0, 0, K / 2), lane0);  // wrong k
+            send(w0, contribution(31, 0, secret, 0, 8, 0, K), lane0);      // slot outside the pool of 8
+            send(w0, contribution(31, 0, secret, 0, 1, 0, K), lane0);      // slot 1 belongs to lane 1
             // A valid one, so the counters are read after all four were handled (same lane, in order).
-            send(w0, contribution(31, 0, 0, 0, 0, K), lane0);
+            send(w0, contribution(31, 0, secret, 0, 0, 0, K), lane0);
             w0.setSoTimeout(5_000);
             final DatagramPacket reply = new DatagramPacket(new byte[2048], 2048);
             w0.receive(reply);
@@ -144,9 +149,11 @@ class SwitchIsolationTest {
     }
 
     /** A well-formed contribution with payload 1, 2, 3, ... */
-    static byte[] contribution(final int job, final int gen, final int rank, final int slot, final int seq, final int k) {
+    static byte[] contribution(final int job, final int gen, final int secret, final int rank, final int slot,
+                               final int seq, final int k) {
         final ByteBuf b = Unpooled.buffer(Wire.datagramLength(k));
-        Wire.writeHeader(b, 0, Kind.CONTRIBUTION, 0, Encoding.INT32, k, job, gen, rank, slot, Wire.EXPONENT_NONE, seq);
+        Wire.writeHeader(b, 0, Kind.CONTRIBUTION, 0, Encoding.INT32, k, job, gen, rank, slot, Wire.EXPONENT_NONE, seq,
+                secret);
         for (int i = 0; i < k; i++) {
             b.setInt(Wire.PAYLOAD_OFFSET + 4 * i, i + 1);
         }

@@ -43,7 +43,10 @@ class P4InfoIndexTest {
         final P4InfoIndex.Action setJob = p4.action("SwitchMLIngress.set_job");
         assertTrue(worker.actionIds().contains(p4.action("SwitchMLIngress.set_worker").id()));
         assertEquals(16, setJob.param("k").bitwidth());
-        assertEquals(9, p4.counter("SwitchMLIngress.drop_reason").size());
+        assertEquals(32, setJob.param("secret").bitwidth());
+        // One cell per DropReason, then NOT_SWITCHML (P4 only).
+        assertEquals(org.switchml.protocol.DropReason.values().length, P4Names.NOT_SWITCHML_INDEX);
+        assertEquals(P4Names.NOT_SWITCHML_INDEX + 1, p4.counter("SwitchMLIngress.drop_reason").size());
         assertEquals(2048, p4.registerSize("SwitchMLIngress.aggregator.slot_owner"));
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p4.table("no_such_table"));
         assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());

@@ -17,11 +17,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What a stage retry relies on: once the job is registered under the next generation (the retried
- * stage attempt), a late worker of the dead attempt is dropped as STALE_GENERATION and gets no result.
+ * stage attempt, with the new secret every registration draws), a late worker of the dead attempt is
+ * dropped (BAD_SECRET: its secret is checked before its generation) and gets no result.
  */
 class GenerationTest {
     @Test
-    void packetsOfTheDeadAttemptAreDroppedAsStaleGeneration() {
+    void packetsOfTheDeadAttemptAreDropped() {
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
              SwitchMLClient zombie = SwitchMLClient.open(ClientOptions.defaults().withFp64(true).withResultTimeoutMs(300));
              SwitchMLClient other = SwitchMLClient.open(ClientOptions.defaults())) {
@@ -29,10 +30,10 @@ class GenerationTest {
             final JobSpec attempt0 = new JobSpec(77, 0, 64, 8, workers);
             sw.registerJob(attempt0);
             final JobSession dead = zombie.join(attempt0, 0, sw.address());
-            sw.registerJob(new JobSpec(77, 1, 64, 8, workers)); // the retried attempt
+            sw.registerJob(new JobSpec(77, 1, 64, 8, workers)); // the retried attempt, with a new secret
             assertThrows(SwitchMLTimeoutException.class, () -> dead.allReduce(new double[100]));
-            final long stale = sw.counters(77).drops(DropReason.STALE_GENERATION);
-            assertTrue(stale > 0, "stale-generation drops: " + stale);
+            final long dropped = sw.counters(77).drops(DropReason.BAD_SECRET);
+            assertTrue(dropped > 0, "drops of the dead attempt: " + dropped);
         }
     }
 }

@@ -77,8 +77,7 @@ class P4RuntimeRegistrarTest {
                 clients.add(c);
                 endpoints.add(c.localAddress());
             }
-            final JobSpec spec = new JobSpec(rt.newJobId(), 0, 64, 32, endpoints);
-            rt.register(spec);
+            final JobSpec spec = rt.register(new JobSpec(rt.newJobId(), 0, 64, 32, endpoints));
             final List<JobSession> sessions = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 sessions.add(clients.get(r).join(spec, r, rt.switchAddress()));
@@ -93,6 +92,7 @@ class P4RuntimeRegistrarTest {
                 assertArrayEquals(expected, got, 0.0);
             }
             rt.remove(spec.jobId());
+            rt.awaitRemoval(spec.jobId()); // removal runs in the background
         } finally {
             for (final SwitchMLClient c : clients) {
                 c.close();

@@ -100,7 +100,7 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
     private final Map<Integer, LiveJob> live = new LinkedHashMap<>();
     /** Counter cells of removed jobs, per job index (P4 counters outlive the jobs that used them). */
     private long[][] retained = new long[0][];
-    private SwitchCounters switchBaseline = new SwitchCounters(0, 0, 0);
+    private SwitchCounters switchBaseline = SwitchCounters.ZERO;
 
     private record Pipeline(P4InfoIndex index, ForwardingPipelineConfig config) {
     }
@@ -759,7 +759,9 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
         if (cur != null) {
             retire(cur);
             live.remove(jobId);
-            if (desired == null) {
+            // The dataplane refuses another spec under the same (generation, secret); an operator's table
+            // edit that keeps set_job as it was still gets a fresh job (as in the P4 program, the table wins).
+            if (desired == null || desired.sameRegistration(cur.spec())) {
                 sw.removeJob(jobId);
             }
         }
@@ -791,7 +793,8 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
                 return null;   // not complete yet
             }
         }
-        return new JobSpec(jobId, (int) (long) p.get(P4Names.P_GENERATION), (int) (long) p.get(P4Names.P_K),
+        return new JobSpec(jobId, (int) (long) p.get(P4Names.P_GENERATION), (int) (long) p.get(P4Names.P_SECRET),
+                (int) (long) p.get(P4Names.P_K),
                 (int) (long) p.get(P4Names.P_POOL_SIZE), List.of(workers));
     }
 
@@ -929,7 +932,7 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
     /**
      * Every counter cell of switchml.p4, from the dataplane's counters: drop_reason[i] is DropReason i over
      * the switch and all jobs; job_packets_in counts, as the P4 program does, every well-formed packet of a
-     * known job (the dataplane's packetsIn plus the job's drops of steps 3-6).
+     * known job that carries the job's secret (the dataplane's packetsIn plus the job's drops of steps 4-7).
      */
     private Map<String, long[]> counterCells(final P4InfoIndex p4) {
         final int jobs = retained.length;
@@ -943,10 +946,14 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
                 add(perIndex[j.jobIndex()], c);
             }
         }
+        // drop_reason is the dataplane's own switch-wide count (it outlives jobs, like the P4 counter).
         final SwitchCounters now = sw.switchCounters();
         final long[] dropReason = new long[(int) p4.counter(P4Names.DROP_REASON).size()];
-        dropReason[DropReason.MALFORMED.ordinal()] = now.malformed() - switchBaseline.malformed();
-        dropReason[DropReason.UNKNOWN_JOB.ordinal()] = now.unknownJob() - switchBaseline.unknownJob();
+        for (final DropReason r : DropReason.values()) {
+            if (r.ordinal() < dropReason.length) {
+                dropReason[r.ordinal()] = now.drops(r) - switchBaseline.drops(r);
+            }
+        }
         final long stride = p4.counter(P4Names.JOB_DROPS).size() / Math.max(1, jobs);
         final long[] in = new long[jobs];
         final long[] out = new long[jobs];
@@ -959,12 +966,11 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
             retx[i] = c[2];
             for (int r = FIRST_JOB_REASON; r < DropReason.values().length; r++) {
                 final long d = c[3 + r];
-                dropReason[r] += d;
                 if (r < stride) {
                     drops[(int) (i * stride + r)] = d;
                 }
-                if (r <= DropReason.BAD_SLOT.ordinal()) {
-                    in[i] += d;   // dropped at steps 3-6, after the P4 program counted the packet in
+                if (r >= DropReason.STALE_GENERATION.ordinal() && r <= DropReason.BAD_SLOT.ordinal()) {
+                    in[i] += d;   // dropped at steps 4-7, after the P4 program counted the packet in
                 }
             }
         }

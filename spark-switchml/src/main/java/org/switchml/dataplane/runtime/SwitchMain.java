@@ -36,7 +36,8 @@ public final class SwitchMain {
             + SwitchRuntimeServer.DEFAULT_PORT + ")\n"
             + "  --device-id D       P4Runtime device id (default 0)\n"
             + "  --job SPEC          install a job at start, without a controller; the order of the worker\n"
-            + "                      endpoints gives the ranks (repeatable)\n"
+            + "                      endpoints gives the ranks (repeatable). Its secret is drawn at random and\n"
+            + "                      printed: the workers' JobSpec needs it\n"
             + "  --help              this text\n";
 
     private SwitchMain() {
@@ -90,7 +91,8 @@ public final class SwitchMain {
         out.println(NAME + ": dataplane " + r.sw.address() + " p4runtime "
                 + (r.server == null ? "off" : o.p4runtimeHost() + ":" + r.server.port()) + " device " + o.deviceId());
         for (final JobSpec job : o.jobs()) {
-            out.println(NAME + ": installed job " + job.jobName() + " generation " + job.generation() + " with "
+            out.println(NAME + ": installed job " + job.jobName() + " generation " + job.generation() + " secret 0x"
+                    + String.format("%08x", job.secret()) + " with "
                     + job.numWorkers() + " workers, k=" + job.k() + ", pool=" + job.poolSize());
         }
         out.flush();
@@ -169,7 +171,7 @@ public final class SwitchMain {
         String host = "127.0.0.1";
         int port = Wire.DEFAULT_PORT;
         int lanes = 2;
-        String p4Host = "127.0.0.1";
+        String p4Host = SwitchRuntimeServer.DEFAULT_HOST;   // loopback unless asked: P4Runtime is unauthenticated
         int p4Port = SwitchRuntimeServer.DEFAULT_PORT;
         long device = 0;
         final List<JobSpec> jobs = new ArrayList<>();

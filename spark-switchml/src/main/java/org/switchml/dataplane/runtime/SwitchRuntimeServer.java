@@ -48,6 +48,18 @@ public final class SwitchRuntimeServer implements AutoCloseable {
         this.deviceId = deviceId;
     }
 
+    /** The address the server binds when none is given: loopback only. */
+    public static final String DEFAULT_HOST = "127.0.0.1";
+
+    /**
+     * Serves {@code dataplane} as device 0 on loopback ({@link #DEFAULT_HOST}) port {@code port} (0 picks a
+     * free port): P4Runtime has no authentication here, so only local controllers may reach it unless an
+     * address is given explicitly.
+     */
+    public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final int port) {
+        return start(dataplane, DEFAULT_HOST, port, 0);
+    }
+
     /** Serves {@code dataplane} as device 0 on {@code host:port} (0 picks a free port). */
     public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port) {
         return start(dataplane, host, port, 0);
@@ -70,6 +82,11 @@ public final class SwitchRuntimeServer implements AutoCloseable {
     /** The port the P4Runtime server listens on. */
     public int port() {
         return server.getPort();
+    }
+
+    /** The socket address the server is bound to. */
+    public InetSocketAddress boundAddress() {
+        return (InetSocketAddress) server.getListenSockets().get(0);
     }
 
     public String host() {

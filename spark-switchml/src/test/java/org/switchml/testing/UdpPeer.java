@@ -1,4 +1,4 @@
-package org.switchml.control;
+package org.switchml.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,12 +11,13 @@ import java.nio.channels.Selector;
 import java.util.Arrays;
 
 /** A raw loopback UDP endpoint for tests: sends arbitrary datagrams, receives with a bounded wait. */
-final class UdpPeer implements AutoCloseable {
+public final class UdpPeer implements AutoCloseable {
     private final DatagramChannel channel;
     private final Selector selector;
     private final ByteBuffer buf = ByteBuffer.allocate(65_536);
 
-    UdpPeer() {
+    /** Binds a socket on a free loopback port. */
+    public UdpPeer() {
         try {
             channel = DatagramChannel.open();
             channel.bind(new InetSocketAddress("127.0.0.1", 0));
@@ -28,7 +29,8 @@ final class UdpPeer implements AutoCloseable {
         }
     }
 
-    InetSocketAddress address() {
+    /** The socket's address. */
+    public InetSocketAddress address() {
         try {
             return (InetSocketAddress) channel.getLocalAddress();
         } catch (final IOException e) {
@@ -36,7 +38,8 @@ final class UdpPeer implements AutoCloseable {
         }
     }
 
-    void send(final byte[] datagram, final InetSocketAddress to) {
+    /** Sends one datagram. */
+    public void send(final byte[] datagram, final InetSocketAddress to) {
         try {
             channel.send(ByteBuffer.wrap(datagram), to);
         } catch (final IOException e) {
@@ -45,7 +48,7 @@ final class UdpPeer implements AutoCloseable {
     }
 
     /** The next datagram, or null when none arrives within {@code timeoutMs}. */
-    byte[] receive(final long timeoutMs) {
+    public byte[] receive(final long timeoutMs) {
         final long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
         try {
             while (true) {
@@ -66,7 +69,7 @@ final class UdpPeer implements AutoCloseable {
     }
 
     /** A datagram already queued, or null (never waits). */
-    byte[] poll() {
+    public byte[] poll() {
         try {
             buf.clear();
             if (channel.receive(buf) == null) {
@@ -90,12 +93,13 @@ final class UdpPeer implements AutoCloseable {
     }
 
     /** A SwitchML datagram (docs/protocol.md section 2) with the given fields and payload. */
-    static byte[] datagram(final int kind, final int set, final int k, final int jobId, final int generation,
-                           final int rank, final int slot, final int exponent, final int seq, final int[] payload) {
-        final ByteBuffer b = ByteBuffer.allocate(20 + 4 * payload.length).order(ByteOrder.BIG_ENDIAN);
+    public static byte[] datagram(final int kind, final int set, final int k, final int jobId, final int generation,
+                                  final int rank, final int slot, final int exponent, final int seq, final int secret,
+                                  final int[] payload) {
+        final ByteBuffer b = ByteBuffer.allocate(24 + 4 * payload.length).order(ByteOrder.BIG_ENDIAN);
         b.put((byte) ((1 << 4) | kind)).put((byte) (set << 7)).putShort((short) k).putInt(jobId)
                 .putShort((short) generation).put((byte) rank).put((byte) 0).putShort((short) slot)
-                .putShort((short) exponent).putInt(seq);
+                .putShort((short) exponent).putInt(seq).putInt(secret);
         for (final int v : payload) {
             b.putInt(v);
         }
@@ -103,8 +107,9 @@ final class UdpPeer implements AutoCloseable {
     }
 
     /** A contribution of packet g of a rank (slot g mod S, set (g div S) mod 2, seq g), exponent NONE. */
-    static byte[] contribution(final int jobId, final int generation, final int rank, final int g, final int pool,
-                               final int[] payload) {
-        return datagram(1, (g / pool) % 2, payload.length, jobId, generation, rank, g % pool, -32768, g, payload);
+    public static byte[] contribution(final int jobId, final int generation, final int secret, final int rank,
+                                      final int g, final int pool, final int[] payload) {
+        return datagram(1, (g / pool) % 2, payload.length, jobId, generation, rank, g % pool, -32768, g, secret,
+                payload);
     }
 }

@@ -1,0 +1,474 @@
+package org.switchml.client;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.lifecycle.AfterProperty;
+import net.jqwik.api.lifecycle.BeforeProperty;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.testing.Reference;
+import org.switchml.transport.FaultPlan;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * A stateful, model-based randomized test of sessions (issue 9, item 1): random sequences of register,
+ * join (and re-join), allreduce, close, worker crash in the middle of a call and switch restart, for one job
+ * of 2 or 3 workers, under random loss, duplication and reordering on every endpoint. Property: every call
+ * returns the exact reference sum of that call's inputs (bit for bit) or throws a clear exception, never
+ * another sum; and where the model says a call cannot complete (a worker without a usable session of the
+ * current registration), it throws. After each sequence a fresh registration still allreduces exactly.
+ *
+ * <p>The model: a registration (job id, generation, secret) is current until the next one or a switch
+ * restart; a worker's session is usable while it belongs to the current registration, its socket is open
+ * and no call of it has failed; a second join of the same registration by the same socket is refused.
+ * Calls are matched the way the protocol matches them: the c-th call of every worker's session of one
+ * registration is one logical call (same length and type on every worker, as the API requires), whose
+ * result is the sum of those n inputs. A worker whose c-th call failed may still have contributed to it, so
+ * another worker's c-th call may complete later; a call must fail when its session is not usable, or when
+ * some worker has neither made nor is making its c-th call of the registration.
+ *
+ * <p>Seeded (printed); jqwik shrinks a failing sequence, which then becomes a plain regression test.
+ */
+class SessionModelTest {
+    private static final int JOB = 77;
+    private static final int K = 16;
+    private static final int POOL = 4;
+    private static final long RESULT_TIMEOUT_MS = 400;
+    private static final String SEED = "20261130";
+
+    private static final AtomicLong EXACT = new AtomicLong();
+    private static final AtomicLong ERRORS = new AtomicLong();
+    private static final AtomicLong DOOMED = new AtomicLong();
+
+    /** One step of a sequence. */
+    sealed interface Op permits Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch {
+    }
+
+    /** A new registration of the job (a new secret; the same or the next generation). */
+    record Register(boolean nextGeneration) implements Op {
+    }
+
+    /** One worker joins the current registration (a second time: refused). */
+    record Join(int rank) implements Op {
+    }
+
+    /** Every worker joins the current registration. */
+    record JoinAll() implements Op {
+    }
+
+    /** Every worker with a session calls allreduce on its own input (ints, or doubles in FP32_BLOCK). */
+    record AllReduce(int length, boolean ints, long seed) implements Op {
+    }
+
+    /** A worker's socket is closed between calls. */
+    record Close(int rank) implements Op {
+    }
+
+    /** An allreduce during which one worker's socket is closed after {@code delayMicros}. */
+    record CrashMidCall(int rank, int length, boolean ints, long seed, int delayMicros) implements Op {
+    }
+
+    /** The switch process dies and a new one starts on the same ports, knowing no job. */
+    record RestartSwitch() implements Op {
+    }
+
+    @BeforeProperty
+    void printSeed() {
+        System.out.println("[seed] session model: jqwik seed=" + SEED + " (change @Property(seed) to explore others)");
+    }
+
+    @AfterProperty
+    void summary() {
+        System.out.println("[session model] calls exact " + EXACT.get() + ", clear errors " + ERRORS.get()
+                + " (of which the model required " + DOOMED.get() + ")");
+        assertTrue(EXACT.get() > 0, "no call completed in any sequence: the model test checks nothing");
+    }
+
+    @Property(tries = 60, seed = SEED, shrinking = ShrinkingMode.BOUNDED, maxDiscardRatio = 1)
+    void everyCallIsTheExactSumOfItsInputsOrAClearError(@ForAll @IntRange(min = 2, max = 3) final int n,
+                                                        @ForAll("faults") final FaultPlan faults,
+                                                        @ForAll("sequences") final List<Op> ops) throws Exception {
+        try (World w = new World(n, faults)) {
+            // Start from a running job: registered, every worker joined.
+            w.apply(new Register(false));
+            w.apply(new JoinAll());
+            for (final Op op : ops) {
+                w.apply(op);
+            }
+            w.stillWorks();
+        }
+    }
+
+    @Provide
+    Arbitrary<FaultPlan> faults() {
+        return Combinators.combine(Arbitraries.of(0.0, 0.02, 0.1), Arbitraries.of(0.0, 0.05),
+                Arbitraries.of(0.0, 0.05), Arbitraries.longs())
+                .as((loss, dup, reorder, seed) -> new FaultPlan(loss, dup, reorder, 0, seed));
+    }
+
+    @Provide
+    Arbitrary<List<Op>> sequences() {
+        final Arbitrary<Integer> rank = Arbitraries.integers().between(0, 2);
+        final Arbitrary<Integer> length = Arbitraries.integers().between(1, 300);
+        final Arbitrary<Op> op = Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(3, Arbitraries.of(true, false).map(Register::new)),
+                net.jqwik.api.Tuple.of(2, rank.map(Join::new)),
+                net.jqwik.api.Tuple.of(3, Arbitraries.just(new JoinAll())),
+                net.jqwik.api.Tuple.of(6, Combinators.combine(length, Arbitraries.of(true, false), Arbitraries.longs())
+                        .as(AllReduce::new)),
+                net.jqwik.api.Tuple.of(1, rank.map(Close::new)),
+                net.jqwik.api.Tuple.of(1, Combinators.combine(rank, length, Arbitraries.of(true, false),
+                        Arbitraries.longs(), Arbitraries.integers().between(0, 3_000)).as(CrashMidCall::new)),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(new RestartSwitch())));
+        return op.list().ofMinSize(3).ofMaxSize(15);
+    }
+
+    /** Logical call c of a registration: its length, type and every worker's input. */
+    private record Shape(int length, boolean ints, long seed, int n) {
+        int[] intInput(final int rank) {
+            return new SplittableRandom(seed + rank).ints(length).toArray();
+        }
+
+        double[] doubleInput(final int rank) {
+            return org.switchml.testing.Vectors.mixed(new SplittableRandom(seed + rank), length);
+        }
+
+        int[] intSum() {
+            final int[] sum = new int[length];
+            for (int r = 0; r < n; r++) {
+                final int[] v = intInput(r);
+                for (int i = 0; i < length; i++) {
+                    sum[i] += v[i];
+                }
+            }
+            return sum;
+        }
+
+        double[] doubleSum() {
+            final double[][] in = new double[n][];
+            for (int r = 0; r < n; r++) {
+                in[r] = doubleInput(r);
+            }
+            return Reference.fp32(in, K);
+        }
+    }
+
+    /** A registration and, per worker, how many calls its session made there; the shape of each call. */
+    private static final class Registration {
+        final JobSpec spec;
+        final int[] calls;
+        private final List<Shape> shapes = new ArrayList<>();
+
+        Registration(final JobSpec spec, final int n) {
+            this.spec = spec;
+            this.calls = new int[n];
+        }
+
+        Shape shape(final int c, final int length, final boolean ints, final long seed) {
+            while (shapes.size() <= c) {
+                shapes.add(new Shape(length, ints, seed * 1_000_003L + shapes.size(), calls.length));
+            }
+            return shapes.get(c);
+        }
+    }
+
+    /** The system under test (a switch and n worker sockets) and its model. */
+    private static final class World implements AutoCloseable {
+        private final int n;
+        private final FaultPlan faults;
+        private final ExecutorService pool;
+        private final ScheduledExecutorService crasher = Executors.newSingleThreadScheduledExecutor();
+        private SoftwareSwitch sw;
+        private final SwitchMLClient[] clients;
+        private final boolean[] closed;
+        /** Registrations (generation, secret) each socket joined: a second join of one is refused. */
+        private final List<Set<List<Integer>>> joined = new ArrayList<>();
+        private final JobSession[] sessions;
+        /** The registration each session belongs to. */
+        private final Registration[] sessionOf;
+        private final boolean[] broken;
+        private JobSpec current;
+        private Registration currentRegistration;
+        private int generation;
+        private int registrations;
+
+        World(final int n, final FaultPlan faults) {
+            this.n = n;
+            this.faults = faults;
+            this.pool = Executors.newFixedThreadPool(n);
+            this.sw = SoftwareSwitch.start(SwitchOptions.loopback(2).withFaults(faults));
+            this.clients = new SwitchMLClient[n];
+            this.closed = new boolean[n];
+            this.sessions = new JobSession[n];
+            this.sessionOf = new Registration[n];
+            this.broken = new boolean[n];
+            for (int r = 0; r < n; r++) {
+                joined.add(new HashSet<>());
+                clients[r] = open(r);
+            }
+        }
+
+        private SwitchMLClient open(final int r) {
+            return SwitchMLClient.open(ClientOptions.defaults().withResultTimeoutMs(RESULT_TIMEOUT_MS)
+                    .withRetransmitTimeoutMs(5, 40).withFaults(faults.withSeed(faults.seed() * 31 + r + 17L * registrations)));
+        }
+
+        void apply(final Op op) throws Exception {
+            if (op instanceof Register r) {
+                register(r.nextGeneration());
+            } else if (op instanceof Join j) {
+                join(j.rank() % n);
+            } else if (op instanceof JoinAll) {
+                for (int r = 0; r < n; r++) {
+                    join(r);
+                }
+            } else if (op instanceof AllReduce a) {
+                allReduce(a.length(), a.ints(), a.seed(), -1, 0);
+            } else if (op instanceof Close c) {
+                close(c.rank() % n);
+            } else if (op instanceof CrashMidCall c) {
+                allReduce(c.length(), c.ints(), c.seed(), c.rank() % n, c.delayMicros());
+            } else if (op instanceof RestartSwitch) {
+                restart();
+            } else {
+                throw new IllegalArgumentException(String.valueOf(op));
+            }
+        }
+
+        private void register(final boolean nextGeneration) {
+            for (int r = 0; r < n; r++) {
+                if (closed[r]) {
+                    // The crashed worker comes back with a new socket (a new endpoint, a fresh client).
+                    clients[r] = open(r);
+                    closed[r] = false;
+                    joined.get(r).clear();
+                    sessions[r] = null;
+                    sessionOf[r] = null;
+                }
+            }
+            if (nextGeneration) {
+                generation = (generation + 1) & 0xFFFF;
+            }
+            registrations++;
+            final List<InetSocketAddress> endpoints = new ArrayList<>();
+            for (final SwitchMLClient c : clients) {
+                endpoints.add(c.localAddress());
+            }
+            // Distinct, deterministic secrets (a controller draws them at random; the value does not matter here).
+            current = new JobSpec(JOB, generation, 0x5EC0_0000 ^ (registrations * 0x9E37_79B9), K, POOL, endpoints);
+            currentRegistration = new Registration(current, n);
+            assertTrue(sw.registerJob(current));
+        }
+
+        private void join(final int r) {
+            if (current == null || closed[r]) {
+                return;
+            }
+            final List<Integer> id = List.of(current.generation(), current.secret());
+            if (joined.get(r).contains(id)) {
+                final IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                        () -> clients[r].join(current, r, sw.address()), "a second join of one registration");
+                assertTrue(e.getMessage().contains("already joined"), e.getMessage());
+                return;
+            }
+            sessions[r] = clients[r].join(current, r, sw.address());
+            sessionOf[r] = currentRegistration;
+            joined.get(r).add(id);
+            broken[r] = false;
+        }
+
+        private boolean usable(final int r) {
+            return sessions[r] != null && !broken[r] && !closed[r] && current != null
+                    && sessions[r].spec().equals(current);
+        }
+
+        private void close(final int r) {
+            clients[r].close();
+            closed[r] = true;
+        }
+
+        private void restart() {
+            final List<Integer> ports = new ArrayList<>(sw.address().lanePorts());
+            sw.close();
+            SoftwareSwitch next;
+            try {
+                next = SoftwareSwitch.start(new SwitchOptions("127.0.0.1", ports, false, faults));
+            } catch (final SwitchMLException e) {
+                next = SoftwareSwitch.start(SwitchOptions.loopback(2).withFaults(faults));   // a port was taken meanwhile
+            }
+            sw = next;
+            current = null;
+            currentRegistration = null;
+        }
+
+        /**
+         * One call on every worker that has a session; with {@code crash >= 0}, that worker's socket closes
+         * {@code delayMicros} into the call. The action's shape and seed define logical call c of a registration
+         * the first time some worker makes its c-th call there.
+         */
+        private void allReduce(final int length, final boolean ints, final long seed, final int crash,
+                               final int delayMicros) throws Exception {
+            final int[] index = new int[n];
+            final Shape[] shape = new Shape[n];
+            final boolean[] calling = new boolean[n];
+            for (int r = 0; r < n; r++) {
+                if (sessions[r] != null) {
+                    calling[r] = true;
+                    index[r] = sessionOf[r].calls[r];
+                    shape[r] = sessionOf[r].shape(index[r], length, ints, seed);
+                }
+            }
+            // Decided on the state at the start of the call (a crash below may close a socket during it).
+            final boolean[] canComplete = new boolean[n];
+            for (int r = 0; r < n; r++) {
+                canComplete[r] = calling[r] && canComplete(r, index[r], calling, index);
+            }
+            final List<Future<Object>> calls = new ArrayList<>();
+            for (int r = 0; r < n; r++) {
+                if (!calling[r]) {
+                    calls.add(null);
+                    continue;
+                }
+                final JobSession s = sessions[r];
+                final Shape sh = shape[r];
+                final int rank = r;
+                calls.add(pool.submit(() -> sh.ints() ? s.allReduce(sh.intInput(rank)) : s.allReduce(sh.doubleInput(rank))));
+            }
+            if (crash >= 0) {
+                final SwitchMLClient victim = clients[crash];
+                crasher.schedule(victim::close, delayMicros, TimeUnit.MICROSECONDS).get(10, TimeUnit.SECONDS);
+                closed[crash] = true;
+            }
+            for (int r = 0; r < n; r++) {
+                if (!calling[r]) {
+                    continue;
+                }
+                final Object got;
+                try {
+                    got = calls.get(r).get(RESULT_TIMEOUT_MS + 30_000, TimeUnit.MILLISECONDS);
+                } catch (final ExecutionException e) {
+                    final Throwable c = e.getCause();
+                    if (!(c instanceof SwitchMLException || c instanceof IllegalStateException)
+                            || c.getMessage() == null || c.getMessage().isBlank()) {
+                        throw new AssertionError("rank " + r + " failed without a clear error", c);
+                    }
+                    ERRORS.incrementAndGet();
+                    if (!canComplete[r]) {
+                        DOOMED.incrementAndGet();
+                    }
+                    broken[r] = true;
+                    continue;
+                } catch (final TimeoutException e) {
+                    throw new AssertionError("rank " + r + ": the call did not end within its bound", e);
+                } finally {
+                    sessionOf[r].calls[r]++;
+                }
+                final Shape sh = shape[r];
+                if (!canComplete[r]) {
+                    fail("rank " + r + " returned from call " + index[r] + " although it could not complete: "
+                            + (sh.ints() ? java.util.Arrays.toString((int[]) got) : java.util.Arrays.toString((double[]) got)));
+                }
+                if (sh.ints()) {
+                    assertArrayEquals(sh.intSum(), (int[]) got, "rank " + r + " call " + index[r]
+                            + ": not the sum of that call's inputs");
+                } else {
+                    assertArrayEquals(sh.doubleSum(), (double[]) got, 0.0, "rank " + r + " call " + index[r]
+                            + ": not the sum of that call's inputs");
+                }
+                EXACT.incrementAndGet();
+            }
+        }
+
+        /**
+         * Whether rank r's call c may complete: its session is usable, and every other worker has a session
+         * of the same registration that made its c-th call before or is making it now.
+         */
+        private boolean canComplete(final int r, final int c, final boolean[] calling, final int[] index) {
+            if (!usable(r)) {
+                return false;
+            }
+            for (int q = 0; q < n; q++) {
+                if (q == r) {
+                    continue;
+                }
+                final boolean now = calling[q] && sessionOf[q] == sessionOf[r] && index[q] == c;
+                if (!now && currentRegistration.calls[q] <= c) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** After any sequence: fresh sockets, a new registration, and an exact call (bounded, patient). */
+        void stillWorks() throws Exception {
+            for (int r = 0; r < n; r++) {
+                clients[r].close();
+                clients[r] = SwitchMLClient.open(ClientOptions.defaults().withResultTimeoutMs(20_000));
+                closed[r] = false;
+                joined.get(r).clear();
+                sessions[r] = null;
+                sessionOf[r] = null;
+            }
+            register(true);
+            for (int r = 0; r < n; r++) {
+                join(r);
+            }
+            final int[][] in = new int[n][];
+            final int[] sum = new int[5];
+            for (int r = 0; r < n; r++) {
+                in[r] = new int[] {r, 1, -r, 1 << 30, 7 * r};
+                for (int i = 0; i < 5; i++) {
+                    sum[i] += in[r][i];
+                }
+            }
+            final List<Future<int[]>> calls = new ArrayList<>();
+            for (int r = 0; r < n; r++) {
+                final JobSession s = sessions[r];
+                final int[] v = in[r];
+                calls.add(pool.submit(() -> s.allReduce(v)));
+            }
+            for (int r = 0; r < n; r++) {
+                assertArrayEquals(sum, calls.get(r).get(60, TimeUnit.SECONDS), "rank " + r + " after the sequence");
+            }
+            assertEquals(0, sw.switchCounters().errors());
+            assertTrue(sw.switchCounters().balanced(), sw.switchCounters().toString());
+        }
+
+        @Override
+        public void close() {
+            for (final SwitchMLClient c : clients) {
+                c.close();
+            }
+            sw.close();
+            pool.shutdownNow();
+            crasher.shutdownNow();
+        }
+    }
+}

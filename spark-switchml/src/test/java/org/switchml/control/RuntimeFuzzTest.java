@@ -1,0 +1,429 @@
+package org.switchml.control;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Descriptors.EnumValueDescriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
+import io.grpc.CallOptions;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
+import org.junit.jupiter.api.Test;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.JobSpec;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.TestCluster;
+import p4.v1.P4RuntimeGrpc;
+import p4.v1.P4RuntimeOuterClass.CounterEntry;
+import p4.v1.P4RuntimeOuterClass.Entity;
+import p4.v1.P4RuntimeOuterClass.ForwardingPipelineConfig;
+import p4.v1.P4RuntimeOuterClass.GetForwardingPipelineConfigRequest;
+import p4.v1.P4RuntimeOuterClass.Index;
+import p4.v1.P4RuntimeOuterClass.MasterArbitrationUpdate;
+import p4.v1.P4RuntimeOuterClass.MulticastGroupEntry;
+import p4.v1.P4RuntimeOuterClass.PacketReplicationEngineEntry;
+import p4.v1.P4RuntimeOuterClass.ReadRequest;
+import p4.v1.P4RuntimeOuterClass.RegisterEntry;
+import p4.v1.P4RuntimeOuterClass.Replica;
+import p4.v1.P4RuntimeOuterClass.SetForwardingPipelineConfigRequest;
+import p4.v1.P4RuntimeOuterClass.StreamMessageRequest;
+import p4.v1.P4RuntimeOuterClass.StreamMessageResponse;
+import p4.v1.P4RuntimeOuterClass.TableEntry;
+import p4.v1.P4RuntimeOuterClass.Uint128;
+import p4.v1.P4RuntimeOuterClass.Update;
+import p4.v1.P4RuntimeOuterClass.WriteRequest;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Malformed P4Runtime requests (issue 9, item 3): thousands of Write, Read, SetForwardingPipelineConfig,
+ * GetForwardingPipelineConfig and StreamChannel messages, each a valid request with random mutations of its
+ * protobuf fields (any depth: ids, byte strings, enums, repeated and nested messages, the P4Info itself), or
+ * its serialized bytes corrupted, all sent over real gRPC. Every one gets an answer within its deadline, every
+ * error status says what was wrong (an exception escaping the service would surface as UNKNOWN without a
+ * description), and afterwards the server still serves its primary controller: a job registered through it
+ * allreduces exactly.
+ *
+ * <p>{@code -Dswitchml.fuzz.requests=N} changes the count.
+ */
+class RuntimeFuzzTest {
+    private static final int REQUESTS = Integer.getInteger("switchml.fuzz.requests", 2_000);
+    private static final long DEADLINE_MS = 10_000;
+    /** The description gRPC gives a call whose handler threw. */
+    private static final String ESCAPED = "Application error processing RPC";
+
+    /** The request kinds fuzzed. */
+    enum Rpc { WRITE, READ, SET_PIPELINE, GET_PIPELINE, RAW_BYTES, STREAM }
+
+    @Test
+    void malformedRequestsGetErrorStatusesAndNeverKillTheServer() throws Exception {
+        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("p4runtime fuzz", 3_311));
+        // gRPC logs every corrupted byte string it cannot parse at SEVERE, with a stack trace; the test checks
+        // the answers instead.
+        final java.util.logging.Logger grpc = java.util.logging.Logger.getLogger("io.grpc.internal.SerializingExecutor");
+        final java.util.logging.Level level = grpc.getLevel();
+        grpc.setLevel(java.util.logging.Level.OFF);
+        try (ControlTestBed bed = ControlTestBed.start(1)) {
+            final ManagedChannel raw = Grpc.newChannelBuilderForAddress("127.0.0.1", bed.server.port(),
+                    InsecureChannelCredentials.create()).build();
+            try {
+                final Fuzz fuzz = new Fuzz(bed, raw, rnd);
+                for (int i = 0; i < REQUESTS; i++) {
+                    fuzz.one(i);
+                }
+                System.out.println("[p4runtime fuzz] " + REQUESTS + " requests; by kind " + fuzz.kinds
+                        + "; answers " + fuzz.codes);
+                assertTrue(fuzz.codes.size() > 3, "the fuzz produced too few kinds of answer: " + fuzz.codes);
+            } finally {
+                raw.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+            // Still serving: capabilities, primary again, a fresh pipeline and an exact job.
+            assertEquals(org.switchml.dataplane.runtime.SwitchRuntimeServer.API_VERSION, bed.controller.apiVersion());
+            assertTrue(bed.controller.awaitPrimary(DEADLINE_MS), "the primary controller is primary again");
+            bed.controller.setPipeline(PipelineConfig.softwareSwitch());
+            exactAllReduce(bed);
+        } finally {
+            grpc.setLevel(level);
+        }
+    }
+
+    private static void exactAllReduce(final ControlTestBed bed) {
+        try (SwitchMLClient a = SwitchMLClient.open(ClientOptions.defaults());
+             SwitchMLClient b = SwitchMLClient.open(ClientOptions.defaults())) {
+            final JobSpec spec = bed.controller.registerJob(new JobSpec(5150, 1, 64, 8,
+                    List.of(a.localAddress(), b.localAddress()))).spec();
+            final List<JobSession> s = List.of(a.join(spec, 0, bed.sw.address()), b.join(spec, 1, bed.sw.address()));
+            final List<int[]> out = TestCluster.parallel(2, r -> s.get(r).allReduce(new int[] {r + 1, 1_000, -7}));
+            assertArrayEquals(new int[] {3, 2_000, -14}, out.get(0));
+            assertArrayEquals(new int[] {3, 2_000, -14}, out.get(1));
+        }
+    }
+
+    /** One fuzzing session against one server. */
+    private static final class Fuzz {
+        private final ControlTestBed bed;
+        private final ManagedChannel raw;
+        private final SplittableRandom rnd;
+        private final List<Update> updates = new ArrayList<>();
+        private final List<Entity> reads = new ArrayList<>();
+        final Map<Rpc, Integer> kinds = new EnumMap<>(Rpc.class);
+        final Map<String, Integer> codes = new TreeMap<>();
+        /** Whether the last corrupted byte string still parsed as its request message. */
+        private boolean rawParses;
+
+        Fuzz(final ControlTestBed bed, final ManagedChannel raw, final SplittableRandom rnd) {
+            this.bed = bed;
+            this.raw = raw;
+            this.rnd = rnd;
+            final SwitchController c = bed.controller;
+            final Map<String, Long> job = Map.of("generation", 1L, "num_workers", 2L, "pool_base", 0L, "pool_size", 4L,
+                    "mcast_grp", 3L, "job_index", 3L, "k", 64L, "secret", 0xABCDEFL);
+            final List<TableEntry> entries = List.of(
+                    c.tableEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 77L), P4Names.SET_JOB, job),
+                    c.tableEntry(P4Names.WORKER_TABLE, Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_SRC_ADDR, 0x7F000001L,
+                            P4Names.F_SRC_PORT, 40_000L), P4Names.SET_WORKER, Map.of(P4Names.P_RANK, 0L,
+                            P4Names.P_BITMAP_BIT, 1L)),
+                    c.tableEntry(P4Names.WORKER_TABLE, Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_SRC_ADDR, 0x7F000001L,
+                            P4Names.F_SRC_PORT, 40_001L), P4Names.SET_WORKER, Map.of(P4Names.P_RANK, 1L,
+                            P4Names.P_BITMAP_BIT, 2L)),
+                    c.tableEntry(P4Names.RESULT_TABLE, Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_EGRESS_RID, 0L),
+                            P4Names.SET_RESULT_DEST, Map.of(P4Names.P_DST_MAC, 1L, P4Names.P_DST_IP, 0x7F000001L,
+                                    P4Names.P_DST_PORT, 40_000L)));
+            for (final Update.Type type : List.of(Update.Type.INSERT, Update.Type.MODIFY, Update.Type.DELETE)) {
+                for (final TableEntry e : entries) {
+                    updates.add(Update.newBuilder().setType(type).setEntity(Entity.newBuilder().setTableEntry(e)).build());
+                }
+                updates.add(Update.newBuilder().setType(type).setEntity(Entity.newBuilder()
+                        .setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder().setMulticastGroupEntry(
+                                MulticastGroupEntry.newBuilder().setMulticastGroupId(3)
+                                        .addReplicas(Replica.newBuilder().setEgressPort(1).setInstance(0))))).build());
+            }
+            for (final org.switchml.p4info.P4InfoIndex.Counter k : c.p4info().counters()) {
+                reads.add(Entity.newBuilder().setCounterEntry(CounterEntry.newBuilder().setCounterId(k.id())).build());
+                for (final long at : new long[] {0, k.size() - 1, k.size()}) {
+                    reads.add(Entity.newBuilder().setCounterEntry(CounterEntry.newBuilder().setCounterId(k.id())
+                            .setIndex(Index.newBuilder().setIndex(at))).build());
+                }
+            }
+            for (final TableEntry e : entries) {
+                reads.add(Entity.newBuilder().setTableEntry(TableEntry.newBuilder().setTableId(e.getTableId())).build());
+                reads.add(Entity.newBuilder().setTableEntry(e).build());
+            }
+            reads.add(Entity.newBuilder().setTableEntry(TableEntry.getDefaultInstance()).build());
+            reads.add(Entity.newBuilder().setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder()
+                    .setMulticastGroupEntry(MulticastGroupEntry.getDefaultInstance())).build());
+            reads.add(Entity.newBuilder().setRegisterEntry(RegisterEntry.getDefaultInstance()).build());
+        }
+
+        private Uint128 election() {
+            return rnd.nextInt(10) < 8 ? Uint128.newBuilder().setLow(1).build()
+                    : Uint128.newBuilder().setHigh(rnd.nextInt(2)).setLow(rnd.nextLong()).build();
+        }
+
+        private WriteRequest write() {
+            final WriteRequest.Builder w = WriteRequest.newBuilder().setDeviceId(0).setElectionId(election());
+            final int n = 1 + rnd.nextInt(4);
+            for (int i = 0; i < n; i++) {
+                w.addUpdates(updates.get(rnd.nextInt(updates.size())));
+            }
+            return w.build();
+        }
+
+        private ReadRequest read() {
+            final ReadRequest.Builder r = ReadRequest.newBuilder().setDeviceId(0);
+            final int n = 1 + rnd.nextInt(3);
+            for (int i = 0; i < n; i++) {
+                r.addEntities(reads.get(rnd.nextInt(reads.size())));
+            }
+            return r.build();
+        }
+
+        private SetForwardingPipelineConfigRequest setPipeline() {
+            // Mostly VERIFY: a commit clears the forwarding state, which is fine but makes writes shallower.
+            final SetForwardingPipelineConfigRequest.Action action = rnd.nextInt(10) == 0
+                    ? SetForwardingPipelineConfigRequest.Action.VERIFY_AND_COMMIT
+                    : SetForwardingPipelineConfigRequest.Action.VERIFY;
+            return SetForwardingPipelineConfigRequest.newBuilder().setDeviceId(0).setElectionId(election())
+                    .setAction(action).setConfig(ForwardingPipelineConfig.newBuilder()
+                            .setP4Info(bed.controller.p4info().p4info())
+                            .setP4DeviceConfig(ByteString.copyFromUtf8("{}"))).build();
+        }
+
+        void one(final int i) {
+            final Rpc kind = Rpc.values()[rnd.nextInt(Rpc.values().length)];
+            kinds.merge(kind, 1, Integer::sum);
+            final P4RuntimeGrpc.P4RuntimeBlockingStub stub = P4RuntimeGrpc.newBlockingStub(raw)
+                    .withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS);
+            try {
+                switch (kind) {
+                    case WRITE -> stub.write(mutate(write(), 0));
+                    case READ -> drain(stub.read(mutate(read(), 0)));
+                    case SET_PIPELINE -> stub.setForwardingPipelineConfig(mutate(setPipeline(), 0));
+                    case GET_PIPELINE -> stub.getForwardingPipelineConfig(mutate(
+                            GetForwardingPipelineConfigRequest.newBuilder().setDeviceId(0).build(), 0));
+                    case RAW_BYTES -> rawBytes();
+                    case STREAM -> stream();
+                    default -> throw new IllegalStateException();
+                }
+                codes.merge("OK", 1, Integer::sum);
+            } catch (final StatusRuntimeException e) {
+                final Status s = e.getStatus();
+                codes.merge(s.getCode().toString(), 1, Integer::sum);
+                if (s.getCode() == Status.Code.DEADLINE_EXCEEDED || s.getCode() == Status.Code.UNAVAILABLE) {
+                    fail("request " + i + " (" + kind + ") got no answer: " + s);
+                }
+                if (s.getDescription() == null || s.getDescription().isBlank()) {
+                    fail("request " + i + " (" + kind + ") failed without saying why: " + s);
+                }
+                // gRPC's answer when a handler throws; for bytes that are not a message it is gRPC's own parse
+                // failure, which never reaches the service.
+                if (s.getDescription().equals(ESCAPED) && !(kind == Rpc.RAW_BYTES && !rawParses)) {
+                    fail("request " + i + " (" + kind + "): an exception escaped the service: " + s);
+                }
+                if (s.getCode() == Status.Code.UNKNOWN && kind == Rpc.WRITE) {
+                    // A failed batch carries one p4.v1.Error per update, each with a message when not OK.
+                    final com.google.rpc.Status detail = StatusProto.fromThrowable(e);
+                    assertTrue(detail != null && detail.getDetailsCount() > 0, "batch error without details: " + s);
+                }
+            }
+        }
+
+        private static void drain(final Iterator<?> it) {
+            while (it.hasNext()) {
+                it.next();
+            }
+        }
+
+        /** The serialized bytes of a valid Write, Read or SetForwardingPipelineConfig, corrupted. */
+        private void rawBytes() {
+            final int which = rnd.nextInt(3);
+            final Message m = which == 0 ? write() : which == 1 ? read() : setPipeline();
+            final byte[] b = m.toByteArray();
+            final int flips = 1 + rnd.nextInt(8);
+            for (int f = 0; f < flips && b.length > 0; f++) {
+                b[rnd.nextInt(b.length)] = (byte) rnd.nextInt();
+            }
+            final byte[] sent = rnd.nextInt(4) == 0 ? java.util.Arrays.copyOf(b, rnd.nextInt(b.length + 1)) : b;
+            try {
+                m.getParserForType().parseFrom(sent);
+                rawParses = true;
+            } catch (final com.google.protobuf.InvalidProtocolBufferException e) {
+                rawParses = false;
+            }
+            final MethodDescriptor<?, ?> real = which == 0 ? P4RuntimeGrpc.getWriteMethod()
+                    : which == 1 ? P4RuntimeGrpc.getReadMethod() : P4RuntimeGrpc.getSetForwardingPipelineConfigMethod();
+            final MethodDescriptor<byte[], byte[]> method = MethodDescriptor.<byte[], byte[]>newBuilder()
+                    .setType(real.getType()).setFullMethodName(real.getFullMethodName())
+                    .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+            final CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS);
+            if (real.getType() == MethodDescriptor.MethodType.SERVER_STREAMING) {
+                drain(ClientCalls.blockingServerStreamingCall(raw, method, options, sent));
+            } else {
+                ClientCalls.blockingUnaryCall(raw, method, options, sent);
+            }
+        }
+
+        /** A StreamChannel with one mutated arbitration message, closed again: the primary must survive it. */
+        private void stream() {
+            final java.util.concurrent.CompletableFuture<Status> end = new java.util.concurrent.CompletableFuture<>();
+            final StreamObserver<StreamMessageRequest> out = P4RuntimeGrpc.newStub(raw)
+                    .withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS)
+                    .streamChannel(new StreamObserver<>() {
+                        @Override
+                        public void onNext(final StreamMessageResponse value) {
+                            end.complete(Status.OK);
+                        }
+
+                        @Override
+                        public void onError(final Throwable t) {
+                            end.complete(Status.fromThrowable(t));
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                            end.complete(Status.OK);
+                        }
+                    });
+            final MasterArbitrationUpdate.Builder a = MasterArbitrationUpdate.newBuilder().setDeviceId(0)
+                    .setElectionId(Uint128.newBuilder().setLow(rnd.nextInt(3) == 0 ? 0 : 2 + rnd.nextInt(50)));
+            out.onNext(mutate(StreamMessageRequest.newBuilder().setArbitration(a).build(), 0));
+            final Status s;
+            try {
+                s = end.get(DEADLINE_MS, TimeUnit.MILLISECONDS);
+            } catch (final Exception e) {
+                throw new AssertionError("the stream got no answer", e);
+            } finally {
+                out.onCompleted();
+            }
+            if (!s.isOk()) {
+                throw s.asRuntimeException();
+            }
+        }
+
+        /** The message with one to three of its fields (at any depth) changed at random. */
+        @SuppressWarnings("unchecked")
+        private <M extends Message> M mutate(final M m, final int depth) {
+            final Message.Builder b = m.toBuilder();
+            final List<FieldDescriptor> fields = b.getDescriptorForType().getFields();
+            if (fields.isEmpty()) {
+                return m;
+            }
+            final int n = depth == 0 ? rnd.nextInt(4) : 1 + rnd.nextInt(2);
+            for (int i = 0; i < n; i++) {
+                mutateField(b, fields.get(rnd.nextInt(fields.size())), depth);
+            }
+            return (M) b.build();
+        }
+
+        private void mutateField(final Message.Builder b, final FieldDescriptor f, final int depth) {
+            if (f.isRepeated()) {
+                final int count = b.getRepeatedFieldCount(f);
+                switch (rnd.nextInt(4)) {
+                    case 0 -> b.clearField(f);
+                    case 1 -> b.addRepeatedField(f, value(f, count > 0 ? b.getRepeatedField(f, rnd.nextInt(count)) : null,
+                            depth));
+                    case 2 -> {
+                        if (count > 0) {
+                            final int at = rnd.nextInt(count);
+                            b.setRepeatedField(f, at, value(f, b.getRepeatedField(f, at), depth));
+                        }
+                    }
+                    default -> {
+                        if (count > 0) {
+                            b.addRepeatedField(f, b.getRepeatedField(f, rnd.nextInt(count)));   // a duplicate
+                        }
+                    }
+                }
+                return;
+            }
+            if (rnd.nextInt(6) == 0) {
+                b.clearField(f);
+            } else {
+                b.setField(f, value(f, b.hasField(f) || f.getJavaType() != FieldDescriptor.JavaType.MESSAGE
+                        ? b.getField(f) : null, depth));
+            }
+        }
+
+        private Object value(final FieldDescriptor f, final Object current, final int depth) {
+            switch (f.getJavaType()) {
+                case INT:
+                    return switch (rnd.nextInt(4)) {
+                        case 0 -> 0;
+                        case 1 -> -1;
+                        case 2 -> rnd.nextInt(8);
+                        default -> rnd.nextInt();
+                    };
+                case LONG:
+                    return rnd.nextBoolean() ? (long) rnd.nextInt(8) : rnd.nextLong();
+                case BOOLEAN:
+                    return rnd.nextBoolean();
+                case FLOAT:
+                    return (float) rnd.nextDouble();
+                case DOUBLE:
+                    return rnd.nextDouble();
+                case STRING:
+                    return rnd.nextBoolean() ? "" : "x" + rnd.nextInt(1_000);
+                case BYTE_STRING: {
+                    final byte[] bytes = new byte[rnd.nextInt(20) == 0 ? rnd.nextInt(300) : rnd.nextInt(10)];
+                    for (int i = 0; i < bytes.length; i++) {
+                        bytes[i] = (byte) (rnd.nextInt(3) == 0 ? 0 : rnd.nextInt());
+                    }
+                    return ByteString.copyFrom(bytes);
+                }
+                case ENUM: {
+                    final List<EnumValueDescriptor> values = f.getEnumType().getValues();
+                    return rnd.nextInt(8) == 0 ? f.getEnumType().findValueByNumberCreatingIfUnknown(100 + rnd.nextInt(50))
+                            : values.get(rnd.nextInt(values.size()));
+                }
+                case MESSAGE: {
+                    // A generated builder converts a DynamicMessage of the field's type when it is set.
+                    final Message start = current instanceof Message ? (Message) current
+                            : com.google.protobuf.DynamicMessage.getDefaultInstance(f.getMessageType());
+                    return depth >= 5 ? start : mutate(start, depth + 1);
+                }
+                default:
+                    throw new IllegalStateException(f.getJavaType().toString());
+            }
+        }
+    }
+
+    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(final byte[] value) {
+            return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(final InputStream stream) {
+            try {
+                return stream.readAllBytes();
+            } catch (final IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    };
+}
