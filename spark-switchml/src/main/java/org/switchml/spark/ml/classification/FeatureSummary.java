@@ -1,0 +1,274 @@
+package org.switchml.spark.ml.classification;
+
+import org.apache.spark.ml.feature.Instance;
+import org.apache.spark.ml.linalg.DenseVector;
+import org.apache.spark.ml.linalg.SparseVector;
+import org.apache.spark.ml.linalg.Vector;
+import org.switchml.spark.ReplicatedLoop;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The statistics MLlib's LogisticRegression computes before training (feature mean and unbiased
+ * weighted std, the count and weight sum of rows with positive weight, the label weight histogram) as
+ * sums, so that they travel through the switch: a {@link ReplicatedLoop.Body} of two rounds in one
+ * barrier stage.
+ *
+ * <p>Why two rounds: the switch quantizes a block of consecutive elements against the block's largest
+ * one, so a feature's sums in a vector whose other features are much larger lose their low bits, and a
+ * variance computed as {@code E[x^2] - E[x]^2} from them can lose everything. Round 1 sums
+ * {@code w, 1, w^2}, the label histogram, {@code w x} and {@code w x^2}; from them every task derives a
+ * rough mean {@code m_j} and a power-of-two scale {@code s_j} of each feature. Round 2 sums
+ * {@code w z}, {@code w z^2} and {@code w} over the non-zero entries, {@code z = (x - m_j) / s_j}, values
+ * of comparable size for every feature, and the exact statistics follow from these shifted sums.
+ *
+ * <p>Labels: the histogram has a fixed capacity; labels at or above it are counted in an overflow
+ * element, non-integer or negative labels in an invalid element (MLlib's countInvalid).
+ */
+public final class FeatureSummary implements ReplicatedLoop.Body<Instance> {
+    private static final long serialVersionUID = 1L;
+
+    private final int numFeatures;
+    private final int labelCapacity;
+
+    /**
+     * @param numFeatures   F (every row must have this size)
+     * @param labelCapacity histogram slots (labels 0 .. capacity-1)
+     */
+    public FeatureSummary(final int numFeatures, final int labelCapacity) {
+        if (numFeatures < 0 || labelCapacity < 1) {
+            throw new IllegalArgumentException("numFeatures >= 0 and labelCapacity >= 1: " + numFeatures + ", "
+                    + labelCapacity);
+        }
+        this.numFeatures = numFeatures;
+        this.labelCapacity = labelCapacity;
+    }
+
+    /** Rounds of the loop. */
+    public static int rounds() {
+        return 2;
+    }
+
+    /** Length of each round's vector (the longer of the two; the other is zero-padded). */
+    public int vectorLength() {
+        return Math.max(round1Length(), 3 * numFeatures);
+    }
+
+    /** The loop's initial state. */
+    public double[] initialState() {
+        return new double[] {0};
+    }
+
+    private int round1Length() {
+        return 5 + labelCapacity + 2 * numFeatures;
+    }
+
+    // round 1 layout
+    private static final int R1_WEIGHT = 0;
+    private static final int R1_COUNT = 1;
+    private static final int R1_WEIGHT_SQ = 2;
+    private static final int R1_HIST = 3;
+
+    private int overflowIdx() {
+        return R1_HIST + labelCapacity;
+    }
+
+    private int invalidIdx() {
+        return overflowIdx() + 1;
+    }
+
+    private int sumIdx() {
+        return invalidIdx() + 1;
+    }
+
+    // state after round 1 (and, with mean and std in place of m and s, after round 2):
+    // [round, W, count, W2, hist..., overflow, invalid, m (F), s (F)]
+    private int stateMeanIdx() {
+        return 4 + labelCapacity + 2;
+    }
+
+    @Override
+    public double[] contribution(final List<Instance> partition, final double[] state, final int iteration) {
+        final double[] v = new double[vectorLength()];
+        if (iteration == 0) {
+            round1(partition, v);
+        } else {
+            round2(partition, state, v);
+        }
+        return v;
+    }
+
+    private void round1(final List<Instance> partition, final double[] v) {
+        final int sum = sumIdx();
+        final int sq = sum + numFeatures;
+        for (final Instance in : partition) {
+            final double w = in.weight();
+            if (!(w >= 0.0)) {
+                throw new IllegalArgumentException("sample weight, " + w + " has to be >= 0.0");
+            }
+            if (w == 0.0) {
+                continue;
+            }
+            final Vector x = checkSize(in.features());
+            v[R1_WEIGHT] += w;
+            v[R1_COUNT] += 1;
+            v[R1_WEIGHT_SQ] += w * w;
+            final double label = in.label();
+            if (label - (int) label != 0.0 || label < 0) {
+                v[invalidIdx()] += 1;
+            } else if (label >= labelCapacity) {
+                v[overflowIdx()] += 1;
+            } else {
+                v[R1_HIST + (int) label] += w;
+            }
+            forEachNonZero(x, (j, xj) -> {
+                v[sum + j] += w * xj;
+                v[sq + j] += w * xj * xj;
+            });
+        }
+    }
+
+    private void round2(final List<Instance> partition, final double[] state, final double[] v) {
+        final int f = numFeatures;
+        final int mIdx = stateMeanIdx();
+        final int sIdx = mIdx + f;
+        for (final Instance in : partition) {
+            final double w = in.weight();
+            if (w == 0.0) {
+                continue;
+            }
+            forEachNonZero(in.features(), (j, xj) -> {
+                final double z = (xj - state[mIdx + j]) / state[sIdx + j];
+                v[j] += w * z;
+                v[f + j] += w * z * z;
+                v[2 * f + j] += w;
+            });
+        }
+    }
+
+    private Vector checkSize(final Vector x) {
+        if (x.size() != numFeatures) {
+            throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting " + numFeatures
+                    + " but got " + x.size() + ".");
+        }
+        return x;
+    }
+
+    @FunctionalInterface
+    private interface Entry {
+        void accept(int j, double x);
+    }
+
+    private static void forEachNonZero(final Vector x, final Entry e) {
+        if (x instanceof DenseVector d) {
+            final double[] vals = d.values();
+            for (int j = 0; j < vals.length; j++) {
+                if (vals[j] != 0.0) {
+                    e.accept(j, vals[j]);
+                }
+            }
+        } else if (x instanceof SparseVector s) {
+            final int[] idx = s.indices();
+            final double[] vals = s.values();
+            for (int k = 0; k < idx.length; k++) {
+                if (vals[k] != 0.0) {
+                    e.accept(idx[k], vals[k]);
+                }
+            }
+        } else {
+            x.foreachNonZero((j, xj) -> {
+                e.accept((Integer) j, (Double) xj);
+                return scala.runtime.BoxedUnit.UNIT;
+            });
+        }
+    }
+
+    @Override
+    public ReplicatedLoop.Step update(final double[] state, final double[] sum, final int iteration) {
+        final int f = numFeatures;
+        final int c = labelCapacity;
+        final double[] next = new double[stateMeanIdx() + 2 * f];
+        final int mIdx = stateMeanIdx();
+        final int sIdx = mIdx + f;
+        if (iteration == 0) {
+            next[0] = 1;
+            System.arraycopy(sum, 0, next, 1, 3 + c + 2);
+            final double w = sum[R1_WEIGHT];
+            final int s1 = sumIdx();
+            for (int j = 0; j < f; j++) {
+                final double mean = w > 0 ? sum[s1 + j] / w : 0.0;
+                final double rms = w > 0 ? Math.sqrt(sum[s1 + f + j] / w) : 0.0;
+                next[mIdx + j] = Double.isFinite(mean) ? mean : 0.0;
+                // a power of two, so that dividing by it is exact
+                next[sIdx + j] = rms > 0 && Double.isFinite(rms) ? Math.scalb(1.0, Math.getExponent(rms)) : 1.0;
+            }
+            return new ReplicatedLoop.Step(next, new double[0], false);
+        }
+        System.arraycopy(state, 0, next, 0, mIdx);
+        next[0] = 2;
+        final double w = state[1];
+        final double w2 = state[3];
+        final double denominator = w > 0 ? w - w2 / w : 0.0;
+        for (int j = 0; j < f; j++) {
+            final double m = state[mIdx + j];
+            final double s = state[sIdx + j];
+            final double zeros = w - sum[2 * f + j];
+            final double t1 = sum[j] + zeros * (-m / s);
+            final double t2 = sum[f + j] + zeros * (m / s) * (m / s);
+            next[mIdx + j] = w > 0 ? m + s * (t1 / w) : 0.0;
+            final double variance = denominator > 0.0 ? Math.max((t2 - t1 * t1 / w) * s * s / denominator, 0.0) : 0.0;
+            next[sIdx + j] = Math.sqrt(variance);
+        }
+        return new ReplicatedLoop.Step(next, new double[0], true);
+    }
+
+    /**
+     * The statistics.
+     *
+     * @param mean          weighted mean per feature
+     * @param std           unbiased weighted standard deviation per feature (MLlib's Summarizer std)
+     * @param count         rows with positive weight
+     * @param weightSum     sum of weights
+     * @param histogram     label weight sums, up to the largest label seen
+     * @param labelOverflow rows whose label is at or beyond the histogram's capacity
+     * @param invalidLabels rows with a negative or non-integer label
+     */
+    public record Stats(double[] mean, double[] std, long count, double weightSum, double[] histogram,
+                        long labelOverflow, long invalidLabels) {
+    }
+
+    /** The statistics from the loop's final state. */
+    public Stats stats(final double[] state) {
+        if (state[0] != 2) {
+            throw new IllegalArgumentException("the summary loop did not finish (round " + state[0] + ")");
+        }
+        final int c = labelCapacity;
+        final int mIdx = stateMeanIdx();
+        int classes = 0;
+        for (int k = 0; k < c; k++) {
+            if (state[4 + k] != 0.0) {
+                classes = k + 1;
+            }
+        }
+        return new Stats(Arrays.copyOfRange(state, mIdx, mIdx + numFeatures),
+                Arrays.copyOfRange(state, mIdx + numFeatures, mIdx + 2 * numFeatures), Math.round(state[2]), state[1],
+                Arrays.copyOfRange(state, 4, 4 + classes), Math.round(state[4 + c]), Math.round(state[5 + c]));
+    }
+
+    /** Runs both rounds locally over the given partitions (tests; the driver-side reference). */
+    public Stats computeLocally(final List<List<Instance>> partitions) {
+        double[] state = initialState();
+        for (int it = 0; it < rounds(); it++) {
+            final double[] total = new double[vectorLength()];
+            for (final List<Instance> p : partitions) {
+                final double[] v = contribution(p, state, it);
+                for (int i = 0; i < total.length; i++) {
+                    total[i] += v[i];
+                }
+            }
+            state = update(state, total, it).state();
+        }
+        return stats(state);
+    }
+}
