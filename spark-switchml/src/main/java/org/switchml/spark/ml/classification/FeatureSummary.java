@@ -1,9 +1,5 @@
 package org.switchml.spark.ml.classification;
 
-import org.apache.spark.ml.feature.Instance;
-import org.apache.spark.ml.linalg.DenseVector;
-import org.apache.spark.ml.linalg.SparseVector;
-import org.apache.spark.ml.linalg.Vector;
 import org.switchml.spark.ReplicatedLoop;
 
 import java.util.Arrays;
@@ -13,7 +9,7 @@ import java.util.List;
  * The statistics MLlib's LogisticRegression computes before training (feature mean and unbiased
  * weighted std, the count and weight sum of rows with positive weight, the label weight histogram) as
  * sums, so that they travel through the switch: a {@link ReplicatedLoop.Body} of two rounds in one
- * barrier stage.
+ * barrier stage, over the cached {@link InstanceBatch}es the fit then uses.
  *
  * <p>Why two rounds: the switch quantizes a block of consecutive elements against the block's largest
  * one, so a feature's sums in a vector whose other features are much larger lose their low bits, and a
@@ -26,7 +22,7 @@ import java.util.List;
  * <p>Labels: the histogram has a fixed capacity; labels at or above it are counted in an overflow
  * element, non-integer or negative labels in an invalid element (MLlib's countInvalid).
  */
-public final class FeatureSummary implements ReplicatedLoop.Body<Instance> {
+public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> {
     private static final long serialVersionUID = 1L;
 
     private final int numFeatures;
@@ -89,32 +85,37 @@ public final class FeatureSummary implements ReplicatedLoop.Body<Instance> {
     }
 
     @Override
-    public double[] contribution(final List<Instance> partition, final double[] state, final int iteration) {
+    public double[] contribution(final List<InstanceBatch> partition, final double[] state, final int iteration) {
         final double[] v = new double[vectorLength()];
-        if (iteration == 0) {
-            round1(partition, v);
-        } else {
-            round2(partition, state, v);
+        for (final InstanceBatch b : partition) {
+            if (b.numFeatures != numFeatures) {
+                throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting "
+                        + numFeatures + " but got " + b.numFeatures + ".");
+            }
+            if (iteration == 0) {
+                round1(b, v);
+            } else {
+                round2(b, state, v);
+            }
         }
         return v;
     }
 
-    private void round1(final List<Instance> partition, final double[] v) {
+    private void round1(final InstanceBatch b, final double[] v) {
         final int sum = sumIdx();
         final int sq = sum + numFeatures;
-        for (final Instance in : partition) {
-            final double w = in.weight();
+        for (int r = 0; r < b.rows; r++) {
+            final double w = b.weights[r];
             if (!(w >= 0.0)) {
                 throw new IllegalArgumentException("sample weight, " + w + " has to be >= 0.0");
             }
             if (w == 0.0) {
-                continue;
+                continue; // MLlib's summarizers skip rows of weight 0 entirely
             }
-            final Vector x = checkSize(in.features());
             v[R1_WEIGHT] += w;
             v[R1_COUNT] += 1;
             v[R1_WEIGHT_SQ] += w * w;
-            final double label = in.label();
+            final double label = b.labels[r];
             if (label - (int) label != 0.0 || label < 0) {
                 v[invalidIdx()] += 1;
             } else if (label >= labelCapacity) {
@@ -122,66 +123,58 @@ public final class FeatureSummary implements ReplicatedLoop.Body<Instance> {
             } else {
                 v[R1_HIST + (int) label] += w;
             }
-            forEachNonZero(x, (j, xj) -> {
-                v[sum + j] += w * xj;
-                v[sq + j] += w * xj * xj;
-            });
+            if (b.indices == null) {
+                final int base = r * numFeatures;
+                for (int j = 0; j < numFeatures; j++) {
+                    final double x = b.values[base + j];
+                    if (x != 0.0) {
+                        v[sum + j] += w * x;
+                        v[sq + j] += w * x * x;
+                    }
+                }
+            } else {
+                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                    final int j = b.indices[p];
+                    final double x = b.values[p];
+                    v[sum + j] += w * x;
+                    v[sq + j] += w * x * x;
+                }
+            }
         }
     }
 
-    private void round2(final List<Instance> partition, final double[] state, final double[] v) {
+    private void round2(final InstanceBatch b, final double[] state, final double[] v) {
         final int f = numFeatures;
         final int mIdx = stateMeanIdx();
         final int sIdx = mIdx + f;
-        for (final Instance in : partition) {
-            final double w = in.weight();
+        for (int r = 0; r < b.rows; r++) {
+            final double w = b.weights[r];
             if (w == 0.0) {
                 continue;
             }
-            forEachNonZero(in.features(), (j, xj) -> {
-                final double z = (xj - state[mIdx + j]) / state[sIdx + j];
-                v[j] += w * z;
-                v[f + j] += w * z * z;
-                v[2 * f + j] += w;
-            });
-        }
-    }
-
-    private Vector checkSize(final Vector x) {
-        if (x.size() != numFeatures) {
-            throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting " + numFeatures
-                    + " but got " + x.size() + ".");
-        }
-        return x;
-    }
-
-    @FunctionalInterface
-    private interface Entry {
-        void accept(int j, double x);
-    }
-
-    private static void forEachNonZero(final Vector x, final Entry e) {
-        if (x instanceof DenseVector d) {
-            final double[] vals = d.values();
-            for (int j = 0; j < vals.length; j++) {
-                if (vals[j] != 0.0) {
-                    e.accept(j, vals[j]);
+            if (b.indices == null) {
+                final int base = r * f;
+                for (int j = 0; j < f; j++) {
+                    final double x = b.values[base + j];
+                    if (x != 0.0) {
+                        addShifted(v, j, x, w, state[mIdx + j], state[sIdx + j]);
+                    }
+                }
+            } else {
+                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                    final int j = b.indices[p];
+                    addShifted(v, j, b.values[p], w, state[mIdx + j], state[sIdx + j]);
                 }
             }
-        } else if (x instanceof SparseVector s) {
-            final int[] idx = s.indices();
-            final double[] vals = s.values();
-            for (int k = 0; k < idx.length; k++) {
-                if (vals[k] != 0.0) {
-                    e.accept(idx[k], vals[k]);
-                }
-            }
-        } else {
-            x.foreachNonZero((j, xj) -> {
-                e.accept((Integer) j, (Double) xj);
-                return scala.runtime.BoxedUnit.UNIT;
-            });
         }
+    }
+
+    private void addShifted(final double[] v, final int j, final double x, final double w, final double m,
+                            final double s) {
+        final double z = (x - m) / s;
+        v[j] += w * z;
+        v[numFeatures + j] += w * z * z;
+        v[2 * numFeatures + j] += w;
     }
 
     @Override
@@ -257,11 +250,11 @@ public final class FeatureSummary implements ReplicatedLoop.Body<Instance> {
     }
 
     /** Runs both rounds locally over the given partitions (tests; the driver-side reference). */
-    public Stats computeLocally(final List<List<Instance>> partitions) {
+    public Stats computeLocally(final List<List<InstanceBatch>> partitions) {
         double[] state = initialState();
         for (int it = 0; it < rounds(); it++) {
             final double[] total = new double[vectorLength()];
-            for (final List<Instance> p : partitions) {
+            for (final List<InstanceBatch> p : partitions) {
                 final double[] v = contribution(p, state, it);
                 for (int i = 0; i < total.length; i++) {
                     total[i] += v[i];

@@ -3,9 +3,9 @@ package org.switchml.spark.ml.classification;
 import java.io.Serializable;
 
 /**
- * A block of training rows with their features already scaled by the inverse standard deviation (not
- * centered, so sparse rows stay sparse), as MLlib's {@code InstanceBlock}: labels, weights, and the
- * features either dense (row-major) or compressed by row.
+ * A block of training rows as they come (unscaled: the loss applies 1/std through the coefficients), as
+ * MLlib's {@code InstanceBlock}: labels, weights, and the features either dense (row-major) or
+ * compressed by row. Explicit zeros are dropped.
  */
 public final class InstanceBatch implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -57,10 +57,9 @@ public final class InstanceBatch implements Serializable {
         return weights[r];
     }
 
-    /** Collects rows into batches; rows are given unscaled and scaled here. */
+    /** Collects rows into batches. */
     public static final class Builder {
         private final int numFeatures;
-        private final double[] inverseStd;
         private final int maxRows;
         private int rows;
         private int nnz;
@@ -72,15 +71,13 @@ public final class InstanceBatch implements Serializable {
 
         /**
          * @param numFeatures features per row
-         * @param inverseStd  1/std per feature (0 where std is 0), or null for no scaling
          * @param maxRows     rows per batch
          */
-        public Builder(final int numFeatures, final double[] inverseStd, final int maxRows) {
+        public Builder(final int numFeatures, final int maxRows) {
             if (maxRows <= 0) {
                 throw new IllegalArgumentException("maxRows must be > 0: " + maxRows);
             }
             this.numFeatures = numFeatures;
-            this.inverseStd = inverseStd;
             this.maxRows = maxRows;
             reset();
         }
@@ -127,8 +124,7 @@ public final class InstanceBatch implements Serializable {
                 if (v == 0.0) {
                     continue;
                 }
-                final double scaled = inverseStd == null ? v : v * inverseStd[j];
-                values[nnz] = scaled;
+                values[nnz] = v;
                 indices[nnz] = j;
                 nnz++;
             }

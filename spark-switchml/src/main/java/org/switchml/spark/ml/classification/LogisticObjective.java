@@ -5,10 +5,15 @@ import java.util.Arrays;
 
 /**
  * The logistic regression objective in MLlib 4.0.1's training space, in plain Java: binomial or
- * multinomial log loss over {@link InstanceBatch}es (features scaled by 1/std, not centered), weighted
- * and averaged over the weight sum, with "virtual centering" when fitting with the mean (as MLlib's
+ * multinomial log loss over the features scaled by 1/std (not centered), weighted and averaged over the
+ * weight sum, with "virtual centering" when fitting with the mean (as MLlib's
  * Binary/MultinomialLogisticBlockAggregator do) and L2 regularization that skips the intercepts and, when
  * {@code standardization} is off, penalizes each coefficient as if the data were unscaled.
+ *
+ * <p>The {@link InstanceBatch}es hold the features unscaled: the scaling is applied to the coefficients
+ * once per evaluation ({@code x_j / std_j * w_j = x_j * (w_j / std_j)}) and to the gradient sums once
+ * per partition, which is the same function at no cost per entry, and lets the statistics and the fit
+ * share one cached copy of the input.
  *
  * <p>Coefficients are laid out as MLlib trains them: binomial {@code [w_0 .. w_{F-1}, b]}; multinomial
  * column-major {@code (class k, feature j) -> j * K + k}, the K intercepts last.
@@ -26,6 +31,7 @@ public final class LogisticObjective implements Serializable {
     private final boolean multinomial;
     private final boolean fitIntercept;
     private final boolean fitWithMean;
+    private final double[] inverseStd;
     private final double[] scaledMean;
     private final double regL2;
     private final boolean standardization;
@@ -37,14 +43,16 @@ public final class LogisticObjective implements Serializable {
      * @param multinomial     softmax over K coefficient sets, else one binomial set
      * @param fitIntercept    whether there are intercepts
      * @param fitWithMean     virtual centering (needs fitIntercept and unbounded intercepts)
+     * @param inverseStd      1 / std_j (0 where std is 0)
      * @param scaledMean      mean_j / std_j (0 where std is 0); used only with fitWithMean
      * @param regL2           (1 - elasticNet) * regParam
      * @param standardization MLlib's standardization param (L2 on scaled coefficients)
      * @param featuresStd     std_j, for the L2 term without standardization
      */
     public LogisticObjective(final int numFeatures, final int numClasses, final boolean multinomial,
-                             final boolean fitIntercept, final boolean fitWithMean, final double[] scaledMean,
-                             final double regL2, final boolean standardization, final double[] featuresStd) {
+                             final boolean fitIntercept, final boolean fitWithMean, final double[] inverseStd,
+                             final double[] scaledMean, final double regL2, final boolean standardization,
+                             final double[] featuresStd) {
         if (fitWithMean && (!fitIntercept || scaledMean == null || scaledMean.length != numFeatures)) {
             throw new IllegalArgumentException("fitting with the mean needs an intercept and " + numFeatures
                     + " scaled means");
@@ -57,6 +65,10 @@ public final class LogisticObjective implements Serializable {
         this.multinomial = multinomial;
         this.fitIntercept = fitIntercept;
         this.fitWithMean = fitWithMean;
+        if (inverseStd.length != numFeatures) {
+            throw new IllegalArgumentException("inverseStd has length " + inverseStd.length + ", expected " + numFeatures);
+        }
+        this.inverseStd = inverseStd;
         this.scaledMean = scaledMean;
         this.regL2 = regL2;
         this.standardization = standardization;
@@ -88,17 +100,48 @@ public final class LogisticObjective implements Serializable {
     /** A partition's gradient sum, loss sum and weight sum at {@code coef}. */
     public double[] contribution(final Iterable<InstanceBatch> batches, final double[] coef) {
         final int dim = dim();
+        final int sets = coefficientSets();
+        final int f = numFeatures;
         final double[] out = new double[dim + 3];
         final double[] lossAndWeight = new double[2];
+        final double[] multiplierSum = new double[sets];
+        // coefficients as the unscaled features see them
+        final double[] effective = new double[f * sets];
+        for (int j = 0; j < f; j++) {
+            for (int c = 0; c < sets; c++) {
+                effective[j * sets + c] = coef[j * sets + c] * inverseStd[j];
+            }
+        }
         if (multinomial) {
             final double[] offset = multinomialOffset(coef);
             for (final InstanceBatch b : batches) {
-                addMultinomial(b, coef, offset, out, lossAndWeight);
+                addMultinomial(b, effective, offset, out, lossAndWeight, multiplierSum);
             }
         } else {
             final double offset = binaryOffset(coef);
             for (final InstanceBatch b : batches) {
-                addBinary(b, coef, offset, out, lossAndWeight);
+                addBinary(b, effective, offset, out, lossAndWeight, multiplierSum);
+            }
+        }
+        // back to the training space: d/dw_j of x_j / std_j * w_j
+        for (int j = 0; j < f; j++) {
+            final double inv = inverseStd[j];
+            for (int c = 0; c < sets; c++) {
+                out[j * sets + c] *= inv;
+            }
+        }
+        if (fitWithMean) {
+            // the data were not centered; subtract what centering would have removed
+            for (int j = 0; j < f; j++) {
+                final double mu = scaledMean[j];
+                for (int c = 0; c < sets; c++) {
+                    out[j * sets + c] += -multiplierSum[c] * mu;
+                }
+            }
+        }
+        if (fitIntercept) {
+            for (int c = 0; c < sets; c++) {
+                out[f * sets + c] += multiplierSum[c];
             }
         }
         out[dim] = lossAndWeight[0];
@@ -154,8 +197,9 @@ public final class LogisticObjective implements Serializable {
         return offset;
     }
 
+    /** Adds a batch's loss, weight, unscaled gradient sum and multiplier sum ({@code coef}: effective). */
     private void addBinary(final InstanceBatch b, final double[] coef, final double offset, final double[] grad,
-                           final double[] lossAndWeight) {
+                           final double[] lossAndWeight, final double[] multiplierSums) {
         checkFeatures(b);
         final int f = numFeatures;
         double loss = 0.0;
@@ -200,21 +244,14 @@ public final class LogisticObjective implements Serializable {
                 }
             }
         }
-        if (fitWithMean) {
-            // the data were not centered; subtract what centering would have removed
-            for (int j = 0; j < f; j++) {
-                grad[j] += -multiplierSum * scaledMean[j];
-            }
-        }
-        if (fitIntercept) {
-            grad[f] += multiplierSum;
-        }
+        multiplierSums[0] += multiplierSum;
         lossAndWeight[0] += loss;
         lossAndWeight[1] += weightSum;
     }
 
+    /** As {@link #addBinary} for the softmax. */
     private void addMultinomial(final InstanceBatch b, final double[] coef, final double[] offset,
-                                final double[] grad, final double[] lossAndWeight) {
+                                final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
         checkFeatures(b);
         final int f = numFeatures;
         final int k = numClasses;
@@ -283,20 +320,8 @@ public final class LogisticObjective implements Serializable {
                 }
             }
         }
-        if (fitIntercept) {
-            if (fitWithMean) {
-                for (int j = 0; j < f; j++) {
-                    final double mu = scaledMean[j];
-                    final int cj = j * k;
-                    for (int c = 0; c < k; c++) {
-                        grad[cj + c] += -multiplierSum[c] * mu;
-                    }
-                }
-            }
-            final int base = f * k;
-            for (int c = 0; c < k; c++) {
-                grad[base + c] += multiplierSum[c];
-            }
+        for (int c = 0; c < k; c++) {
+            multiplierSums[c] += multiplierSum[c];
         }
         lossAndWeight[0] += loss;
         lossAndWeight[1] += weightSum;

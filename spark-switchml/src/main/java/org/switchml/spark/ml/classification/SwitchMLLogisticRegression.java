@@ -170,15 +170,46 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         JavaRDD<Instance> instances = selected.toJavaRDD()
                 .map(r -> new Instance(r.getDouble(0), r.getDouble(1), (Vector) r.get(2)));
         instances = fitPartitions(sc, instances);
+        final JavaRDD<InstanceBatch> batches = batches(instances).persist(StorageLevel.MEMORY_AND_DISK());
+        try {
+            return train(dataset, sc, batches);
+        } finally {
+            batches.unpersist(false);
+        }
+    }
 
-        final int numFeatures = DatasetUtils$.MODULE$.getNumFeatures(dataset, getFeaturesCol());
+    private LogisticRegressionModel train(final Dataset<?> dataset, final SparkContext sc,
+                                          final JavaRDD<InstanceBatch> batches) {
+        // One ordinary job reads the input into the cache: bad input fails here exactly as in MLlib (a
+        // failure inside the barrier stages would be retried as a stage and lose its message).
+        final long[] shape = batches.aggregate(new long[] {Long.MAX_VALUE, Long.MIN_VALUE, 0},
+                (acc, b) -> new long[] {Math.min(acc[0], b.numFeatures()), Math.max(acc[1], b.numFeatures()),
+                    acc[2] + b.size()},
+                (a, b) -> new long[] {Math.min(a[0], b[0]), Math.max(a[1], b[1]), a[2] + b[2]});
+        if (shape[2] == 0) {
+            throw new IllegalArgumentException("requirement failed: Nothing has been added to this summarizer.");
+        }
+        if (shape[0] != shape[1]) {
+            throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting " + shape[0]
+                    + " but got " + shape[1] + ".");
+        }
+        final int numFeatures = (int) shape[0];
         final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
-        FeatureSummary.Stats stats = summarize(sc, instances.rdd(), numFeatures,
+        FeatureSummary.Stats stats = summarize(sc, batches.rdd(), numFeatures,
                 metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY);
         if (stats.labelOverflow() > 0) {
             // more classes than slots: find the largest label, then count again
-            final double maxLabel = instances.map(Instance::label).reduce(Math::max);
-            stats = summarize(sc, instances.rdd(), numFeatures, (int) maxLabel + 1);
+            final double maxLabel = batches.map(b -> {
+                double max = Double.NEGATIVE_INFINITY;
+                for (int r = 0; r < b.size(); r++) {
+                    max = Math.max(max, b.label(r));
+                }
+                return max;
+            }).reduce(Math::max);
+            stats = summarize(sc, batches.rdd(), numFeatures, (int) maxLabel + 1);
+        }
+        if (!(stats.weightSum() > 0)) {
+            throw new IllegalArgumentException("requirement failed: Nothing has been added to this summarizer.");
         }
         final double[] histogram = stats.histogram();
         final int numClasses;
@@ -245,7 +276,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 && (!isSet(upperBoundsOnIntercepts()) || allEqual(getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));
         final double regL2 = (1.0 - getElasticNetParam()) * getRegParam();
         final LogisticObjective objective = new LogisticObjective(numFeatures, numClasses, multinomial,
-                getFitIntercept(), fitWithMean, scaledMean, regL2, getStandardization(), std);
+                getFitIntercept(), fitWithMean, inverseStd, scaledMean, regL2, getStandardization(), std);
         final double[][] bounds = bounded() ? bounds(sets, numFeatures, std, objective.dim()) : null;
         final QuasiNewton optimizer = optimizer(objective, sets, numFeatures, std, bounds);
 
@@ -271,14 +302,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 bounds == null ? null : bounds[0], bounds == null ? null : bounds[1]);
         objective.toCentered(x0);
 
-        final JavaRDD<InstanceBatch> batches = batches(instances, numFeatures, inverseStd)
-                .persist(StorageLevel.MEMORY_AND_DISK());
-        final double[] state;
-        try {
-            state = fit(sc, batches, objective, optimizer, x0);
-        } finally {
-            batches.unpersist(false);
-        }
+        final double[] state = fit(sc, batches, objective, optimizer, x0);
         final double[] solution = optimizer.solution(state);
         objective.fromCentered(solution);
         final double[][] model = objective.toModel(solution, getRegParam() == 0.0, bounded());
@@ -315,7 +339,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return state;
     }
 
-    private static FeatureSummary.Stats summarize(final SparkContext sc, final RDD<Instance> instances,
+    private static FeatureSummary.Stats summarize(final SparkContext sc, final RDD<InstanceBatch> instances,
                                                   final int numFeatures, final int labelCapacity) {
         final FeatureSummary summary = new FeatureSummary(numFeatures, labelCapacity);
         final String previous = sc.getLocalProperty(PRECISION_KEY);
@@ -344,22 +368,28 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return instances.repartition(limit);
     }
 
-    /** Scaled instances in batches of about 1 MiB of dense features, several per partition. */
-    private static JavaRDD<InstanceBatch> batches(final JavaRDD<Instance> instances, final int numFeatures,
-                                                  final double[] inverseStd) {
-        final int rows = (int) Math.max(16, Math.min(4096, (1L << 20) / (8L * Math.max(1, numFeatures))));
+    /**
+     * The rows in batches of about 1 MiB of dense features, several per partition, unscaled; every row
+     * of a partition must have the first row's size.
+     */
+    private static JavaRDD<InstanceBatch> batches(final JavaRDD<Instance> instances) {
         return instances.mapPartitions(it -> {
-            final InstanceBatch.Builder b = new InstanceBatch.Builder(numFeatures, inverseStd, rows);
             final List<InstanceBatch> out = new ArrayList<>();
+            InstanceBatch.Builder b = null;
+            int numFeatures = -1;
             while (it.hasNext()) {
                 final Instance in = it.next();
                 final Vector v = in.features();
-                if (v.size() != numFeatures) {
-                    throw new IllegalArgumentException("Dimensions mismatch when adding new instance. Expecting "
+                if (b == null) {
+                    numFeatures = v.size();
+                    final int rows = (int) Math.max(16, Math.min(4096, (1L << 20) / (8L * Math.max(1, numFeatures))));
+                    b = new InstanceBatch.Builder(numFeatures, rows);
+                } else if (v.size() != numFeatures) {
+                    throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting "
                             + numFeatures + " but got " + v.size() + ".");
                 }
-                if (v instanceof SparseVector s) {
-                    b.add(in.label(), in.weight(), s.indices(), s.values(), s.indices().length);
+                if (v instanceof SparseVector sv) {
+                    b.add(in.label(), in.weight(), sv.indices(), sv.values(), sv.indices().length);
                 } else {
                     b.addDense(in.label(), in.weight(), v.toArray());
                 }
@@ -367,7 +397,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                     out.add(b.build());
                 }
             }
-            if (b.rows() > 0) {
+            if (b != null && b.rows() > 0) {
                 out.add(b.build());
             }
             return out.iterator();

@@ -71,8 +71,25 @@ class OptimizerOracleTest {
         final double[] std = s._1().std().toArray();
         final double[] histogram = s._2().histogram();
 
+        final List<List<InstanceBatch>> batches = new ArrayList<>();
+        for (final List<Instance> part : LrData.split(rows, 3)) {
+            final InstanceBatch.Builder b = new InstanceBatch.Builder(f, 97);
+            final List<InstanceBatch> list = new ArrayList<>();
+            for (final Instance in : part) {
+                final org.apache.spark.ml.linalg.SparseVector sv = in.features().toSparse();
+                b.add(in.label(), in.weight(), sv.indices(), sv.values(), sv.indices().length);
+                if (b.full()) {
+                    list.add(b.build());
+                }
+            }
+            if (b.rows() > 0) {
+                list.add(b.build());
+            }
+            batches.add(list);
+        }
+
         // our summary statistics agree with MLlib's Summarizer
-        final FeatureSummary.Stats ours = new FeatureSummary(f, 8).computeLocally(LrData.split(rows, 3));
+        final FeatureSummary.Stats ours = new FeatureSummary(f, 8).computeLocally(batches);
         assertClose("mean", mean, ours.mean(), 1e-12);
         assertClose("std", std, ours.std(), 1e-12);
         assertClose("histogram", histogram, ours.histogram(), 1e-12);
@@ -91,29 +108,12 @@ class OptimizerOracleTest {
         final MllibOracle.Problem p = new MllibOracle.Problem(f, c.classes(), c.multinomial(), c.fitIntercept(),
                 fitWithMean, inverseStd, scaledMean, std, regL2, c.standardization());
         final LogisticObjective obj = new LogisticObjective(f, c.classes(), c.multinomial(), c.fitIntercept(),
-                fitWithMean, scaledMean, regL2, c.standardization(), std);
+                fitWithMean, inverseStd, scaledMean, regL2, c.standardization(), std);
 
         final List<Instance> scaled = new ArrayList<>();
         for (final Instance in : rows) {
             scaled.add(MllibOracle.scale(in, inverseStd));
         }
-        final List<List<InstanceBatch>> batches = new ArrayList<>();
-        for (final List<Instance> part : LrData.split(rows, 3)) {
-            final InstanceBatch.Builder b = new InstanceBatch.Builder(f, inverseStd, 97);
-            final List<InstanceBatch> list = new ArrayList<>();
-            for (final Instance in : part) {
-                final org.apache.spark.ml.linalg.SparseVector sv = in.features().toSparse();
-                b.add(in.label(), in.weight(), sv.indices(), sv.values(), sv.indices().length);
-                if (b.full()) {
-                    list.add(b.build());
-                }
-            }
-            if (b.rows() > 0) {
-                list.add(b.build());
-            }
-            batches.add(list);
-        }
-
         double[] l1 = null;
         if (c.elasticNet() * c.regParam() != 0) {
             l1 = new double[obj.dim()];
