@@ -12,7 +12,8 @@ import java.util.List;
  * summed objective to the optimizer, which names the next point or stops.
  *
  * <p>Scalars reported per loop iteration: {@code [optimizer iteration, adjusted objective, adjusted
- * gradient norm, evaluations]} after the update.
+ * gradient norm, evaluations, clock]} after the update; the clock (milliseconds, the reporting task's
+ * {@code System.nanoTime}) is for timing only and never enters the state.
  */
 final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
     private static final long serialVersionUID = 1L;
@@ -29,8 +30,8 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
         this.optimizer = optimizer;
     }
 
-    /** Scalars per iteration. */
-    static final int SCALARS = 4;
+    /** Index of the clock among the scalars. */
+    static final int CLOCK = 4;
 
     @Override
     public double[] contribution(final List<InstanceBatch> partition, final double[] state, final int iteration) {
@@ -45,7 +46,7 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
         final double[] next = optimizer.receive(state, value, grad);
         final boolean done = optimizer.done(next);
         final double[] scalars = {optimizer.iterations(next), optimizer.adjustedValue(next),
-            optimizer.adjustedGradientNorm(next), optimizer.evaluations(next)};
+            optimizer.adjustedGradientNorm(next), optimizer.evaluations(next), System.nanoTime() / 1e6};
         return new ReplicatedLoop.Step(next, scalars, done);
     }
 

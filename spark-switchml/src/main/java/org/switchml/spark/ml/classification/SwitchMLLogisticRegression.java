@@ -74,6 +74,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                     + "from there (0: never)", ParamValidators.gtEq(0));
 
     private LogisticRegressionModel initialModel;
+    private transient volatile FitReport lastFit;
 
     /** With a random uid. */
     public SwitchMLLogisticRegression() {
@@ -122,6 +123,11 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     public SwitchMLLogisticRegression setCheckpointInterval(final int value) {
         set(checkpointInterval, value);
         return this;
+    }
+
+    /** How the last fit of this instance went (null before the first); copies do not share it. */
+    public FitReport lastFit() {
+        return lastFit;
     }
 
     /** MLlib keeps the initial model private; it is captured here as well. */
@@ -180,6 +186,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
 
     private LogisticRegressionModel train(final Dataset<?> dataset, final SparkContext sc,
                                           final JavaRDD<InstanceBatch> batches) {
+        final long t0 = System.nanoTime();
         // One ordinary job reads the input into the cache: bad input fails here exactly as in MLlib (a
         // failure inside the barrier stages would be retried as a stage and lose its message).
         final long[] shape = batches.aggregate(new long[] {Long.MAX_VALUE, Long.MIN_VALUE, 0},
@@ -194,6 +201,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                     + " but got " + shape[1] + ".");
         }
         final int numFeatures = (int) shape[0];
+        final long t1 = System.nanoTime();
         final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
         FeatureSummary.Stats stats = summarize(sc, batches.rdd(), numFeatures,
                 metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY);
@@ -302,7 +310,10 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 bounds == null ? null : bounds[0], bounds == null ? null : bounds[1]);
         objective.toCentered(x0);
 
-        final double[] state = fit(sc, batches, objective, optimizer, x0);
+        final long t2 = System.nanoTime();
+        final ReplicatedLoop.Result result = fit(sc, batches, objective, optimizer, x0);
+        final double[] state = result.state();
+        final long t3 = System.nanoTime();
         final double[] solution = optimizer.solution(state);
         objective.fromCentered(solution);
         final double[][] model = objective.toModel(solution, getRegParam() == 0.0, bounded());
@@ -310,33 +321,46 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         final Vector intercepts = getFitIntercept() || !multinomial
                 ? Vectors.dense(model[1]).compressed()
                 : Vectors.sparse(sets, new int[0], new double[0]).compressed();
-        return createModel(dataset, numClasses, multinomial, coefficients, intercepts,
+        final LogisticRegressionModel m = createModel(dataset, numClasses, multinomial, coefficients, intercepts,
                 optimizer.objectiveHistory(state));
+        final long t4 = System.nanoTime();
+        final double perEvaluation = steadyMsPerEvaluation(result);
+        lastFit = new FitReport((t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000,
+                (t4 - t3) / 1_000_000, result.iterations(), optimizer.iterations(state), result.checkpoints().size(),
+                result.viaSwitch(), optimizer.reason(state).name(), perEvaluation);
+        LOG.info("{}: {}", uid(), lastFit);
+        return m;
     }
 
-    /** Runs the optimizer in the replicated loop; returns its final state. */
-    private double[] fit(final SparkContext sc, final JavaRDD<InstanceBatch> batches, final LogisticObjective objective,
+    /** Mean time between consecutive updates within a stage (stage start-ups excluded). */
+    private static double steadyMsPerEvaluation(final ReplicatedLoop.Result result) {
+        final List<double[]> scalars = result.scalars();
+        final java.util.Set<Integer> stageStarts = new java.util.HashSet<>(result.checkpoints());
+        double total = 0;
+        int count = 0;
+        for (int i = 1; i < scalars.size(); i++) {
+            if (!stageStarts.contains(i)) {
+                total += scalars.get(i)[LogisticFit.CLOCK] - scalars.get(i - 1)[LogisticFit.CLOCK];
+                count++;
+            }
+        }
+        return count == 0 ? Double.NaN : total / count;
+    }
+
+    /** Runs the optimizer in the replicated loop. */
+    private ReplicatedLoop.Result fit(final SparkContext sc, final JavaRDD<InstanceBatch> batches, final LogisticObjective objective,
                          final QuasiNewton optimizer, final double[] x0) {
         final int perSearch = optimizer instanceof Lbfgsb ? 128 : optimizer instanceof Owlqn ? 21 : 20;
         final ReplicatedLoop.Options options = new ReplicatedLoop.Options(
                 LogisticFit.maxEvaluations(getMaxIter(), perSearch), getCheckpointInterval(), 0);
         final String previous = sc.getLocalProperty(PRECISION_KEY);
         sc.setLocalProperty(PRECISION_KEY, getPrecision());
-        final ReplicatedLoop.Result result;
-        final long start = System.nanoTime();
         try {
-            result = ReplicatedLoop.run(batches.rdd(), optimizer.start(x0), objective.vectorLength(),
+            return ReplicatedLoop.run(batches.rdd(), optimizer.start(x0), objective.vectorLength(),
                     new LogisticFit(objective, optimizer), options);
         } finally {
             sc.setLocalProperty(PRECISION_KEY, previous);
         }
-        final double[] state = result.state();
-        if (LOG.isInfoEnabled()) {
-            LOG.info("{}: {} iterations, {} evaluations in {} ms ({}; {} stage(s), via switch: {}), objective {}", uid(),
-                    optimizer.iterations(state), result.iterations(), (System.nanoTime() - start) / 1_000_000,
-                    optimizer.reason(state), result.checkpoints().size(), result.viaSwitch(), optimizer.adjustedValue(state));
-        }
-        return state;
     }
 
     private static FeatureSummary.Stats summarize(final SparkContext sc, final RDD<InstanceBatch> instances,

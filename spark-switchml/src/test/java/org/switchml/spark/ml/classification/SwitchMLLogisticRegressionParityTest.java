@@ -104,6 +104,7 @@ class SwitchMLLogisticRegressionParityTest {
         t = System.nanoTime();
         final LogisticRegressionModel actual = ours.fit(data);
         final long oursMs = (System.nanoTime() - t) / 1_000_000;
+        System.out.println("[parity] " + name + ": " + ours.lastFit());
 
         assertSame(LogisticRegressionModel.class, actual.getClass());
         assertSame(ours, actual.parent());
