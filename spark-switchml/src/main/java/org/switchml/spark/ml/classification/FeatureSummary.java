@@ -13,11 +13,12 @@ import java.util.List;
  *
  * <p>Why two rounds: the switch quantizes a block of consecutive elements against the block's largest
  * one, so a feature's sums in a vector whose other features are much larger lose their low bits, and a
- * variance computed as {@code E[x^2] - E[x]^2} from them can lose everything. Round 1 sums
- * {@code w, 1, w^2}, the label histogram, {@code w x} and {@code w x^2}; from them every task derives a
- * rough mean {@code m_j} and a power-of-two scale {@code s_j} of each feature. Round 2 sums
- * {@code w z}, {@code w z^2} and {@code w} over the non-zero entries, {@code z = (x - m_j) / s_j}, values
- * of comparable size for every feature, and the exact statistics follow from these shifted sums.
+ * variance computed as {@code E[x^2] - E[x]^2} from them can lose everything; so can a weight sum or a
+ * count placed beside them. Round 1 sums only what a rough mean {@code m_j} and a power-of-two scale
+ * {@code s_j} of each feature need: {@code w}, {@code w x} and {@code w x^2}. Round 2 sums everything
+ * that must be exact, all of comparable size: {@code w z}, {@code w z^2} and {@code w} over the
+ * non-zero entries, {@code z = (x - m_j) / s_j}, and the weight sum, count, {@code w^2} and label
+ * histogram; the exact statistics follow from these shifted sums.
  *
  * <p>Labels: the histogram has a fixed capacity; labels at or above it are counted in an overflow
  * element, non-integer or negative labels in an invalid element (MLlib's countInvalid).
@@ -46,9 +47,9 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
         return 2;
     }
 
-    /** Length of each round's vector (the longer of the two; the other is zero-padded). */
+    /** Length of each round's vector (round 2's; round 1 is zero-padded). */
     public int vectorLength() {
-        return Math.max(round1Length(), 3 * numFeatures);
+        return R2_HIST + labelCapacity + 2 + 3 * numFeatures;
     }
 
     /** The loop's initial state. */
@@ -56,25 +57,23 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
         return new double[] {0};
     }
 
-    private int round1Length() {
-        return 5 + labelCapacity + 2 * numFeatures;
-    }
-
-    // round 1 layout
-    private static final int R1_WEIGHT = 0;
-    private static final int R1_COUNT = 1;
-    private static final int R1_WEIGHT_SQ = 2;
-    private static final int R1_HIST = 3;
+    // round 1: [W, sum w x (F), sum w x^2 (F)]
+    private static final int R1_SUM = 1;
+    // round 2: [W, count, sum w^2, histogram (C), overflow, invalid, sum w z (F), sum w z^2 (F), W non-zero (F)]
+    private static final int R2_WEIGHT = 0;
+    private static final int R2_COUNT = 1;
+    private static final int R2_WEIGHT_SQ = 2;
+    private static final int R2_HIST = 3;
 
     private int overflowIdx() {
-        return R1_HIST + labelCapacity;
+        return R2_HIST + labelCapacity;
     }
 
     private int invalidIdx() {
         return overflowIdx() + 1;
     }
 
-    private int sumIdx() {
+    private int shiftedIdx() {
         return invalidIdx() + 1;
     }
 
@@ -102,7 +101,7 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
     }
 
     private void round1(final InstanceBatch b, final double[] v) {
-        final int sum = sumIdx();
+        final int sum = R1_SUM;
         final int sq = sum + numFeatures;
         for (int r = 0; r < b.rows; r++) {
             final double w = b.weights[r];
@@ -112,17 +111,7 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
             if (w == 0.0) {
                 continue; // MLlib's summarizers skip rows of weight 0 entirely
             }
-            v[R1_WEIGHT] += w;
-            v[R1_COUNT] += 1;
-            v[R1_WEIGHT_SQ] += w * w;
-            final double label = b.labels[r];
-            if (label - (int) label != 0.0 || label < 0) {
-                v[invalidIdx()] += 1;
-            } else if (label >= labelCapacity) {
-                v[overflowIdx()] += 1;
-            } else {
-                v[R1_HIST + (int) label] += w;
-            }
+            v[0] += w;
             if (b.indices == null) {
                 final int base = r * numFeatures;
                 for (int j = 0; j < numFeatures; j++) {
@@ -147,34 +136,46 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
         final int f = numFeatures;
         final int mIdx = stateMeanIdx();
         final int sIdx = mIdx + f;
+        final int out = shiftedIdx();
         for (int r = 0; r < b.rows; r++) {
             final double w = b.weights[r];
             if (w == 0.0) {
                 continue;
+            }
+            v[R2_WEIGHT] += w;
+            v[R2_COUNT] += 1;
+            v[R2_WEIGHT_SQ] += w * w;
+            final double label = b.labels[r];
+            if (label - (int) label != 0.0 || label < 0) {
+                v[invalidIdx()] += 1;
+            } else if (label >= labelCapacity) {
+                v[overflowIdx()] += 1;
+            } else {
+                v[R2_HIST + (int) label] += w;
             }
             if (b.indices == null) {
                 final int base = r * f;
                 for (int j = 0; j < f; j++) {
                     final double x = b.values[base + j];
                     if (x != 0.0) {
-                        addShifted(v, j, x, w, state[mIdx + j], state[sIdx + j]);
+                        addShifted(v, out, j, x, w, state[mIdx + j], state[sIdx + j]);
                     }
                 }
             } else {
                 for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
                     final int j = b.indices[p];
-                    addShifted(v, j, b.values[p], w, state[mIdx + j], state[sIdx + j]);
+                    addShifted(v, out, j, b.values[p], w, state[mIdx + j], state[sIdx + j]);
                 }
             }
         }
     }
 
-    private void addShifted(final double[] v, final int j, final double x, final double w, final double m,
-                            final double s) {
+    private void addShifted(final double[] v, final int out, final int j, final double x, final double w,
+                            final double m, final double s) {
         final double z = (x - m) / s;
-        v[j] += w * z;
-        v[numFeatures + j] += w * z * z;
-        v[2 * numFeatures + j] += w;
+        v[out + j] += w * z;
+        v[out + numFeatures + j] += w * z * z;
+        v[out + 2 * numFeatures + j] += w;
     }
 
     @Override
@@ -186,29 +187,28 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
         final int sIdx = mIdx + f;
         if (iteration == 0) {
             next[0] = 1;
-            System.arraycopy(sum, 0, next, 1, 3 + c + 2);
-            final double w = sum[R1_WEIGHT];
-            final int s1 = sumIdx();
+            final double w = sum[0];
             for (int j = 0; j < f; j++) {
-                final double mean = w > 0 ? sum[s1 + j] / w : 0.0;
-                final double rms = w > 0 ? Math.sqrt(sum[s1 + f + j] / w) : 0.0;
+                final double mean = w > 0 ? sum[R1_SUM + j] / w : 0.0;
+                final double rms = w > 0 ? Math.sqrt(sum[R1_SUM + f + j] / w) : 0.0;
                 next[mIdx + j] = Double.isFinite(mean) ? mean : 0.0;
                 // a power of two, so that dividing by it is exact
                 next[sIdx + j] = rms > 0 && Double.isFinite(rms) ? Math.scalb(1.0, Math.getExponent(rms)) : 1.0;
             }
             return new ReplicatedLoop.Step(next, new double[0], false);
         }
-        System.arraycopy(state, 0, next, 0, mIdx);
         next[0] = 2;
-        final double w = state[1];
-        final double w2 = state[3];
+        System.arraycopy(sum, 0, next, 1, 3 + c + 2); // W, count, W2, histogram, overflow, invalid
+        final double w = sum[R2_WEIGHT];
+        final double w2 = sum[R2_WEIGHT_SQ];
         final double denominator = w > 0 ? w - w2 / w : 0.0;
+        final int out = shiftedIdx();
         for (int j = 0; j < f; j++) {
             final double m = state[mIdx + j];
             final double s = state[sIdx + j];
-            final double zeros = w - sum[2 * f + j];
-            final double t1 = sum[j] + zeros * (-m / s);
-            final double t2 = sum[f + j] + zeros * (m / s) * (m / s);
+            final double zeros = w - sum[out + 2 * f + j];
+            final double t1 = sum[out + j] + zeros * (-m / s);
+            final double t2 = sum[out + f + j] + zeros * (m / s) * (m / s);
             next[mIdx + j] = w > 0 ? m + s * (t1 / w) : 0.0;
             final double variance = denominator > 0.0 ? Math.max((t2 - t1 * t1 / w) * s * s / denominator, 0.0) : 0.0;
             next[sIdx + j] = Math.sqrt(variance);

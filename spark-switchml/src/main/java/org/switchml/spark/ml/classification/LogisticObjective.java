@@ -21,7 +21,9 @@ import java.util.Arrays;
  * <p>Each partition contributes {@link #contribution} = {@code [gradient sum (dim), loss sum, weight sum,
  * non-finite flag]}; the element-wise sum over partitions goes to {@link #valueAndGradient}. A partition
  * whose loss or gradient is not finite sends zeros and the flag, so that the allreduce only ever carries
- * finite numbers; the objective is then +infinity (the line search shortens its step, as in MLlib).
+ * finite numbers; the objective is then +infinity (the line search shortens its step, as in MLlib). The
+ * flag is 2^1000: the largest value of its quantization block, so no encoding can round it away (the
+ * evaluation is discarded anyway), and 32 of them still sum to a finite number.
  */
 public final class LogisticObjective implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -36,6 +38,9 @@ public final class LogisticObjective implements Serializable {
     private final double regL2;
     private final boolean standardization;
     private final double[] featuresStd;
+
+    /** What a partition with a non-finite loss or gradient puts in the flag element. */
+    static final double NON_FINITE = 0x1p1000;
 
     /**
      * @param numFeatures     F
@@ -152,7 +157,7 @@ public final class LogisticObjective implements Serializable {
         }
         if (!finite) {
             Arrays.fill(out, 0, dim + 1, 0.0);
-            out[dim + 2] = 1.0;
+            out[dim + 2] = NON_FINITE;
         }
         return out;
     }
@@ -376,7 +381,7 @@ public final class LogisticObjective implements Serializable {
         if (sum.length != dim + 3) {
             throw new IllegalArgumentException("sum has length " + sum.length + ", expected " + (dim + 3));
         }
-        if (sum[dim + 2] > 0) {
+        if (sum[dim + 2] >= NON_FINITE / 2) {
             Arrays.fill(grad, Double.NaN);
             return Double.POSITIVE_INFINITY;
         }
