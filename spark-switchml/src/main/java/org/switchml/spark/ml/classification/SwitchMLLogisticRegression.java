@@ -383,7 +383,8 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
      */
     private static JavaRDD<Instance> fitPartitions(final SparkContext sc, final JavaRDD<Instance> instances) {
         final int slots = sc.maxNumConcurrentTasks(sc.resourceProfileManager().defaultResourceProfile());
-        final int limit = Math.max(1, Math.min(MAX_WORKERS, slots));
+        // no slots yet (executors still registering): keep up to the switch limit; the launch waits for slots
+        final int limit = slots > 0 ? Math.min(MAX_WORKERS, slots) : MAX_WORKERS;
         if (instances.getNumPartitions() <= limit) {
             return instances;
         }

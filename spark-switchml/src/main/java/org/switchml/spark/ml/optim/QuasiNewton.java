@@ -139,7 +139,7 @@ public abstract class QuasiNewton implements Serializable {
         this.objCapacity = (int) cap;
         this.extra = OBJ + objCapacity;
         this.header = extra + extraSlots;
-        final long max = (long) header + (long) (vectors() + 2L * m) * n;
+        final long max = (long) header + (vectors() + 2L * m) * n;
         if (max > Integer.MAX_VALUE - 16) {
             throw new IllegalArgumentException("state of " + max + " doubles does not fit one array (n=" + n
                     + ", m=" + m + ")");
