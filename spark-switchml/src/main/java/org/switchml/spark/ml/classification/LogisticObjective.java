@@ -23,7 +23,7 @@ import java.util.Arrays;
  * whose loss or gradient is not finite sends zeros and the flag, so that the allreduce only ever carries
  * finite numbers; the objective is then +infinity (the line search shortens its step, as in MLlib). The
  * flag is 2^1000: the largest value of its quantization block, so no encoding can round it away (the
- * evaluation is discarded anyway), and 32 of them still sum to a finite number.
+ * evaluation is discarded anyway), and up to 2^23 of them (one per task) still sum to a finite number.
  */
 public final class LogisticObjective implements Serializable {
     private static final long serialVersionUID = 1L;
