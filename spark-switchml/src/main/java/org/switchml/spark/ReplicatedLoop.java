@@ -1,6 +1,5 @@
 package org.switchml.spark;
 
-import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
@@ -313,26 +312,10 @@ public final class ReplicatedLoop {
 
         @Override
         public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
-            final BarrierTaskContext ctx = BarrierTaskContext.get();
-            final int task = ctx.partitionId();
-            final StageMember m;
-            try {
-                m = StageMember.join(ctx, settings);
-            } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
-            }
-            try (m) {
-                return Launch.single(iterate(ctx, m, task));
-            } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
-            } catch (final RuntimeException | Error e) {
-                m.fail(e instanceof RuntimeException re ? re
-                        : new org.switchml.protocol.SwitchMLException("task " + task + " failed: " + e, e));
-                throw e;
-            }
+            return Launch.member(settings, this::iterate);
         }
 
-        private TaskOutcome iterate(final BarrierTaskContext ctx, final StageMember m, final int task) {
+        private TaskOutcome iterate(final StageMember m, final int task) {
             final long t1 = System.nanoTime();
             final List<T> records = Launch.readAll(source, m.partitions());
             final long t2 = System.nanoTime();
