@@ -71,12 +71,12 @@ class Bmv2AllReduceTest {
         }
     }
 
-    private static long ms(final long t0) {
+    static long ms(final long t0) {
         return (System.nanoTime() - t0) / 1_000_000;
     }
 
     /** One job of a scenario: its hosts (rank r on host hosts[r]) and UDP port. */
-    private record JobPlan(int[] hosts, int udpPort, long seed) {
+    record JobPlan(int[] hosts, int udpPort, long seed) {
     }
 
     @ParameterizedTest(name = "n={0}")
@@ -126,68 +126,7 @@ class Bmv2AllReduceTest {
         // 2. One worker JVM per host, running that host's ranks of every job.
         // Without loss, a timeout well above BMv2's queueing delay (tens of ms at n = 4), so that every packet
         // is sent once and the counts can be compared with the software switch's exactly.
-        final long retransmitMs = lossPct > 0 ? 40 : 1000;
-        final Path go = dir.resolve("go");
-        final Map<Integer, Process> procs = new LinkedHashMap<>();
-        try {
-            final Map<Integer, Properties> perHost = new LinkedHashMap<>();
-            final Map<Integer, Integer> sessions = new LinkedHashMap<>();
-            for (int j = 0; j < plans.size(); j++) {
-                final JobSpec spec = jobs.get(j).spec();
-                for (int r = 0; r < spec.numWorkers(); r++) {
-                    final int h = plans.get(j).hosts()[r];
-                    final Properties p = perHost.computeIfAbsent(h, x -> new Properties());
-                    final int s = sessions.merge(h, 1, Integer::sum) - 1;
-                    final String pre = "s" + s + ".";
-                    p.setProperty(pre + "jobId", Integer.toString(spec.jobId()));
-                    p.setProperty(pre + "generation", Integer.toString(spec.generation()));
-                    p.setProperty(pre + "secret", Integer.toUnsignedString(spec.secret()));
-                    p.setProperty(pre + "k", Integer.toString(spec.k()));
-                    p.setProperty(pre + "pool", Integer.toString(spec.poolSize()));
-                    p.setProperty(pre + "workers", String.join(",", spec.workers().stream()
-                            .map(w -> w.getHostString() + ":" + w.getPort()).toList()));
-                    p.setProperty(pre + "rank", Integer.toString(r));
-                    p.setProperty(pre + "seed", Long.toString(plans.get(j).seed()));
-                    p.setProperty(pre + "lengths", String.join(",", java.util.Arrays.stream(LENGTHS)
-                            .mapToObj(Integer::toString).toList()));
-                    p.setProperty(pre + "out", dir.resolve("job" + j + "-rank" + r + ".bin").toString());
-                }
-            }
-            final long t0 = System.nanoTime();
-            for (final Map.Entry<Integer, Properties> e : perHost.entrySet()) {
-                final Properties p = e.getValue();
-                p.setProperty("sessions", Integer.toString(sessions.get(e.getKey())));
-                p.setProperty("switch", Bmv2Bed.SWITCH);
-                p.setProperty("go", go.toString());
-                p.setProperty("retransmitMs", Long.toString(retransmitMs));
-                p.setProperty("resultTimeoutMs", "60000");
-                final Path file = dir.resolve("h" + e.getKey() + ".properties");
-                try (OutputStream out = Files.newOutputStream(file)) {
-                    p.store(out, "NamespaceWorker of host " + e.getKey());
-                }
-                procs.put(e.getKey(), bed.startJvm(e.getKey(), dir.resolve("h" + e.getKey() + ".log"),
-                        NamespaceWorker.class.getName(), file.toString()));
-            }
-            for (final Map.Entry<Integer, Process> e : procs.entrySet()) {
-                awaitLine(e.getValue(), dir.resolve("h" + e.getKey() + ".log"), "READY", 90_000);
-            }
-            final long started = System.nanoTime();
-            Files.createFile(go);
-            for (final Map.Entry<Integer, Process> e : procs.entrySet()) {
-                final Path log = dir.resolve("h" + e.getKey() + ".log");
-                if (!e.getValue().waitFor(RUN_MS, TimeUnit.MILLISECONDS)) {
-                    throw new AssertionError("host " + e.getKey() + "'s worker did not finish within " + RUN_MS
-                            + " ms:\n" + Files.readString(log));
-                }
-                assertEquals(0, e.getValue().exitValue(), "host " + e.getKey() + "'s worker failed:\n" + Files.readString(log));
-            }
-            System.out.println("[bmv2] " + label + ": workers started in " + (started - t0) / 1_000_000
-                    + " ms, allreduce through BMv2 took " + ms(started) + " ms");
-        } finally {
-            for (final Process p : procs.values()) {
-                p.destroyForcibly();
-            }
-        }
+        launch(bed, dir, label, jobs, plans, LENGTHS, Map.of(), lossPct > 0 ? 40 : 1000);
 
         // 3. Compare with the software switch; check the counters; remove the jobs.
         final Map<Integer, long[]> loss = bed.lossCounters();
@@ -238,6 +177,80 @@ class Bmv2AllReduceTest {
         }
         assertEquals(switchBefore.notSwitchml(), switchAfter.notSwitchml(), label + ": non-SwitchML frames reached BMv2");
         bed.loss(0);
+    }
+
+    /**
+     * Runs one worker JVM per host (inside its namespace) for the ranks of every job on it, all released
+     * together once each has joined; fails naming the host when one fails. Results land in
+     * {@code dir/jobJ-rankR.bin}; returns the wall time from the release to the last exit, in ms.
+     */
+    static long launch(final Bmv2Bed bed, final Path dir, final String label, final List<RegisteredJob> jobs,
+                       final List<JobPlan> plans, final int[] lengths, final Map<String, String> extra,
+                       final long retransmitMs) throws IOException, InterruptedException {
+        final Path go = dir.resolve("go");
+        final Map<Integer, Process> procs = new LinkedHashMap<>();
+        try {
+            final Map<Integer, Properties> perHost = new LinkedHashMap<>();
+            final Map<Integer, Integer> sessions = new LinkedHashMap<>();
+            for (int j = 0; j < plans.size(); j++) {
+                final JobSpec spec = jobs.get(j).spec();
+                for (int r = 0; r < spec.numWorkers(); r++) {
+                    final int h = plans.get(j).hosts()[r];
+                    final Properties p = perHost.computeIfAbsent(h, x -> new Properties());
+                    final int s = sessions.merge(h, 1, Integer::sum) - 1;
+                    final String pre = "s" + s + ".";
+                    p.setProperty(pre + "jobId", Integer.toString(spec.jobId()));
+                    p.setProperty(pre + "generation", Integer.toString(spec.generation()));
+                    p.setProperty(pre + "secret", Integer.toUnsignedString(spec.secret()));
+                    p.setProperty(pre + "k", Integer.toString(spec.k()));
+                    p.setProperty(pre + "pool", Integer.toString(spec.poolSize()));
+                    p.setProperty(pre + "workers", String.join(",", spec.workers().stream()
+                            .map(w -> w.getHostString() + ":" + w.getPort()).toList()));
+                    p.setProperty(pre + "rank", Integer.toString(r));
+                    p.setProperty(pre + "seed", Long.toString(plans.get(j).seed()));
+                    p.setProperty(pre + "lengths", String.join(",", java.util.Arrays.stream(lengths)
+                            .mapToObj(Integer::toString).toList()));
+                    extra.forEach((k, v) -> p.setProperty(pre + k, v));
+                    p.setProperty(pre + "out", dir.resolve("job" + j + "-rank" + r + ".bin").toString());
+                }
+            }
+            final long t0 = System.nanoTime();
+            for (final Map.Entry<Integer, Properties> e : perHost.entrySet()) {
+                final Properties p = e.getValue();
+                p.setProperty("sessions", Integer.toString(sessions.get(e.getKey())));
+                p.setProperty("switch", Bmv2Bed.SWITCH);
+                p.setProperty("go", go.toString());
+                p.setProperty("retransmitMs", Long.toString(retransmitMs));
+                p.setProperty("resultTimeoutMs", "60000");
+                final Path file = dir.resolve("h" + e.getKey() + ".properties");
+                try (OutputStream out = Files.newOutputStream(file)) {
+                    p.store(out, "NamespaceWorker of host " + e.getKey());
+                }
+                procs.put(e.getKey(), bed.startJvm(e.getKey(), dir.resolve("h" + e.getKey() + ".log"),
+                        NamespaceWorker.class.getName(), file.toString()));
+            }
+            for (final Map.Entry<Integer, Process> e : procs.entrySet()) {
+                awaitLine(e.getValue(), dir.resolve("h" + e.getKey() + ".log"), "READY", 90_000);
+            }
+            final long started = System.nanoTime();
+            Files.createFile(go);
+            for (final Map.Entry<Integer, Process> e : procs.entrySet()) {
+                final Path log = dir.resolve("h" + e.getKey() + ".log");
+                if (!e.getValue().waitFor(RUN_MS, TimeUnit.MILLISECONDS)) {
+                    throw new AssertionError("host " + e.getKey() + "'s worker did not finish within " + RUN_MS
+                            + " ms:\n" + Files.readString(log));
+                }
+                assertEquals(0, e.getValue().exitValue(), "host " + e.getKey() + "'s worker failed:\n" + Files.readString(log));
+            }
+            System.out.println("[bmv2] " + label + ": workers started in " + (started - t0) / 1_000_000
+                    + " ms, allreduce through BMv2 took " + ms(started) + " ms");
+            return ms(started);
+        } finally {
+            for (final Process p : procs.values()) {
+                p.destroyForcibly();
+            }
+        }
+
     }
 
     /** The job's table entries and multicast group, as BMv2 reports them, carry the host table's ports. */
@@ -382,7 +395,7 @@ class Bmv2AllReduceTest {
         }
     }
 
-    private static void deleteTree(final Path dir) throws IOException {
+    static void deleteTree(final Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }

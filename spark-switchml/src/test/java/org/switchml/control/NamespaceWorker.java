@@ -41,10 +41,19 @@ public final class NamespaceWorker {
 
     /** The calls of a session, in order: float then fp64 double for each length. */
     static List<Call> calls(final int[] lengths) {
+        return calls(lengths, 1, false);
+    }
+
+    /** {@link #calls(int[])} repeated {@code reps} times; float calls only if {@code floatOnly}. */
+    static List<Call> calls(final int[] lengths, final int reps, final boolean floatOnly) {
         final List<Call> out = new ArrayList<>();
-        for (final int len : lengths) {
-            out.add(new Call(len, false));
-            out.add(new Call(len, true));
+        for (int rep = 0; rep < reps; rep++) {
+            for (final int len : lengths) {
+                out.add(new Call(len, false));
+                if (!floatOnly) {
+                    out.add(new Call(len, true));
+                }
+            }
         }
         return out;
     }
@@ -58,10 +67,17 @@ public final class NamespaceWorker {
 
     /** Runs rank {@code rank}'s calls; each result as raw bits (float bits widened for float calls). */
     static long[][] run(final JobSession session, final long seed, final int rank, final List<Call> calls) {
+        return run(session, seed, rank, calls, new long[calls.size()]);
+    }
+
+    /** {@link #run(JobSession, long, int, List)}, with each call's wall time in {@code nanos}. */
+    static long[][] run(final JobSession session, final long seed, final int rank, final List<Call> calls,
+                        final long[] nanos) {
         final long[][] out = new long[calls.size()][];
         for (int i = 0; i < calls.size(); i++) {
             final Call c = calls.get(i);
             final double[] in = input(seed, rank, i, c);
+            final long t0 = System.nanoTime();
             final long[] bits = new long[c.length()];
             if (c.fp64()) {
                 final double[] r = session.allReduce(in, true);
@@ -74,18 +90,24 @@ public final class NamespaceWorker {
                     bits[j] = Float.floatToRawIntBits(r[j]);
                 }
             }
+            nanos[i] = System.nanoTime() - t0;
             out[i] = bits;
         }
         return out;
     }
 
-    static void write(final Path file, final long[][] results, final ClientStats stats) throws IOException {
+    static void write(final Path file, final long[][] results, final ClientStats stats, final long[] nanos)
+            throws IOException {
         try (OutputStream f = Files.newOutputStream(file);
              DataOutputStream out = new DataOutputStream(new BufferedOutputStream(f))) {
             out.writeLong(stats.packetsSent());
             out.writeLong(stats.retransmissions());
             out.writeLong(stats.resultsAccepted());
             out.writeLong(stats.resultsIgnored());
+            out.writeInt(nanos.length);
+            for (final long t : nanos) {
+                out.writeLong(t);
+            }
             out.writeInt(results.length);
             for (final long[] r : results) {
                 out.writeInt(r.length);
@@ -96,14 +118,18 @@ public final class NamespaceWorker {
         }
     }
 
-    /** What {@link #write} wrote. */
-    record Output(ClientStats stats, long[][] results) {
+    /** What {@link #write} wrote: stats, each call's wall time, each call's result bits. */
+    record Output(ClientStats stats, long[] nanos, long[][] results) {
     }
 
     static Output read(final Path file) throws IOException {
         try (InputStream f = Files.newInputStream(file); DataInputStream in = new DataInputStream(
                 new java.io.BufferedInputStream(f))) {
             final ClientStats stats = new ClientStats(in.readLong(), in.readLong(), in.readLong(), in.readLong());
+            final long[] nanos = new long[in.readInt()];
+            for (int i = 0; i < nanos.length; i++) {
+                nanos[i] = in.readLong();
+            }
             final long[][] results = new long[in.readInt()][];
             for (int i = 0; i < results.length; i++) {
                 results[i] = new long[in.readInt()];
@@ -111,7 +137,7 @@ public final class NamespaceWorker {
                     results[i][j] = in.readLong();
                 }
             }
-            return new Output(stats, results);
+            return new Output(stats, nanos, results);
         }
     }
 
@@ -147,6 +173,8 @@ public final class NamespaceWorker {
             final int[] lengths = java.util.Arrays.stream(p.getProperty(pre + "lengths").split(","))
                     .mapToInt(Integer::parseInt).toArray();
             final Path out = Path.of(p.getProperty(pre + "out"));
+            final int reps = Integer.parseInt(p.getProperty(pre + "reps", "1"));
+            final boolean floatOnly = Boolean.parseBoolean(p.getProperty(pre + "floatOnly", "false"));
             final InetSocketAddress me = workers.get(rank);
             final ClientOptions opts = new ClientOptions(me.getHostString(), me.getPort(), false,
                     Long.parseLong(p.getProperty("retransmitMs")), Math.max(500, 2 * Long.parseLong(p.getProperty("retransmitMs"))),
@@ -157,8 +185,10 @@ public final class NamespaceWorker {
                     final JobSession session = client.join(spec, rank, sw);
                     joined.countDown();
                     awaitFile(go, goWaitMs);
-                    final long[][] results = run(session, seed, rank, calls(lengths));
-                    write(out, results, client.stats());
+                    final List<Call> calls = calls(lengths, reps, floatOnly);
+                    final long[] nanos = new long[calls.size()];
+                    final long[][] results = run(session, seed, rank, calls, nanos);
+                    write(out, results, client.stats(), nanos);
                 } catch (final Throwable e) {
                     failures.add(e);
                     joined.countDown();
