@@ -3,7 +3,7 @@
 # each in its own network namespace, one veth to one switch port each. Needs root (ip netns).
 # The end-to-end tests use exactly these commands; docs/control-plane.md shows them by hand.
 #
-#   p4/bmv2-net.sh up NAME N [--grpc ADDR] [--mgmt]
+#   p4/bmv2-net.sh up NAME N [--grpc ADDR] [--mgmt] [--owner PID]
 #       namespaces NAME-sw (simple_switch_grpc) and NAME-h1 .. NAME-hN.
 #       Host i: interface sml0 = BMv2 port i, IPv4 10.0.0.i/24, MAC 02:00:00:00:00:<i>, and a static
 #       neighbour entry for the switch's address 10.0.0.254 (MAC 02:00:00:00:00:fe): the switch only
@@ -13,12 +13,14 @@
 #       --mgmt       a management network besides the switch, for everything that is not SwitchML
 #                    (e.g. Spark's RPC): bridge in NAME-sw with 192.168.77.254/24, host i 192.168.77.i
 #                    on interface mgmt0.
+#       --owner PID  the process the topology belongs to (e.g. a test JVM): `gc` removes it once PID is gone.
 #       Prints the host table (for SwitchController / spark.switchml.p4.hosts) on stdout.
 #   p4/bmv2-net.sh hosts N          the host table of hosts 1..N
 #   p4/bmv2-net.sh loss NAME PCT    every host's sml0 drops PCT % of the UDP datagrams it sends and
 #                                   receives (nftables netdev egress/ingress, counted); 0 removes the rules
 #   p4/bmv2-net.sh loss-counters NAME   "hI in DROPPED out DROPPED" per host
 #   p4/bmv2-net.sh down NAME        stops every process in the namespaces and deletes them
+#   p4/bmv2-net.sh gc               `down` for every topology whose --owner process is gone (a killed run)
 #
 # simple_switch_grpc's log: ${STATE_DIR:-/tmp/switchml-bmv2}/NAME/switch.log. BMv2 is found on PATH or
 # as SIMPLE_SWITCH_GRPC. Its Thrift server (0.0.0.0:9090, not configurable) lives inside NAME-sw.
@@ -57,11 +59,12 @@ down() {
 
 up() {
     local name="$1" n="$2"; shift 2
-    local grpc="127.0.0.1:9559" mgmt=0
+    local grpc="127.0.0.1:9559" mgmt=0 owner=""
     while (($#)); do
         case "$1" in
             --grpc) grpc="$2"; shift 2 ;;
             --mgmt) mgmt=1; shift ;;
+            --owner) owner="$2"; shift 2 ;;
             *) die "unknown option $1" ;;
         esac
     done
@@ -74,6 +77,7 @@ up() {
     down "$name"   # leftovers of a killed run
     local dir="$state_root/$name" sw="$name-sw"
     mkdir -p "$dir"
+    [[ -n "$owner" ]] && echo "$owner" >"$dir/owner"
     ip netns add "$sw"
     ip -n "$sw" link set lo up
     ip netns exec "$sw" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
@@ -126,6 +130,18 @@ up() {
     hosts_table "$n"
 }
 
+gc() {
+    local d owner
+    for d in "$state_root"/*/; do
+        [[ -f "$d/owner" ]] || continue
+        owner="$(cat "$d/owner")"
+        if ! kill -0 "$owner" 2>/dev/null; then
+            echo "bmv2-net: removing $(basename "$d") (owner $owner is gone)" >&2
+            down "$(basename "$d")"
+        fi
+    done
+}
+
 loss() {
     local name="$1" pct="$2" ns
     for ns in $(ip netns list | awk '{print $1}' | grep -E "^${name}-h[0-9]+$"); do
@@ -159,8 +175,9 @@ cmd="${1:-}"
 case "$cmd" in
     up) (($# >= 3)) || die "usage: $0 up NAME N [--grpc ADDR] [--mgmt]"; shift; up "$@" ;;
     down) (($# == 2)) || die "usage: $0 down NAME"; down "$2" ;;
+    gc) gc ;;
     hosts) (($# == 2)) || die "usage: $0 hosts N"; hosts_table "$2" ;;
     loss) (($# == 3)) || die "usage: $0 loss NAME PCT"; loss "$2" "$3" ;;
     loss-counters) (($# == 2)) || die "usage: $0 loss-counters NAME"; loss_counters "$2" ;;
-    *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

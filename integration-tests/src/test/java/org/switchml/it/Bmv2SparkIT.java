@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Spark through a real BMv2: {@code p4/bmv2-net.sh up smlsp 3 --mgmt} gives a BMv2 switch and three hosts,
+ * Spark through a real BMv2: {@code p4/bmv2-net.sh up sp<pid> 3 --mgmt} gives a BMv2 switch and three hosts,
  * each in its own network namespace with a data interface on a switch port (10.0.0.i) and a management one
  * (192.168.77.i) for Spark's own traffic. A standalone Master and the driver run in the switch's namespace
  * (P4Runtime at 127.0.0.1:9559 there), one Worker per host namespace, so every executor's worker socket
@@ -35,7 +35,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>Skipped, with one loud line, without p4c, simple_switch_grpc or root.
  */
 class Bmv2SparkIT {
-    private static final String NET = "smlsp";
+    // Named after this JVM, so concurrent runs never meet; `bmv2-net.sh gc` removes those of killed runs.
+    private static final String NET = "sp" + ProcessHandle.current().pid();
     private static final int HOSTS = 3;
     private static final long START_MS = 120_000;
     private static final long RUN_MS = 300_000;
@@ -87,8 +88,9 @@ class Bmv2SparkIT {
         json = work.resolve("p4/switchml.json");
         cleanup = new Thread(Bmv2SparkIT::down, "bmv2-net-down-" + NET);
         Runtime.getRuntime().addShutdownHook(cleanup);
+        run(Map.of(), 120, "bash", repo.resolve("p4/bmv2-net.sh").toString(), "gc");
         final Run net = run(Map.of(), 60, "bash", repo.resolve("p4/bmv2-net.sh").toString(), "up", NET,
-                Integer.toString(HOSTS), "--mgmt");
+                Integer.toString(HOSTS), "--mgmt", "--owner", Long.toString(ProcessHandle.current().pid()));
         assertEquals(0, net.code, "bmv2-net.sh up:\n" + net.output);
         hosts = Files.writeString(work.resolve("hosts.txt"), net.stdout);
 

@@ -59,7 +59,7 @@ class Bmv2AllReduceTest {
         work = Path.of("target", "bmv2-allreduce").toAbsolutePath();
         Files.createDirectories(work);
         final long t0 = System.nanoTime();
-        bed = Bmv2Bed.up("smlar", 4);
+        bed = Bmv2Bed.up("ar", 4);
         System.out.println("[bmv2] switch up with 4 hosts, pipeline pushed, in " + ms(t0) + " ms; P4Runtime "
                 + bed.controller.apiVersion() + "; host table " + bed.hostTable.hosts().size() + " hosts");
     }

@@ -91,14 +91,20 @@ final class Bmv2Bed implements AutoCloseable {
         return out.resolve("switchml.json");
     }
 
-    /** Brings up {@code name} with {@code hosts} hosts (removing leftovers of a killed run first). */
-    static Bmv2Bed up(final String name, final int hosts) throws IOException, InterruptedException {
+    /**
+     * Brings up a topology with {@code hosts} hosts, named {@code prefix} + this JVM's pid (so concurrent
+     * runs never meet), after removing those of killed runs ({@code bmv2-net.sh gc}).
+     */
+    static Bmv2Bed up(final String prefix, final int hosts) throws IOException, InterruptedException {
+        final String name = prefix + ProcessHandle.current().pid();
         final Path json = compile();
         final String script = Repo.p4Dir().resolve("bmv2-net.sh").toString();
         final Path sock = Path.of(System.getProperty("java.io.tmpdir"), "switchml-bmv2", name, "p4runtime.sock");
         final Thread cleanup = new Thread(() -> down(name), "bmv2-net-down-" + name);
         Runtime.getRuntime().addShutdownHook(cleanup);
-        final Run r = run(Map.of(), 60, "bash", script, "up", name, Integer.toString(hosts), "--grpc", "unix:" + sock);
+        run(Map.of(), 120, "bash", script, "gc"); // topologies of killed runs
+        final Run r = run(Map.of(), 60, "bash", script, "up", name, Integer.toString(hosts), "--grpc", "unix:" + sock,
+                "--owner", Long.toString(ProcessHandle.current().pid()));
         if (r.code != 0) {
             down(name);
             throw new AssertionError("bmv2-net.sh up failed (" + r.code + "):\n" + r.output);

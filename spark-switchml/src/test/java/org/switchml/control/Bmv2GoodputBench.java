@@ -31,7 +31,7 @@ class Bmv2GoodputBench {
         final Path work = Path.of("target", "bmv2-goodput").toAbsolutePath();
         final StringBuilder table = new StringBuilder("| n | pool | elements | Melem/s/w | MB/s/w | switch contributions/s "
                 + "| retransmissions |\n|---:|---:|---:|---:|---:|---:|---:|\n");
-        try (Bmv2Bed bed = Bmv2Bed.up("smlbn", 4)) {
+        try (Bmv2Bed bed = Bmv2Bed.up("bn", 4)) {
             int jobId = 9500;
             for (final int pool : new int[] {16, 64}) {
                 for (final int n : new int[] {1, 2, 4}) {
