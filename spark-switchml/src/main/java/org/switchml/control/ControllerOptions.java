@@ -48,6 +48,7 @@ public record ControllerOptions(String host, int port, long deviceId, long elect
         }
     }
 
+    /** The options without a host table (the software switch, or BMv2 with explicit attachments). */
     public ControllerOptions(final String host, final int port, final long deviceId, final long electionId,
                              final P4InfoIndex p4info, final long rpcTimeoutMs) {
         this(host, port, deviceId, electionId, p4info, rpcTimeoutMs, HostTable.empty());

@@ -112,6 +112,7 @@ public final class HostTable {
         return hosts;
     }
 
+    /** Whether the table lists no host. */
     public boolean isEmpty() {
         return hosts.isEmpty();
     }
