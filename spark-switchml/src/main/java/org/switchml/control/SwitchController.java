@@ -351,8 +351,8 @@ public final class SwitchController implements AutoCloseable {
                 }
                 throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + r + "'s address "
                         + w.getAddress().getHostAddress() + " is not in the switch's host table " + hosts
-                        + " (BMv2 needs each worker's switch port and MAC: ControllerOptions.withHosts, "
-                        + "spark.switchml.p4.hosts)");
+                        + ": BMv2 needs a worker attachment (switch port, MAC) per rank, from the host table "
+                        + "(ControllerOptions.withHosts, spark.switchml.p4.hosts) or given to registerJob");
             }
             out.add(a);
         }
