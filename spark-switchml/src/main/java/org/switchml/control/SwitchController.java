@@ -113,6 +113,14 @@ public final class SwitchController implements AutoCloseable {
                 ? Grpc.newChannelBuilder("unix://" + options.unixSocket(), InsecureChannelCredentials.create()).build()
                 : Grpc.newChannelBuilderForAddress(options.host(), options.port(),
                         InsecureChannelCredentials.create()).build();
+        return connect(options, channel);
+    }
+
+    /**
+     * Connects over {@code channel}, which the caller built (for example gRPC's in-process transport to a
+     * software switch's server in this JVM), and becomes primary; the controller owns and closes the channel.
+     */
+    public static SwitchController connect(final ControllerOptions options, final ManagedChannel channel) {
         final SwitchController c = new SwitchController(options, channel);
         try {
             c.arbitrate();

@@ -1,6 +1,7 @@
 package org.switchml.spark;
 
 
+import io.grpc.inprocess.InProcessChannelBuilder;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.HostTable;
 import org.switchml.control.PipelineConfig;
@@ -66,6 +67,23 @@ public final class P4RuntimeRegistrar implements JobRegistrar {
         final SwitchController c = SwitchController.connect(ControllerOptions.of(p4runtime).withHosts(hosts));
         try {
             c.setPipeline(pipeline);
+        } catch (final RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    /**
+     * Connects to a software switch's P4Runtime server in this JVM over gRPC's in-process transport
+     * ({@code inProcessName}) and pushes its pipeline; {@code p4runtime} ({@code host:port}, the same server's
+     * socket) names it in messages.
+     */
+    static SwitchController connectInProcess(final String inProcessName, final String p4runtime) {
+        final SwitchController c = SwitchController.connect(ControllerOptions.of(p4runtime),
+                InProcessChannelBuilder.forName(inProcessName).directExecutor().build());
+        try {
+            c.setPipeline(PipelineConfig.softwareSwitch());
         } catch (final RuntimeException e) {
             c.close();
             throw e;

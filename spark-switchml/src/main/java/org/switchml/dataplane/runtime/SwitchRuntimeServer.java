@@ -5,6 +5,7 @@ import org.switchml.p4info.Gencode;
 import org.switchml.p4info.P4InfoIndex;
 
 import io.grpc.Server;
+import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;
@@ -39,9 +40,16 @@ public final class SwitchRuntimeServer implements AutoCloseable {
     private final String host;
     private final long deviceId;
 
-    private SwitchRuntimeServer(final Server server, final RuntimeService service, final SoftwareSwitch dataplane,
+    /** The same service for controllers in this JVM (no socket, no thread hand-off); see {@link #inProcessName()}. */
+    private final Server inProcess;
+    private final String inProcessName;
+
+    private SwitchRuntimeServer(final Server server, final Server inProcess, final String inProcessName,
+                                final RuntimeService service, final SoftwareSwitch dataplane,
                                 final String host, final long deviceId) {
         this.server = server;
+        this.inProcess = inProcess;
+        this.inProcessName = inProcessName;
         this.service = service;
         this.dataplane = dataplane;
         this.host = host;
@@ -76,7 +84,23 @@ public final class SwitchRuntimeServer implements AutoCloseable {
         } catch (final IOException e) {
             throw new SwitchMLException("cannot serve P4Runtime on " + host + ":" + port + ": " + e.getMessage(), e);
         }
-        return new SwitchRuntimeServer(server, service, dataplane, host, deviceId);
+        final String name = "switchml-p4runtime-" + System.identityHashCode(service) + "-" + System.nanoTime();
+        final Server inProcess = InProcessServerBuilder.forName(name).directExecutor().addService(service).build();
+        try {
+            inProcess.start();
+        } catch (final IOException e) {
+            server.shutdownNow();
+            throw new SwitchMLException("cannot serve P4Runtime in process as " + name + ": " + e.getMessage(), e);
+        }
+        return new SwitchRuntimeServer(server, inProcess, name, service, dataplane, host, deviceId);
+    }
+
+    /**
+     * The name of the same P4Runtime service on gRPC's in-process transport, for a controller in this JVM
+     * (the embedded switch's): the same messages and checks as over TCP, without a socket or a thread hand-off.
+     */
+    public String inProcessName() {
+        return inProcessName;
     }
 
     /** The port the P4Runtime server listens on. */
@@ -112,6 +136,7 @@ public final class SwitchRuntimeServer implements AutoCloseable {
     @Override
     public void close() {
         service.closeAll();
+        inProcess.shutdownNow();
         server.shutdown();
         try {
             if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
