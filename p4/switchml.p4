@@ -6,6 +6,9 @@
  *       --p4runtime-files build/switchml.p4info.txt switchml.p4
  */
 #include <core.p4>
+// v1model.p4 declares the two-parameter register<T, I> and counter<I> used here only from
+// this version on (p4c defaults to 20180101 without it).
+#define V1MODEL_VERSION 20200408
 #include <v1model.p4>
 
 #include "headers.p4"

@@ -3,6 +3,10 @@ package org.switchml.it;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
+import org.switchml.control.SwitchController;
+import org.switchml.control.SwitchCounterSnapshot;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.DropReason;
 import org.switchml.spark.DriverRuntime;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLAggregator;
@@ -79,11 +83,74 @@ public final class DeployCheckApp {
         if (!(loopErr <= 1e-11)) {
             return "replicated loop differs from the driver loop by " + loopErr;
         }
+        printCounters(spark);
         System.out.println("DEPLOY-CHECK OK viaSwitch=true workers=" + r.workers() + " partitions="
                 + vectors.getNumPartitions() + " dim=" + dim + " sumError=" + err + " loopError=" + loopErr
                 + " switchMs=" + Math.round(switchMs) + " fallbacks="
                 + DriverRuntime.forContext(spark.sparkContext()).fallbackCount());
         return null;
+    }
+
+    /**
+     * Prints the switch's P4 counters, summed over every job's cells, as read over P4Runtime by the driver's
+     * controller: {@code DEPLOY-CHECK COUNTERS target=... in=N out=N retransmissions=N STALE_SEQ=N ...}.
+     * Waits (bounded) until packets in − packets out = STALE_SEQ + DUPLICATE_PENDING, which every switch
+     * running the protocol satisfies once no packet is between its ingress and egress counters.
+     */
+    static void printCounters(final SparkSession spark) {
+        final org.switchml.spark.JobRegistrar reg = DriverRuntime.forContext(spark.sparkContext()).registrar();
+        final SwitchController c;
+        if (reg instanceof org.switchml.spark.P4RuntimeRegistrar p) {
+            c = p.controller();
+        } else if (reg instanceof org.switchml.spark.EmbeddedSwitchRegistrar e) {
+            c = e.controller();
+        } else {
+            System.out.println("DEPLOY-CHECK COUNTERS unavailable: registrar " + reg);
+            return;
+        }
+        final long deadline = System.nanoTime() + 10_000_000_000L;
+        String line;
+        while (true) {
+            final long in = sum(c.readCounter(P4Names.JOB_PACKETS_IN), -1);
+            final long out = sum(c.readCounter(P4Names.JOB_PACKETS_OUT), -1);
+            final long retx = sum(c.readCounter(P4Names.JOB_RETRANSMISSIONS), -1);
+            final long[] drops = c.readCounter(P4Names.JOB_DROPS);
+            final StringBuilder sb = new StringBuilder("DEPLOY-CHECK COUNTERS target=" + c.target() + " in=" + in
+                    + " out=" + out + " retransmissions=" + retx);
+            long stale = 0;
+            long dup = 0;
+            for (final DropReason d : DropReason.values()) {
+                final long n = sum(drops, d.ordinal());
+                sb.append(' ').append(d).append('=').append(n);
+                stale += d == DropReason.STALE_SEQ ? n : 0;
+                dup += d == DropReason.DUPLICATE_PENDING ? n : 0;
+            }
+            final SwitchCounterSnapshot sw = c.readSwitchCounters();
+            sb.append(" switchMALFORMED=").append(sw.drops(DropReason.MALFORMED)).append(" switchUNKNOWN_JOB=")
+                    .append(sw.drops(DropReason.UNKNOWN_JOB)).append(" notSwitchml=").append(sw.notSwitchml());
+            line = sb.toString();
+            if (in - out == stale + dup || System.nanoTime() - deadline > 0) {
+                break;
+            }
+            try {
+                Thread.sleep(50); // bounded polling: a packet may be between the ingress and egress counters
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        System.out.println(line);
+    }
+
+    /** Sum of every cell ({@code reason} < 0) or of the cells {@code job_index * 16 + reason}. */
+    private static long sum(final long[] cells, final int reason) {
+        long s = 0;
+        for (int i = 0; i < cells.length; i++) {
+            if (reason < 0 || i % 16 == reason) {
+                s += cells[i];
+            }
+        }
+        return s;
     }
 
     /** Row {@code id}'s vector: seeded, values over many magnitudes. */

@@ -26,7 +26,13 @@ final class Jvm implements AutoCloseable {
     /** Starts {@code java jvmArgs... mainClass args...} with {@code env} added, output to {@code log}. */
     static Jvm start(final String name, final Path log, final Map<String, String> env, final List<String> jvmArgs,
                      final String mainClass, final List<String> args) throws IOException {
-        final List<String> cmd = new ArrayList<>();
+        return start(name, log, env, List.of(), jvmArgs, mainClass, args);
+    }
+
+    /** {@link #start} behind {@code prefix} (e.g. {@code ip netns exec NS}: the JVM runs in that namespace). */
+    static Jvm start(final String name, final Path log, final Map<String, String> env, final List<String> prefix,
+                     final List<String> jvmArgs, final String mainClass, final List<String> args) throws IOException {
+        final List<String> cmd = new ArrayList<>(prefix);
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(jvmArgs);
         cmd.add(mainClass);

@@ -108,8 +108,11 @@ public final class SwitchController implements AutoCloseable {
      * controller) or when another controller with a higher election id is primary.
      */
     public static SwitchController connect(final ControllerOptions options) {
-        final ManagedChannel channel = Grpc.newChannelBuilderForAddress(options.host(), options.port(),
-                InsecureChannelCredentials.create()).build();
+        final ManagedChannel channel = options.unixSocket() != null
+                // gRPC's "unix:" target: a P4Runtime server on a Unix domain socket (needs the epoll transport).
+                ? Grpc.newChannelBuilder("unix://" + options.unixSocket(), InsecureChannelCredentials.create()).build()
+                : Grpc.newChannelBuilderForAddress(options.host(), options.port(),
+                        InsecureChannelCredentials.create()).build();
         final SwitchController c = new SwitchController(options, channel);
         try {
             c.arbitrate();
@@ -165,7 +168,7 @@ public final class SwitchController implements AutoCloseable {
             if (s.getCode() == Status.Code.UNAVAILABLE) {
                 // Nothing answered at all (no server, refused, unreachable): say that, not "refused arbitration".
                 throw new SwitchControlException(s.getCode(), "P4Runtime server unreachable: "
-                        + unreachableReason(s) + " at " + options.host() + ":" + options.port(), List.of(), e.getCause());
+                        + unreachableReason(s) + " at " + options.target(), List.of(), e.getCause());
             }
             throw new SwitchControlException(s.getCode(), where() + " refused arbitration for election id "
                     + options.electionId() + ": " + s.getCode() + ": " + s.getDescription(), List.of(), e.getCause());
@@ -246,8 +249,9 @@ public final class SwitchController implements AutoCloseable {
     // ------------------------------------------------------------------------------------------- jobs
 
     /**
-     * Registers {@code spec} on the software switch (no attachments), with allocated resources and a fresh
-     * secret; the workers join the returned job's {@link RegisteredJob#spec()}.
+     * Registers {@code spec} with allocated resources and a fresh secret; the workers join the returned
+     * job's {@link RegisteredJob#spec()}. On BMv2 each worker's switch port and MAC come from the
+     * controller's {@link HostTable} ({@link ControllerOptions#hosts()}); the software switch needs none.
      */
     public RegisteredJob registerJob(final JobSpec spec) {
         return registerJob(spec, List.of(), null);
@@ -277,7 +281,8 @@ public final class SwitchController implements AutoCloseable {
     public synchronized RegisteredJob registerJob(final JobSpec requestedSpec, final List<WorkerAttachment> attachments,
                                                   final JobResources requested) {
         requirePipeline("register job " + requestedSpec.jobName());
-        final List<WorkerAttachment> att = attachments == null ? List.of() : List.copyOf(attachments);
+        final List<WorkerAttachment> att = attachments == null || attachments.isEmpty()
+                ? fromHostTable(requestedSpec) : List.copyOf(attachments);
         validate(requestedSpec, att);
         final Installed existing = jobs.get(requestedSpec.jobId());
         final JobSpec spec = requestedSpec.withSecret(freshSecret(existing == null ? null : existing.job().spec()));
@@ -325,6 +330,33 @@ public final class SwitchController implements AutoCloseable {
             allocator.release(spec.jobId());
             throw e;
         }
+    }
+
+    /**
+     * Each rank's attachment from the host table: all of them on BMv2 (a worker missing there is an
+     * error naming it), none when the table is empty on the software switch, which needs none.
+     */
+    private List<WorkerAttachment> fromHostTable(final JobSpec spec) {
+        final HostTable hosts = options.hosts();
+        if (hosts.isEmpty() && target != Target.BMV2) {
+            return List.of();
+        }
+        final List<WorkerAttachment> out = new ArrayList<>();
+        for (int r = 0; r < spec.numWorkers(); r++) {
+            final InetSocketAddress w = spec.workers().get(r);
+            final WorkerAttachment a = hosts.lookup(w.getAddress());
+            if (a == null) {
+                if (target != Target.BMV2) {
+                    return List.of();
+                }
+                throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + r + "'s address "
+                        + w.getAddress().getHostAddress() + " is not in the switch's host table " + hosts
+                        + ": BMv2 needs a worker attachment (switch port, MAC) per rank, from the host table "
+                        + "(ControllerOptions.withHosts, spark.switchml.p4.hosts) or given to registerJob");
+            }
+            out.add(a);
+        }
+        return out;
     }
 
     /** A random secret, never the previous registration's (so the new one is always a new session). */

@@ -64,6 +64,34 @@ public final class DriverRuntime implements AutoCloseable {
     private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
     private final Map<Integer, java.util.concurrent.Future<?>> removals = new ConcurrentHashMap<>();
     private final Map<String, StagePlanner> stages = new ConcurrentHashMap<>();
+    /** Progress listeners of running replicated loops, and the one thread that calls them in order. */
+    private final Map<Long, ReplicatedLoop.Progress> progressListeners = new ConcurrentHashMap<>();
+    private final AtomicLong nextProgressId = new AtomicLong(new SplittableRandom().nextLong() | 1);
+    private final ExecutorService progressThread = Executors.newSingleThreadExecutor(r -> {
+        final Thread t = new Thread(r, "switchml-progress");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** Registers a loop's listener; returns its id (never 0). */
+    long addProgress(final ReplicatedLoop.Progress p) {
+        long id;
+        do {
+            id = nextProgressId.getAndIncrement();
+        } while (id == 0);
+        progressListeners.put(id, p);
+        return id;
+    }
+
+    /** Forgets a loop's listener, after the calls already queued for it. */
+    void removeProgress(final long id) {
+        try {
+            progressThread.submit(() -> progressListeners.remove(id)).get(10, TimeUnit.SECONDS);
+        } catch (final Exception e) {
+            progressListeners.remove(id);
+        }
+    }
+
     /** The worker socket of every executor that announced one (its start), by executor id. */
     private final Map<String, Rendezvous.Worker> workers = new ConcurrentHashMap<>();
     /** Registrations run here, off the tasks' critical path and off Spark's RPC threads. */
@@ -473,6 +501,19 @@ public final class DriverRuntime implements AutoCloseable {
             }
             return null; // one way
         }
+        if (message instanceof Rendezvous.Progress pr) {
+            final ReplicatedLoop.Progress l = progressListeners.get(pr.listener());
+            if (l != null) {
+                progressThread.execute(() -> {
+                    try {
+                        l.onIteration(pr.iteration(), pr.scalars(), pr.nanos());
+                    } catch (final RuntimeException e) {
+                        LOG.warn("spark-switchml: a progress listener failed: {}", e.toString());
+                    }
+                });
+            }
+            return null; // one way
+        }
         if (message instanceof Rendezvous.AllStreaming q) {
             final StagePlanner p = stages.get(q.stage());
             return p != null && p.allStreaming();
@@ -686,6 +727,7 @@ public final class DriverRuntime implements AutoCloseable {
             }
         }
         registrations.shutdownNow();
+        progressThread.shutdownNow();
         final JobRegistrar r = registrar;
         if (r != null) {
             r.close();

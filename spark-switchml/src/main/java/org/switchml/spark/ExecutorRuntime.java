@@ -70,7 +70,7 @@ final class ExecutorRuntime implements AutoCloseable {
         };
         String host = "";
         try {
-            host = SwitchMLConfig.WORKER_HOST.from(conf::get);
+            host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
             if (host.isEmpty()) {
                 host = executorHost();
             }
@@ -112,7 +112,7 @@ final class ExecutorRuntime implements AutoCloseable {
 
     /** The runtime of a local master without the plugin: the driver JVM is the executor. */
     static ExecutorRuntime forLocal(final DriverRuntime rt, final Map<String, String> conf, final String driverHost) {
-        final String host = SwitchMLConfig.WORKER_HOST.from(conf::get);
+        final String host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
         final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host.isEmpty() ? driverHost : host));
         final ExecutorRuntime e = new ExecutorRuntime("driver", worker, null, rt::receive, rt::receive);
         rt.addWorker(e.announcement());

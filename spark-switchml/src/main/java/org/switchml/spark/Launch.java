@@ -1,5 +1,6 @@
 package org.switchml.spark;
 
+import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkContext;
 import org.apache.spark.rdd.RDD;
 import org.slf4j.Logger;
@@ -231,6 +232,36 @@ final class Launch {
 
     private static double ms(final long ns) {
         return Math.round(ns / 1e4) / 100.0;
+    }
+
+    /** What a barrier task does once it is a member of its stage. */
+    @FunctionalInterface
+    interface MemberWork {
+        TaskOutcome run(StageMember member, int task);
+    }
+
+    /**
+     * The frame of every barrier task: join the stage, run {@code work}, and report the switch out of
+     * reach as an outcome (the driver then falls back). Any other failure fails the executor's part of
+     * the stage at once, so its other tasks do not wait for this one, and fails the task.
+     */
+    static Iterator<TaskOutcome> member(final TaskSettings settings, final MemberWork work) {
+        final BarrierTaskContext ctx = BarrierTaskContext.get();
+        final int task = ctx.partitionId();
+        final StageMember m;
+        try {
+            m = StageMember.join(ctx, settings);
+        } catch (final SwitchUnreachableException e) {
+            return single(TaskOutcome.unreachable(task, e.getMessage()));
+        }
+        try (m) {
+            return single(work.run(m, task));
+        } catch (final SwitchUnreachableException e) {
+            return single(TaskOutcome.unreachable(task, e.getMessage()));
+        } catch (final RuntimeException | Error e) {
+            m.fail(e instanceof RuntimeException re ? re : new SwitchMLException("task " + task + " failed: " + e, e));
+            throw e;
+        }
     }
 
     /** Wraps a single outcome as a Scala iterator. */

@@ -134,4 +134,9 @@ final class Rendezvous {
     record AllStreaming(String stage) implements Serializable {
         private static final long serialVersionUID = 1L;
     }
+
+    /** Told (one way) by task 0 of a replicated loop after each iteration, for its progress listener. */
+    record Progress(long listener, int iteration, double[] scalars, long nanos) implements Serializable {
+        private static final long serialVersionUID = 1L;
+    }
 }

@@ -1,6 +1,5 @@
 package org.switchml.spark;
 
-import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
@@ -100,18 +99,84 @@ public final class ReplicatedLoop {
                          List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch) {
     }
 
+    /**
+     * Told on the driver after every iteration, while the loop runs (also on the driver path). Called on
+     * one spark-switchml thread, in iteration order; it must not block for long.
+     */
+    @FunctionalInterface
+    public interface Progress {
+        /**
+         * @param iteration the iteration that just ended (0-based)
+         * @param scalars   its {@link Step#scalars()}
+         * @param nanos     time since the previous report (or the loop's start), as measured where it ran
+         */
+        void onIteration(int iteration, double[] scalars, long nanos);
+    }
+
     /** Runs the loop over {@code data} through the switch. */
     public static <T> Result run(final JavaRDD<T> data, final double[] initialState, final int vectorLength,
                                  final Body<T> body, final Options options) {
-        return run(data.rdd(), initialState, vectorLength, body, options);
+        return run(data.rdd(), initialState, vectorLength, body, options, null);
     }
 
     /** Runs the loop over {@code data} through the switch. */
     public static <T> Result run(final RDD<T> data, final double[] initialState, final int vectorLength,
                                  final Body<T> body, final Options options) {
+        return run(data, initialState, vectorLength, body, options, null);
+    }
+
+    /**
+     * Runs the loop over {@code data} through the switch, telling {@code progress} (when not null) about
+     * every iteration as it ends: the executor of task 0 sends each iteration's scalars to the driver.
+     */
+    public static <T> Result run(final RDD<T> data, final double[] initialState, final int vectorLength,
+                                 final Body<T> body, final Options options, final Progress progress) {
         final SparkContext sc = data.sparkContext();
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
         final DriverRuntime rt = DriverRuntime.forContext(sc);
+        final Gate gate = progress == null ? null : new Gate(progress);
+        final long progressId = gate == null ? 0 : rt.addProgress(gate);
+        try {
+            return loop(data, initialState, vectorLength, body, options, gate, progressId, sc, fallback, rt);
+        } finally {
+            if (progress != null) {
+                rt.removeProgress(progressId);
+            }
+        }
+    }
+
+    /**
+     * Passes every iteration to the listener exactly once and in order: live reports from task 0 as they
+     * come, and, after each stage, whatever the driver has not seen yet (a report still on its way).
+     */
+    private static final class Gate implements Progress {
+        private final Progress listener;
+        private int next;
+
+        Gate(final Progress listener) {
+            this.listener = listener;
+        }
+
+        @Override
+        public synchronized void onIteration(final int iteration, final double[] scalars, final long nanos) {
+            if (iteration == next) {
+                next++;
+                listener.onIteration(iteration, scalars, nanos);
+            }
+        }
+
+        /** The stage that started at {@code start} ended with these per-iteration scalars. */
+        synchronized void stageEnded(final int start, final List<double[]> scalars) {
+            for (int i = Math.max(0, next - start); i < scalars.size(); i++) {
+                onIteration(start + i, scalars.get(i), -1);
+            }
+        }
+    }
+
+    private static <T> Result loop(final RDD<T> data, final double[] initialState, final int vectorLength,
+                                   final Body<T> body, final Options options, final Gate progress,
+                                   final long progressId, final SparkContext sc,
+                                   final SwitchMLConfig.Fallback fallback, final DriverRuntime rt) {
         double[] state = initialState.clone();
         int done = 0;
         boolean converged = false;
@@ -125,7 +190,8 @@ public final class ReplicatedLoop {
             final int start = done;
             final List<TaskOutcome> outcomes;
             try {
-                outcomes = Launch.run(data, rt, jobId, s -> new LoopTask<>(s, data, from, start, vectorLength, body, options));
+                outcomes = Launch.run(data, rt, jobId,
+                        s -> new LoopTask<>(s, data, from, start, vectorLength, body, options, progressId));
             } finally {
                 rt.remove(jobId);
             }
@@ -136,7 +202,7 @@ public final class ReplicatedLoop {
                     LOG.warn("spark-switchml: switch {} unreachable ({}); running the loop on the driver with "
                             + "treeAggregate from iteration {} ({}=treeAggregate)", rt.switchName(), reason, done,
                             SwitchMLConfig.FALLBACK.key());
-                    final Result rest = driverLoop(data, state, done, vectorLength, body, options);
+                    final Result rest = driverLoop(data, state, done, vectorLength, body, options, progress);
                     scalars.addAll(rest.scalars());
                     return new Result(rest.state(), rest.iterations(), scalars, rest.converged(), checkpoints,
                             jobIds, false);
@@ -152,6 +218,9 @@ public final class ReplicatedLoop {
             for (int i = 0; i < first.iterations; i++) {
                 scalars.add(Arrays.copyOfRange(first.scalars, i * first.scalarWidth, (i + 1) * first.scalarWidth));
             }
+            if (progress != null) {
+                progress.stageEnded(done, scalars.subList(done, scalars.size()));
+            }
             done += first.iterations;
             converged = first.converged;
             checkpoints.add(done);
@@ -165,16 +234,18 @@ public final class ReplicatedLoop {
      */
     public static <T> Result runOnDriver(final JavaRDD<T> data, final double[] initialState, final int vectorLength,
                                          final Body<T> body, final Options options) {
-        return driverLoop(data.rdd(), initialState.clone(), 0, vectorLength, body, options);
+        return driverLoop(data.rdd(), initialState.clone(), 0, vectorLength, body, options, null);
     }
 
     private static <T> Result driverLoop(final RDD<T> data, final double[] start, final int from,
-                                         final int vectorLength, final Body<T> body, final Options options) {
+                                         final int vectorLength, final Body<T> body, final Options options,
+                                         final Progress progress) {
         final JavaRDD<T> j = JavaRDD.fromRDD(data, data.elementClassTag());
         double[] state = start;
         final List<double[]> scalars = new ArrayList<>();
         int it = from;
         boolean converged = false;
+        long last = System.nanoTime();
         while (it < options.maxIterations() && !converged) {
             final double[] s = state;
             final int iteration = it;
@@ -189,6 +260,11 @@ public final class ReplicatedLoop {
             state = step.state();
             scalars.add(step.scalars());
             converged = step.converged();
+            if (progress != null) {
+                final long now = System.nanoTime();
+                progress.onIteration(it, step.scalars() == null ? new double[0] : step.scalars(), now - last);
+                last = now;
+            }
             it++;
         }
         return new Result(state, it, scalars, converged, List.of(), List.of(), false);
@@ -219,9 +295,12 @@ public final class ReplicatedLoop {
         private final int length;
         private final Body<T> body;
         private final Options options;
+        private final long progressId;
 
         LoopTask(final TaskSettings settings, final RDD<T> source,
-                 final double[] state, final int start, final int length, final Body<T> body, final Options options) {
+                 final double[] state, final int start, final int length, final Body<T> body, final Options options,
+                 final long progressId) {
+            this.progressId = progressId;
             this.settings = settings;
             this.source = source;
             this.state = state;
@@ -233,32 +312,17 @@ public final class ReplicatedLoop {
 
         @Override
         public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
-            final BarrierTaskContext ctx = BarrierTaskContext.get();
-            final int task = ctx.partitionId();
-            final StageMember m;
-            try {
-                m = StageMember.join(ctx, settings);
-            } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
-            }
-            try (m) {
-                return Launch.single(iterate(ctx, m, task));
-            } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
-            } catch (final RuntimeException | Error e) {
-                m.fail(e instanceof RuntimeException re ? re
-                        : new org.switchml.protocol.SwitchMLException("task " + task + " failed: " + e, e));
-                throw e;
-            }
+            return Launch.member(settings, this::iterate);
         }
 
-        private TaskOutcome iterate(final BarrierTaskContext ctx, final StageMember m, final int task) {
+        private TaskOutcome iterate(final StageMember m, final int task) {
             final long t1 = System.nanoTime();
             final List<T> records = Launch.readAll(source, m.partitions());
             final long t2 = System.nanoTime();
             final boolean timed = options.checkpointSeconds() > 0;
             final long deadline = System.nanoTime() + (long) (options.checkpointSeconds() * 1e9);
             double[] s = state;
+            long lastReport = t2;
             final List<double[]> scalars = new ArrayList<>();
             int it = start;
             boolean converged = false;
@@ -276,7 +340,13 @@ public final class ReplicatedLoop {
                         timed && sum[length] > 0));
                 s = step.step().state();
                 if (m.reports()) {
-                    scalars.add(step.step().scalars() == null ? new double[0] : step.step().scalars());
+                    final double[] sc = step.step().scalars() == null ? new double[0] : step.step().scalars();
+                    scalars.add(sc);
+                    if (progressId != 0) {
+                        final long now = System.nanoTime();
+                        m.tell(new Rendezvous.Progress(progressId, it, sc, now - lastReport));
+                        lastReport = now;
+                    }
                 }
                 it++;
                 converged = step.step().converged();

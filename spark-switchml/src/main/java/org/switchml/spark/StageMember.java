@@ -150,6 +150,11 @@ final class StageMember implements AutoCloseable {
                 marks[T_HELLO], marks[T_PLAN], stage.switchStart, stage.switchEnd, System.nanoTime(), stage.rank()};
     }
 
+    /** Sends {@code message} to the driver, one way. */
+    void tell(final Object message) {
+        runtime.tell(message);
+    }
+
     /** Fails the executor's steps (a task of it failed). */
     void fail(final RuntimeException e) {
         stage.fail(e);

@@ -1,6 +1,5 @@
 package org.switchml.spark;
 
-import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
@@ -167,15 +166,7 @@ public final class SwitchMLAggregator {
 
         @Override
         public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
-            final BarrierTaskContext ctx = BarrierTaskContext.get();
-            final int task = ctx.partitionId();
-            final StageMember m;
-            try {
-                m = StageMember.join(ctx, settings);
-            } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
-            }
-            try (m) {
+            return Launch.member(settings, (m, task) -> {
                 final long t1 = System.nanoTime();
                 final double[][] acc = {zero == null ? new double[length] : Arrays.copyOf(zero, length)};
                 Launch.read(source, m.partitions(), r -> acc[0] = seqOp.apply(acc[0], r));
@@ -185,14 +176,8 @@ public final class SwitchMLAggregator {
                 final TaskOutcome o = TaskOutcome.ok(task, m.reports() ? sum : null);
                 o.workers = m.plan().workers();
                 o.timings = m.timings(t2 - t1, System.nanoTime() - t2);
-                return Launch.single(o);
-            } catch (final SwitchUnreachableException e) {
-                return Launch.single(TaskOutcome.unreachable(task, e.getMessage()));
-            } catch (final RuntimeException | Error e) {
-                m.fail(e instanceof RuntimeException re ? re
-                        : new org.switchml.protocol.SwitchMLException("task " + task + " failed: " + e, e));
-                throw e;
-            }
+                return o;
+            });
         }
     }
 }

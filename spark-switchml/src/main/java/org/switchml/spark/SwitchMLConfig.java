@@ -52,7 +52,8 @@ public final class SwitchMLConfig {
 
     public static final ConfigEntry<String> P4RUNTIME_ADDRESS = new ConfigEntry<>("spark.switchml.p4runtime.address",
             "P4Runtime server (`host:port`) of the external switch named by `spark.switchml.switch.address`, "
-                    + "e.g. a standalone software switch (`bin/switchml-switch`). Jobs are "
+                    + "e.g. a standalone software switch (`bin/switchml-switch`) or BMv2 (`simple_switch_grpc`, with "
+                    + "`spark.switchml.p4.json`). Jobs are "
                     + "installed through the P4Runtime controller. Ignored with an embedded switch.",
             "", s -> {
                 if (!s.isEmpty()) {
@@ -67,6 +68,21 @@ public final class SwitchMLConfig {
                 }
                 return s;
             }, s -> true, "empty or host:port");
+
+    public static final ConfigEntry<String> P4_JSON = new ConfigEntry<>("spark.switchml.p4.json",
+            "The BMv2 program the driver pushes with the P4Info when it connects to "
+                    + "`spark.switchml.p4runtime.address`: the JSON p4c compiled from p4/switchml.p4 "
+                    + "(`p4/compile.sh` writes `p4/build/switchml.json`). Set: the switch is BMv2, so k is 64 "
+                    + "(what the program aggregates) and every worker must be in `spark.switchml.p4.hosts`. "
+                    + "Empty: the switch is a software switch (P4Info only).",
+            "", s -> s, s -> true, "empty or a file path");
+
+    public static final ConfigEntry<String> P4_HOSTS = new ConfigEntry<>("spark.switchml.p4.hosts",
+            "The P4 switch's host table: a file with one line `IPv4 SWITCH_PORT MAC` per host on its data ports "
+                    + "(`#` comments), written once per topology. The driver looks each executor's worker address "
+                    + "up there for the switch port and MAC of its results (docs/control-plane.md, 'Host "
+                    + "table'). Needed with `spark.switchml.p4.json`.",
+            "", s -> s, s -> true, "empty or a file path");
 
     public static final ConfigEntry<String> REGISTRAR = new ConfigEntry<>("spark.switchml.registrar",
             "Class implementing `org.switchml.spark.JobRegistrar` with a public constructor "
@@ -148,11 +164,19 @@ public final class SwitchMLConfig {
     public static final ConfigEntry<String> WORKER_HOST = new ConfigEntry<>("spark.switchml.worker.host",
             "Address each executor's worker socket binds (one socket per executor, for the life of the "
                     + "application). Empty: the executor's host as Spark reports it. Set it when that name resolves "
-                    + "to an interface the switch cannot reach (e.g. a management network).",
-            "", s -> s, s -> true, "empty or a host name / IPv4 address");
+                    + "to an interface the switch cannot reach (e.g. a management network). A subnet "
+                    + "`a.b.c.d/len` (e.g. the switch's data network, `10.0.0.0/24`) makes each executor bind its "
+                    + "own interface address in that subnet, so one setting serves every executor.",
+            "", s -> {
+                if (s.contains("/")) {
+                    WorkerHosts.parseSubnet(s);
+                }
+                return s;
+            }, s -> true, "empty, a host name / IPv4 address, or an IPv4 subnet a.b.c.d/len");
 
     /** Every setting, in documentation order. */
-    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, P4RUNTIME_ADDRESS, REGISTRAR, SWITCH_HOST,
+    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, P4RUNTIME_ADDRESS, P4_JSON, P4_HOSTS,
+            REGISTRAR, SWITCH_HOST,
             SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
             STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
 

@@ -35,7 +35,20 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
                 kryo.register(c, new JavaSerializer());
             }
         }
+        // The estimator's cached input blocks (spill to disk with MEMORY_AND_DISK). Named, not linked:
+        // this package sits below org.switchml.spark.ml.
+        for (final String name : ESTIMATOR_CLASSES) {
+            try {
+                kryo.register(Class.forName(name, false, SwitchMLKryoRegistrator.class.getClassLoader()), new JavaSerializer());
+            } catch (final ClassNotFoundException e) {
+                throw new IllegalStateException("spark-switchml jar incomplete: " + name, e);
+            }
+        }
     }
+
+    /** Classes of org.switchml.spark.ml that Spark may serialize with Kryo. */
+    static final List<String> ESTIMATOR_CLASSES = List.of(
+            "org.switchml.spark.ml.classification.InstanceBatch");
 
     /** Field-by-field, with null-aware arrays. */
     static final class OutcomeSerializer extends Serializer<TaskOutcome> {

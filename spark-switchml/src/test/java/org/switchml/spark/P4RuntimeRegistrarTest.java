@@ -68,6 +68,51 @@ class P4RuntimeRegistrarTest {
         assertTrue(e.getMessage().contains(SwitchMLConfig.P4RUNTIME_ADDRESS.key()), e.getMessage());
     }
 
+    @Test
+    void aBmv2PipelineMeansKOf64AndWorkersFromTheHostTable(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
+            throws java.io.IOException {
+        // The software switch's server takes a BMv2 device config (and ignores it), so the BMv2 settings
+        // are exercised here without BMv2; Bmv2SparkIT runs them against the real one.
+        final java.nio.file.Path json = java.nio.file.Files.writeString(dir.resolve("switchml.json"), "{}");
+        final java.nio.file.Path hosts = java.nio.file.Files.writeString(dir.resolve("hosts"),
+                "# the test's loopback worker\n127.0.0.1 7 02:00:00:00:00:07\n");
+        try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
+             SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
+             SwitchMLClient client = SwitchMLClient.open(ClientOptions.defaults())) {
+            final Map<String, String> settings = Map.of(
+                    SwitchMLConfig.SWITCH_ADDRESS.key(), sw.address().toString(),
+                    SwitchMLConfig.P4RUNTIME_ADDRESS.key(), "127.0.0.1:" + server.port(),
+                    SwitchMLConfig.P4_JSON.key(), json.toString(),
+                    SwitchMLConfig.P4_HOSTS.key(), hosts.toString());
+            try (P4RuntimeRegistrar reg = new P4RuntimeRegistrar(sw.address(), settings)) {
+                assertEquals(64, reg.requiredK());
+                final JobSpec spec = reg.register(new JobSpec(41, 1, 64, 4, List.of(client.localAddress())));
+                assertEquals(List.of(new org.switchml.control.WorkerAttachment(0x020000000007L, 7)),
+                        reg.controller().job(41).attachments());
+                final int[] sum = client.join(spec, 0, sw.address()).allReduce(new int[] {5, -6, 7});
+                assertArrayEquals(new int[] {5, -6, 7}, sum);
+                final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> reg.register(new JobSpec(42, 1, 64, 4, List.of(new InetSocketAddress("127.0.0.2", 9)))));
+                assertTrue(e.getMessage().contains("127.0.0.2") && e.getMessage().contains("host table"), e.getMessage());
+            }
+            final Map<String, String> noHosts = Map.of(SwitchMLConfig.P4RUNTIME_ADDRESS.key(), "127.0.0.1:" + server.port(),
+                    SwitchMLConfig.P4_JSON.key(), json.toString());
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new P4RuntimeRegistrar(sw.address(), noHosts));
+            assertTrue(e.getMessage().contains(SwitchMLConfig.P4_HOSTS.key()), e.getMessage());
+        }
+    }
+
+    @Test
+    void aWorkerHostSubnetNamesTheExecutorsOwnAddress() {
+        assertEquals("127.0.0.1", WorkerHosts.resolve("127.0.0.0/8"));
+        assertEquals("10.1.2.3", WorkerHosts.resolve("10.1.2.3"));
+        final IllegalStateException e = assertThrows(IllegalStateException.class, () -> WorkerHosts.resolve("127.255.255.254/32"));
+        assertTrue(e.getMessage().contains("no interface"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> SwitchMLConfig.WORKER_HOST.from(Map.of(
+                SwitchMLConfig.WORKER_HOST.key(), "10.0.0.0/33")::get));
+    }
+
     private static void runExactAllReduce(final DriverRuntime rt, final SplittableRandom rnd, final int n) {
         final List<SwitchMLClient> clients = new ArrayList<>();
         final List<InetSocketAddress> endpoints = new ArrayList<>();

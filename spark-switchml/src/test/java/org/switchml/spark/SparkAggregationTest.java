@@ -196,6 +196,24 @@ class SparkAggregationTest {
     }
 
     @Test
+    void theProgressListenerHearsEveryIterationOnceAndInOrder() {
+        final long seed = Seeds.seed("spark loop progress", 48);
+        final int dim = 6;
+        final JavaRDD<double[]> data = regression(jsc, seed, 100, dim).cache();
+        final List<Integer> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<double[]> losses = java.util.Collections.synchronizedList(new ArrayList<>());
+        final ReplicatedLoop.Result r = ReplicatedLoop.run(data.rdd(), new double[dim], dim + 2,
+                new LeastSquares(dim, 0.5, -1), new ReplicatedLoop.Options(9, 4, 0), (it, scalars, nanos) -> {
+                    heard.add(it);
+                    losses.add(scalars);
+                });
+        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8), heard);
+        for (int i = 0; i < 9; i++) {
+            assertArrayEquals(r.scalars().get(i), losses.get(i), 0.0, "iteration " + i);
+        }
+    }
+
+    @Test
     void twoSparkJobsShareTheSwitchConcurrently() throws Exception {
         final long seed = Seeds.seed("spark concurrent", 46);
         final int dim = 4_000;

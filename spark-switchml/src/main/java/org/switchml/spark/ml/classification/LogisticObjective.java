@@ -1,0 +1,561 @@
+package org.switchml.spark.ml.classification;
+
+import java.io.Serializable;
+import java.util.Arrays;
+
+/**
+ * The logistic regression objective in MLlib 4.0.1's training space, in plain Java: binomial or
+ * multinomial log loss over the features scaled by 1/std (not centered), weighted and averaged over the
+ * weight sum, with "virtual centering" when fitting with the mean (as MLlib's
+ * Binary/MultinomialLogisticBlockAggregator do) and L2 regularization that skips the intercepts and, when
+ * {@code standardization} is off, penalizes each coefficient as if the data were unscaled.
+ *
+ * <p>The {@link InstanceBatch}es hold the features unscaled: the scaling is applied to the coefficients
+ * once per evaluation ({@code x_j / std_j * w_j = x_j * (w_j / std_j)}) and to the gradient sums once
+ * per partition, which is the same function at no cost per entry, and lets the statistics and the fit
+ * share one cached copy of the input.
+ *
+ * <p>Coefficients are laid out as MLlib trains them: binomial {@code [w_0 .. w_{F-1}, b]}; multinomial
+ * column-major {@code (class k, feature j) -> j * K + k}, the K intercepts last.
+ *
+ * <p>Each partition contributes {@link #contribution} = {@code [gradient sum (dim), loss sum, weight sum,
+ * non-finite flag]}; the element-wise sum over partitions goes to {@link #valueAndGradient}. A partition
+ * whose loss or gradient is not finite sends zeros and the flag, so that the allreduce only ever carries
+ * finite numbers; the objective is then +infinity (the line search shortens its step, as in MLlib). The
+ * flag is 2^1000: the largest value of its quantization block, so no encoding can round it away (the
+ * evaluation is discarded anyway), and up to 2^23 of them (one per task) still sum to a finite number.
+ */
+public final class LogisticObjective implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final int numFeatures;
+    private final int numClasses;
+    private final boolean multinomial;
+    private final boolean fitIntercept;
+    private final boolean fitWithMean;
+    private final double[] inverseStd;
+    private final double[] scaledMean;
+    private final double regL2;
+    private final boolean standardization;
+    private final double[] featuresStd;
+
+    /** What a partition with a non-finite loss or gradient puts in the flag element. */
+    static final double NON_FINITE = 0x1p1000;
+
+    /**
+     * @param numFeatures     F
+     * @param numClasses      K (2 for binomial)
+     * @param multinomial     softmax over K coefficient sets, else one binomial set
+     * @param fitIntercept    whether there are intercepts
+     * @param fitWithMean     virtual centering (needs fitIntercept and unbounded intercepts)
+     * @param inverseStd      1 / std_j (0 where std is 0)
+     * @param scaledMean      mean_j / std_j (0 where std is 0); used only with fitWithMean
+     * @param regL2           (1 - elasticNet) * regParam
+     * @param standardization MLlib's standardization param (L2 on scaled coefficients)
+     * @param featuresStd     std_j, for the L2 term without standardization
+     */
+    public LogisticObjective(final int numFeatures, final int numClasses, final boolean multinomial,
+                             final boolean fitIntercept, final boolean fitWithMean, final double[] inverseStd,
+                             final double[] scaledMean, final double regL2, final boolean standardization,
+                             final double[] featuresStd) {
+        if (fitWithMean && (!fitIntercept || scaledMean == null || scaledMean.length != numFeatures)) {
+            throw new IllegalArgumentException("fitting with the mean needs an intercept and " + numFeatures
+                    + " scaled means");
+        }
+        if (!multinomial && numClasses > 2) {
+            throw new IllegalArgumentException("binomial needs at most 2 classes, got " + numClasses);
+        }
+        this.numFeatures = numFeatures;
+        this.numClasses = numClasses;
+        this.multinomial = multinomial;
+        this.fitIntercept = fitIntercept;
+        this.fitWithMean = fitWithMean;
+        if (inverseStd.length != numFeatures) {
+            throw new IllegalArgumentException("inverseStd has length " + inverseStd.length + ", expected " + numFeatures);
+        }
+        this.inverseStd = inverseStd;
+        this.scaledMean = scaledMean;
+        this.regL2 = regL2;
+        this.standardization = standardization;
+        this.featuresStd = featuresStd;
+    }
+
+    /** Coefficient sets: K for multinomial, 1 for binomial. */
+    public int coefficientSets() {
+        return multinomial ? numClasses : 1;
+    }
+
+    /** Number of coefficients, intercepts included. */
+    public int dim() {
+        return coefficientSets() * (numFeatures + (fitIntercept ? 1 : 0));
+    }
+
+    /** Length of a partition's contribution: gradient, loss sum, weight sum, non-finite flag. */
+    public int vectorLength() {
+        return dim() + 3;
+    }
+
+    /** Whether the fit uses virtual centering. */
+    public boolean fitWithMean() {
+        return fitWithMean;
+    }
+
+    // ------------------------------------------------------------------ per partition
+
+    /** A partition's gradient sum, loss sum and weight sum at {@code coef}. */
+    public double[] contribution(final Iterable<InstanceBatch> batches, final double[] coef) {
+        final int dim = dim();
+        final int sets = coefficientSets();
+        final int f = numFeatures;
+        final double[] out = new double[dim + 3];
+        final double[] lossAndWeight = new double[2];
+        final double[] multiplierSum = new double[sets];
+        // coefficients as the unscaled features see them
+        final double[] effective = new double[f * sets];
+        for (int j = 0; j < f; j++) {
+            for (int c = 0; c < sets; c++) {
+                effective[j * sets + c] = coef[j * sets + c] * inverseStd[j];
+            }
+        }
+        if (multinomial) {
+            final double[] offset = multinomialOffset(coef);
+            for (final InstanceBatch b : batches) {
+                addMultinomial(b, effective, offset, out, lossAndWeight, multiplierSum);
+            }
+        } else {
+            final double offset = binaryOffset(coef);
+            for (final InstanceBatch b : batches) {
+                addBinary(b, effective, offset, out, lossAndWeight, multiplierSum);
+            }
+        }
+        // back to the training space: d/dw_j of x_j / std_j * w_j
+        for (int j = 0; j < f; j++) {
+            final double inv = inverseStd[j];
+            for (int c = 0; c < sets; c++) {
+                out[j * sets + c] *= inv;
+            }
+        }
+        if (fitWithMean) {
+            // the data were not centered; subtract what centering would have removed
+            for (int j = 0; j < f; j++) {
+                final double mu = scaledMean[j];
+                for (int c = 0; c < sets; c++) {
+                    out[j * sets + c] += -multiplierSum[c] * mu;
+                }
+            }
+        }
+        if (fitIntercept) {
+            for (int c = 0; c < sets; c++) {
+                out[f * sets + c] += multiplierSum[c];
+            }
+        }
+        out[dim] = lossAndWeight[0];
+        out[dim + 1] = lossAndWeight[1];
+        boolean finite = Double.isFinite(out[dim]);
+        for (int i = 0; finite && i < dim; i++) {
+            finite = Double.isFinite(out[i]);
+        }
+        if (!finite) {
+            Arrays.fill(out, 0, dim + 1, 0.0);
+            out[dim + 2] = NON_FINITE;
+        }
+        return out;
+    }
+
+    /** The margin of an all-zero row: the intercept, minus the centering term when fitting with the mean. */
+    private double binaryOffset(final double[] coef) {
+        if (!fitIntercept) {
+            return 0.0;
+        }
+        if (!fitWithMean) {
+            return coef[numFeatures];
+        }
+        double dot = 0.0;
+        for (int j = 0; j < numFeatures; j++) {
+            dot += coef[j] * scaledMean[j];
+        }
+        return coef[numFeatures] - dot;
+    }
+
+    private double[] multinomialOffset(final double[] coef) {
+        final int k = numClasses;
+        final double[] offset = new double[k];
+        if (!fitIntercept) {
+            return offset;
+        }
+        final int base = numFeatures * k;
+        for (int c = 0; c < k; c++) {
+            offset[c] = coef[base + c];
+        }
+        if (fitWithMean) {
+            final double[] dot = new double[k];
+            for (int j = 0; j < numFeatures; j++) {
+                final double mu = scaledMean[j];
+                for (int c = 0; c < k; c++) {
+                    dot[c] += coef[j * k + c] * mu;
+                }
+            }
+            for (int c = 0; c < k; c++) {
+                offset[c] += -1.0 * dot[c];
+            }
+        }
+        return offset;
+    }
+
+    /** Adds a batch's loss, weight, unscaled gradient sum and multiplier sum ({@code coef}: effective). */
+    private void addBinary(final InstanceBatch b, final double[] coef, final double offset, final double[] grad,
+                           final double[] lossAndWeight, final double[] multiplierSums) {
+        checkFeatures(b);
+        final int f = numFeatures;
+        double loss = 0.0;
+        double weightSum = 0.0;
+        double multiplierSum = 0.0;
+        for (int r = 0; r < b.rows; r++) {
+            final double w = b.weights[r];
+            weightSum += w;
+            if (!(w > 0)) {
+                continue;
+            }
+            double margin = offset;
+            if (b.indices == null) {
+                final int base = r * f;
+                for (int j = 0; j < f; j++) {
+                    margin += b.values[base + j] * coef[j];
+                }
+            } else {
+                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                    margin += b.values[p] * coef[b.indices[p]];
+                }
+            }
+            final double label = b.labels[r];
+            if (label > 0) {
+                loss += w * log1pExp(-margin);
+            } else {
+                loss += w * (log1pExp(-margin) + margin);
+            }
+            final double multiplier = w * (1.0 / (1.0 + Math.exp(-margin)) - label);
+            multiplierSum += multiplier;
+            if (multiplier == 0.0) {
+                continue;
+            }
+            if (b.indices == null) {
+                final int base = r * f;
+                for (int j = 0; j < f; j++) {
+                    grad[j] += multiplier * b.values[base + j];
+                }
+            } else {
+                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                    grad[b.indices[p]] += multiplier * b.values[p];
+                }
+            }
+        }
+        multiplierSums[0] += multiplierSum;
+        lossAndWeight[0] += loss;
+        lossAndWeight[1] += weightSum;
+    }
+
+    /** As {@link #addBinary} for the softmax. */
+    private void addMultinomial(final InstanceBatch b, final double[] coef, final double[] offset,
+                                final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
+        checkFeatures(b);
+        final int f = numFeatures;
+        final int k = numClasses;
+        final double[] margins = new double[k];
+        final double[] multiplierSum = new double[k];
+        double loss = 0.0;
+        double weightSum = 0.0;
+        for (int r = 0; r < b.rows; r++) {
+            final double w = b.weights[r];
+            weightSum += w;
+            if (!(w > 0)) {
+                continue;
+            }
+            System.arraycopy(offset, 0, margins, 0, k);
+            if (b.indices == null) {
+                final int base = r * f;
+                for (int j = 0; j < f; j++) {
+                    final double x = b.values[base + j];
+                    if (x != 0.0) {
+                        final int cj = j * k;
+                        for (int c = 0; c < k; c++) {
+                            margins[c] += x * coef[cj + c];
+                        }
+                    }
+                }
+            } else {
+                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                    final double x = b.values[p];
+                    final int cj = b.indices[p] * k;
+                    for (int c = 0; c < k; c++) {
+                        margins[c] += x * coef[cj + c];
+                    }
+                }
+            }
+            softmax(margins);
+            final int label = (int) b.labels[r];
+            loss -= w * Math.log(margins[label]);
+            // margins now hold the multipliers w * (p - onehot(label))
+            if (w != 1) {
+                for (int c = 0; c < k; c++) {
+                    margins[c] *= w;
+                }
+            }
+            margins[label] -= w;
+            for (int c = 0; c < k; c++) {
+                multiplierSum[c] += margins[c];
+            }
+            if (b.indices == null) {
+                final int base = r * f;
+                for (int j = 0; j < f; j++) {
+                    final double x = b.values[base + j];
+                    if (x != 0.0) {
+                        final int cj = j * k;
+                        for (int c = 0; c < k; c++) {
+                            grad[cj + c] += x * margins[c];
+                        }
+                    }
+                }
+            } else {
+                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                    final double x = b.values[p];
+                    final int cj = b.indices[p] * k;
+                    for (int c = 0; c < k; c++) {
+                        grad[cj + c] += x * margins[c];
+                    }
+                }
+            }
+        }
+        for (int c = 0; c < k; c++) {
+            multiplierSums[c] += multiplierSum[c];
+        }
+        lossAndWeight[0] += loss;
+        lossAndWeight[1] += weightSum;
+    }
+
+    private void checkFeatures(final InstanceBatch b) {
+        if (b.numFeatures != numFeatures) {
+            throw new IllegalArgumentException("Dimensions mismatch when adding new instance. Expecting "
+                    + numFeatures + " but got " + b.numFeatures + ".");
+        }
+    }
+
+    /** log(1 + exp(x)) without overflow. */
+    static double log1pExp(final double x) {
+        return x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x));
+    }
+
+    /** In-place softmax, stable against overflow; a +infinity margin takes all the mass. */
+    static void softmax(final double[] m) {
+        double max = -Double.MAX_VALUE;
+        for (int c = 0; c < m.length; c++) {
+            if (m[c] == Double.POSITIVE_INFINITY) {
+                Arrays.fill(m, 0.0);
+                m[c] = 1.0;
+                return;
+            }
+            if (m[c] > max) {
+                max = m[c];
+            }
+        }
+        double sum = 0.0;
+        for (int c = 0; c < m.length; c++) {
+            final double e = Math.exp(m[c] - max);
+            m[c] = e;
+            sum += e;
+        }
+        final double inv = 1.0 / sum;
+        for (int c = 0; c < m.length; c++) {
+            m[c] *= inv;
+        }
+    }
+
+    // ------------------------------------------------------------------ after the allreduce
+
+    /**
+     * The objective at {@code coef} from the summed contributions: the weighted mean loss plus the L2
+     * term; writes the gradient into {@code grad}. +infinity (and a NaN gradient) if any partition's loss
+     * or gradient was not finite.
+     */
+    public double valueAndGradient(final double[] sum, final double[] coef, final double[] grad) {
+        final int dim = dim();
+        if (sum.length != dim + 3) {
+            throw new IllegalArgumentException("sum has length " + sum.length + ", expected " + (dim + 3));
+        }
+        if (sum[dim + 2] >= NON_FINITE / 2) {
+            Arrays.fill(grad, Double.NaN);
+            return Double.POSITIVE_INFINITY;
+        }
+        final double weightSum = sum[dim + 1];
+        if (!(weightSum > 0.0)) {
+            throw new IllegalArgumentException("The effective number of instances should be greater than 0.0, but was "
+                    + weightSum + ".");
+        }
+        final double scale = 1.0 / weightSum;
+        for (int i = 0; i < dim; i++) {
+            grad[i] = sum[i] * scale;
+        }
+        return sum[dim] / weightSum + addL2(coef, grad);
+    }
+
+    /** Adds the L2 gradient to {@code grad}; returns the L2 value. Intercepts are not penalized. */
+    double addL2(final double[] coef, final double[] grad) {
+        if (regL2 == 0.0) {
+            return 0.0;
+        }
+        final int sets = coefficientSets();
+        final int applied = numFeatures * sets;
+        double sum = 0.0;
+        for (int j = 0; j < applied; j++) {
+            final double c = coef[j];
+            if (standardization) {
+                sum += c * c;
+                grad[j] += c * regL2;
+            } else {
+                final double std = featuresStd[j / sets];
+                if (std != 0.0) {
+                    final double t = c / (std * std);
+                    sum += c * t;
+                    grad[j] += regL2 * t;
+                }
+            }
+        }
+        return 0.5 * sum * regL2;
+    }
+
+    // ------------------------------------------------------------------ start and end of a fit
+
+    /**
+     * MLlib's initial solution: zeros, intercepts from the label distribution (binomial
+     * {@code log(h1/h0)}, multinomial centered {@code log1p(h_k)}), or the given model's coefficients
+     * scaled into the training space; clipped into the bounds. Not yet shifted for virtual centering
+     * (see {@link #toCentered}).
+     *
+     * @param histogram     label weight sums
+     * @param initialCoef   the initial model's coefficients (K x F row-major) or null
+     * @param initialInt    the initial model's intercepts or null
+     * @param lower         lower bounds in the training space or null
+     * @param upper         upper bounds in the training space or null
+     */
+    public double[] initialSolution(final double[] histogram, final double[] initialCoef, final double[] initialInt,
+                                    final double[] lower, final double[] upper) {
+        final int sets = coefficientSets();
+        final double[] x = new double[dim()];
+        if (initialCoef != null) {
+            for (int c = 0; c < sets; c++) {
+                for (int j = 0; j < numFeatures; j++) {
+                    x[j * sets + c] = initialCoef[c * numFeatures + j] * featuresStd[j];
+                }
+            }
+            if (fitIntercept) {
+                for (int c = 0; c < sets; c++) {
+                    if (initialInt[c] != 0.0) {
+                        x[numFeatures * sets + c] = initialInt[c];
+                    }
+                }
+            }
+        } else if (fitIntercept && multinomial) {
+            final double[] raw = new double[histogram.length];
+            double mean = 0.0;
+            for (int c = 0; c < raw.length; c++) {
+                raw[c] = Math.log1p(histogram[c]);
+                mean += raw[c];
+            }
+            mean /= raw.length;
+            for (int c = 0; c < raw.length; c++) {
+                x[numFeatures * sets + c] = raw[c] - mean;
+            }
+        } else if (fitIntercept) {
+            final double h0 = histogram.length > 0 ? histogram[0] : 0.0;
+            final double h1 = histogram.length > 1 ? histogram[1] : 0.0;
+            x[numFeatures] = Math.log(h1 / h0);
+        }
+        if (lower != null) {
+            for (int i = 0; i < x.length; i++) {
+                if (x[i] < lower[i]) {
+                    x[i] = lower[i];
+                } else if (x[i] > upper[i]) {
+                    x[i] = upper[i];
+                }
+            }
+        }
+        return x;
+    }
+
+    /** Moves a solution of the uncentered problem to the centered one (intercepts += W . scaledMean). */
+    public void toCentered(final double[] x) {
+        shiftIntercepts(x, 1.0);
+    }
+
+    /** Moves a solution of the centered problem back (intercepts -= W . scaledMean). */
+    public void fromCentered(final double[] x) {
+        shiftIntercepts(x, -1.0);
+    }
+
+    private void shiftIntercepts(final double[] x, final double sign) {
+        if (!fitWithMean) {
+            return;
+        }
+        final int sets = coefficientSets();
+        final double[] adapt = new double[sets];
+        for (int j = 0; j < numFeatures; j++) {
+            for (int c = 0; c < sets; c++) {
+                adapt[c] += x[j * sets + c] * scaledMean[j];
+            }
+        }
+        for (int c = 0; c < sets; c++) {
+            x[numFeatures * sets + c] += sign * adapt[c];
+        }
+    }
+
+    /**
+     * The model in the original space: coefficients (K x F, row-major) divided by std (0 where std is
+     * 0) and the intercepts; multinomial coefficients are centered over the classes when unregularized
+     * and unbounded, and multinomial intercepts when unbounded, as MLlib does.
+     *
+     * @return {coefficients (sets x F row-major), intercepts (sets)}
+     */
+    public double[][] toModel(final double[] x, final boolean unregularized, final boolean bounded) {
+        final int sets = coefficientSets();
+        final double[] coefficients = new double[sets * numFeatures];
+        final double[] intercepts = new double[sets];
+        for (int j = 0; j < numFeatures; j++) {
+            for (int c = 0; c < sets; c++) {
+                if (featuresStd[j] != 0.0) {
+                    coefficients[c * numFeatures + j] = x[j * sets + c] / featuresStd[j];
+                }
+            }
+        }
+        if (fitIntercept) {
+            for (int c = 0; c < sets; c++) {
+                intercepts[c] = x[numFeatures * sets + c];
+            }
+        }
+        if (unregularized && multinomial && !bounded) {
+            final double[] centers = new double[numFeatures];
+            for (int c = 0; c < sets; c++) {
+                for (int j = 0; j < numFeatures; j++) {
+                    centers[j] += coefficients[c * numFeatures + j];
+                }
+            }
+            for (int j = 0; j < numFeatures; j++) {
+                centers[j] /= sets;
+            }
+            for (int c = 0; c < sets; c++) {
+                for (int j = 0; j < numFeatures; j++) {
+                    coefficients[c * numFeatures + j] -= centers[j];
+                }
+            }
+        }
+        if (fitIntercept && multinomial && !bounded) {
+            double mean = 0.0;
+            for (final double b : intercepts) {
+                mean += b;
+            }
+            mean /= sets;
+            for (int c = 0; c < sets; c++) {
+                intercepts[c] -= mean;
+            }
+        }
+        return new double[][] {coefficients, intercepts};
+    }
+}

@@ -1,0 +1,555 @@
+package org.switchml.spark.ml.classification;
+
+import org.apache.spark.SparkContext;
+import org.apache.spark.SparkException;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.ml.classification.BinaryLogisticRegressionTrainingSummaryImpl;
+import org.apache.spark.ml.classification.LogisticRegression;
+import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.classification.LogisticRegressionTrainingSummary;
+import org.apache.spark.ml.classification.LogisticRegressionTrainingSummaryImpl;
+import org.apache.spark.ml.classification.ProbabilisticClassificationModel;
+import org.apache.spark.ml.feature.Instance;
+import org.apache.spark.ml.linalg.DenseMatrix;
+import org.apache.spark.ml.linalg.Matrix;
+import org.apache.spark.ml.linalg.SparseMatrix;
+import org.apache.spark.ml.linalg.SparseVector;
+import org.apache.spark.ml.linalg.Vector;
+import org.apache.spark.ml.linalg.Vectors;
+import org.apache.spark.ml.param.IntParam;
+import org.apache.spark.ml.param.Param;
+import org.apache.spark.ml.param.ParamMap;
+import org.apache.spark.ml.param.ParamValidators;
+import org.apache.spark.ml.util.DatasetUtils$;
+import org.apache.spark.ml.util.MetadataUtils;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.storage.StorageLevel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.ml.optim.Lbfgs;
+import org.switchml.spark.ml.optim.Lbfgsb;
+import org.switchml.spark.ml.optim.Owlqn;
+import org.switchml.spark.ml.optim.QuasiNewton;
+import scala.Option;
+import scala.Tuple3;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * MLlib's {@link LogisticRegression} trained through the switch: a drop-in subclass with the same
+ * params, defaults and validation, returning a genuine {@link LogisticRegressionModel} with its
+ * training summary. The feature statistics and every loss/gradient evaluation are summed through the
+ * switch inside barrier stages ({@link ReplicatedLoop}): one allreduce of {@code [gradient, loss, weight
+ * sum]} per evaluation, no Spark job or broadcast per iteration. The optimizers (L-BFGS, OWL-QN for L1
+ * and elastic net, L-BFGS-B for bounds) are Java step machines that follow breeze as MLlib drives it, so
+ * iterates and iteration counts track stock MLlib's.
+ *
+ * <p>SwitchML params besides MLlib's: {@link #precision()} ({@code fp64} or {@code fp32}, for the fit's
+ * sums; the statistics always use fp64) and {@link #checkpointInterval()} (return the optimizer state
+ * to the driver every that many evaluations, so a failure retries from there; 0 = never).
+ *
+ * <p>Partitions: until the switch layer accepts any number of partitions (issue 7), an input with more
+ * partitions than task slots (or than the switch's 32 workers) is repartitioned to that many first.
+ */
+public class SwitchMLLogisticRegression extends LogisticRegression {
+    private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(SwitchMLLogisticRegression.class);
+    private static final String PRECISION_KEY = "spark.switchml.precision";
+    /** Label slots in the statistics when the label column carries no class count. */
+    private static final int DEFAULT_LABEL_CAPACITY = 64;
+    /** The switch's limit on workers per job. */
+
+    private final Param<String> precision = new Param<>(this, "precision",
+            "precision of the sums through the switch during the fit: fp64 or fp32 (statistics always use fp64)",
+            ParamValidators.inArray(new String[] {"fp64", "fp32"}));
+    private final IntParam checkpointInterval = new IntParam(this, "checkpointInterval",
+            "return the optimizer state to the driver every this many evaluations, so that a failure retries "
+                    + "from there (0: never)", ParamValidators.gtEq(0));
+
+    private LogisticRegressionModel initialModel;
+    private transient volatile FitReport lastFit;
+
+    /** With a random uid. */
+    public SwitchMLLogisticRegression() {
+        this(org.apache.spark.ml.util.Identifiable$.MODULE$.randomUID("switchmlLogreg"));
+    }
+
+    /** With the given uid (used by copy and load). */
+    public SwitchMLLogisticRegression(final String uid) {
+        super(uid);
+        setDefault(precision, "fp64");
+        setDefault(checkpointInterval, 0);
+    }
+
+    /** Loads an estimator saved with {@code write().save(path)}. */
+    public static SwitchMLLogisticRegression load(final String path) {
+        return (SwitchMLLogisticRegression) LogisticRegression.load(path);
+    }
+
+    /** Precision of the fit's sums through the switch: {@code fp64} (default) or {@code fp32}. */
+    public Param<String> precision() {
+        return precision;
+    }
+
+    /** @see #precision() */
+    public String getPrecision() {
+        return getOrDefault(precision);
+    }
+
+    /** @see #precision() */
+    public SwitchMLLogisticRegression setPrecision(final String value) {
+        set(precision, value.toLowerCase(Locale.ROOT));
+        return this;
+    }
+
+    /** Evaluations between checkpoints of the optimizer state to the driver (0, the default: never). */
+    public IntParam checkpointInterval() {
+        return checkpointInterval;
+    }
+
+    /** @see #checkpointInterval() */
+    public int getCheckpointInterval() {
+        return (Integer) getOrDefault(checkpointInterval);
+    }
+
+    /** @see #checkpointInterval() */
+    public SwitchMLLogisticRegression setCheckpointInterval(final int value) {
+        set(checkpointInterval, value);
+        return this;
+    }
+
+    /** How the last fit of this instance went (null before the first); copies do not share it. */
+    public FitReport lastFit() {
+        return lastFit;
+    }
+
+    /** MLlib keeps the initial model private; it is captured here as well. */
+    @Override
+    public LogisticRegression setInitialModel(final LogisticRegressionModel model) {
+        this.initialModel = model;
+        return super.setInitialModel(model);
+    }
+
+    @Override
+    public SwitchMLLogisticRegression copy(final ParamMap extra) {
+        return (SwitchMLLogisticRegression) defaultCopy(extra);
+    }
+
+    private boolean bounded() {
+        return isSet(lowerBoundsOnCoefficients()) || isSet(upperBoundsOnCoefficients())
+                || isSet(lowerBoundsOnIntercepts()) || isSet(upperBoundsOnIntercepts());
+    }
+
+    private boolean multinomial(final int numClasses) {
+        final String family = getFamily().toLowerCase(Locale.ROOT);
+        switch (family) {
+            case "binomial":
+                if (numClasses != 1 && numClasses != 2) {
+                    throw new IllegalArgumentException("requirement failed: Binomial family only supports 1 or 2 "
+                            + "outcome classes but found " + numClasses + ".");
+                }
+                return false;
+            case "multinomial":
+                return true;
+            case "auto":
+                return numClasses > 2;
+            default:
+                throw new IllegalArgumentException("Unsupported family: " + family);
+        }
+    }
+
+    @Override
+    public LogisticRegressionModel train(final Dataset<?> dataset) {
+        final SparkContext sc = dataset.sparkSession().sparkContext();
+        final Option<String> weightCol = get(weightCol());
+        final Dataset<Row> selected = dataset.select(
+                DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
+                DatasetUtils$.MODULE$.checkNonNegativeWeights(weightCol),
+                DatasetUtils$.MODULE$.checkNonNanVectors(getFeaturesCol()));
+        JavaRDD<Instance> instances = selected.toJavaRDD()
+                .map(r -> new Instance(r.getDouble(0), r.getDouble(1), (Vector) r.get(2)));
+        final JavaRDD<InstanceBatch> batches = batches(instances).persist(StorageLevel.MEMORY_AND_DISK());
+        try {
+            return train(dataset, sc, batches);
+        } finally {
+            batches.unpersist(false);
+        }
+    }
+
+    private LogisticRegressionModel train(final Dataset<?> dataset, final SparkContext sc,
+                                          final JavaRDD<InstanceBatch> batches) {
+        final long t0 = System.nanoTime();
+        // One ordinary job reads the input into the cache: bad input fails here exactly as in MLlib (a
+        // failure inside the barrier stages would be retried as a stage and lose its message).
+        final long[] shape = batches.aggregate(new long[] {Long.MAX_VALUE, Long.MIN_VALUE, 0},
+                (acc, b) -> new long[] {Math.min(acc[0], b.numFeatures()), Math.max(acc[1], b.numFeatures()),
+                    acc[2] + b.size()},
+                (a, b) -> new long[] {Math.min(a[0], b[0]), Math.max(a[1], b[1]), a[2] + b[2]});
+        if (shape[2] == 0) {
+            throw new IllegalArgumentException("requirement failed: Nothing has been added to this summarizer.");
+        }
+        if (shape[0] != shape[1]) {
+            throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting " + shape[0]
+                    + " but got " + shape[1] + ".");
+        }
+        final int numFeatures = (int) shape[0];
+        final long t1 = System.nanoTime();
+        final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
+        FeatureSummary.Stats stats = summarize(sc, batches.rdd(), numFeatures,
+                metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY);
+        if (stats.labelOverflow() > 0) {
+            // more classes than slots: find the largest label, then count again
+            final double maxLabel = batches.map(b -> {
+                double max = Double.NEGATIVE_INFINITY;
+                for (int r = 0; r < b.size(); r++) {
+                    max = Math.max(max, b.label(r));
+                }
+                return max;
+            }).reduce(Math::max);
+            stats = summarize(sc, batches.rdd(), numFeatures, (int) maxLabel + 1);
+        }
+        if (!(stats.weightSum() > 0)) {
+            throw new IllegalArgumentException("requirement failed: Nothing has been added to this summarizer.");
+        }
+        final double[] histogram = stats.histogram();
+        final int numClasses;
+        if (metaClasses.isDefined()) {
+            numClasses = (Integer) metaClasses.get();
+            if (numClasses < histogram.length) {
+                throw new IllegalArgumentException("requirement failed: Specified number of classes " + numClasses
+                        + " was less than the number of unique labels " + histogram.length + ".");
+            }
+        } else {
+            numClasses = histogram.length;
+        }
+        if (stats.invalidLabels() != 0) {
+            throw SwitchMLLogisticRegression.<RuntimeException>unchecked(new SparkException("Classification labels should be in [0 to " + (numClasses - 1) + "]. Found "
+                    + stats.invalidLabels() + " invalid labels."));
+        }
+        final boolean multinomial = multinomial(numClasses);
+        final int sets = multinomial ? numClasses : 1;
+        if (bounded()) {
+            checkBoundShapes(sets, numFeatures);
+        }
+        if (isDefined(thresholds()) && getThresholds().length != numClasses) {
+            throw new IllegalArgumentException("requirement failed: " + getClass().getSimpleName()
+                    + ".train() called with non-matching numClasses and thresholds.length. numClasses=" + numClasses
+                    + ", but thresholds has length " + getThresholds().length);
+        }
+
+        int nonZeroClasses = 0;
+        int argmax = 0;
+        for (int c = 0; c < histogram.length; c++) {
+            if (histogram[c] != 0.0) {
+                nonZeroClasses++;
+            }
+            if (histogram[c] > histogram[argmax]) {
+                argmax = c;
+            }
+        }
+        final boolean constantLabel = nonZeroClasses == 1;
+        if (getFitIntercept() && constantLabel && !bounded()) {
+            LOG.warn("All labels are the same value and fitIntercept=true, so the coefficients will be zeros. "
+                    + "Training is not needed.");
+            final Matrix coef = new SparseMatrix(sets, numFeatures, new int[sets + 1], new int[0], new double[0], true)
+                    .compressed();
+            final Vector intercept = multinomial
+                    ? Vectors.sparse(numClasses, new int[] {argmax}, new double[] {Double.POSITIVE_INFINITY})
+                    : Vectors.dense(numClasses == 2 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY);
+            return createModel(dataset, numClasses, multinomial, coef, intercept, new double[] {0.0});
+        }
+        if (!getFitIntercept() && constantLabel) {
+            LOG.warn("All labels belong to a single class and fitIntercept=false. It's a dangerous ground, so the "
+                    + "algorithm may not converge.");
+        }
+
+        final double[] mean = stats.mean();
+        final double[] std = stats.std();
+        final double[] inverseStd = new double[numFeatures];
+        final double[] scaledMean = new double[numFeatures];
+        for (int j = 0; j < numFeatures; j++) {
+            inverseStd[j] = std[j] != 0 ? 1.0 / std[j] : 0.0;
+            scaledMean[j] = inverseStd[j] * mean[j];
+        }
+        final boolean fitWithMean = getFitIntercept()
+                && (!isSet(lowerBoundsOnIntercepts()) || allEqual(getLowerBoundsOnIntercepts().toArray(), Double.NEGATIVE_INFINITY))
+                && (!isSet(upperBoundsOnIntercepts()) || allEqual(getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));
+        final double regL2 = (1.0 - getElasticNetParam()) * getRegParam();
+        final LogisticObjective objective = new LogisticObjective(numFeatures, numClasses, multinomial,
+                getFitIntercept(), fitWithMean, inverseStd, scaledMean, regL2, getStandardization(), std);
+        final double[][] bounds = bounded() ? bounds(sets, numFeatures, std, objective.dim()) : null;
+        final QuasiNewton optimizer = optimizer(objective, sets, numFeatures, std, bounds);
+
+        double[] initCoef = null;
+        double[] initIntercept = null;
+        if (initialModel != null) {
+            final Matrix m = initialModel.coefficientMatrix();
+            if (m.numRows() == sets && m.numCols() == numFeatures && initialModel.interceptVector().size() == sets
+                    && initialModel.getFitIntercept() == getFitIntercept()) {
+                initCoef = new double[sets * numFeatures];
+                for (int c = 0; c < sets; c++) {
+                    for (int j = 0; j < numFeatures; j++) {
+                        initCoef[c * numFeatures + j] = m.apply(c, j);
+                    }
+                }
+                initIntercept = initialModel.interceptVector().toArray();
+            } else {
+                LOG.warn("Initial coefficients will be ignored! Its dimensions ({}, {}) did not match the expected size "
+                        + "({}, {})", m.numRows(), m.numCols(), sets, numFeatures);
+            }
+        }
+        final double[] x0 = objective.initialSolution(histogram, initCoef, initIntercept,
+                bounds == null ? null : bounds[0], bounds == null ? null : bounds[1]);
+        objective.toCentered(x0);
+
+        final long t2 = System.nanoTime();
+        final ReplicatedLoop.Result result = fit(sc, batches, objective, optimizer, x0);
+        final double[] state = result.state();
+        final long t3 = System.nanoTime();
+        final double[] solution = optimizer.solution(state);
+        objective.fromCentered(solution);
+        final double[][] model = objective.toModel(solution, getRegParam() == 0.0, bounded());
+        final Matrix coefficients = new DenseMatrix(sets, numFeatures, model[0], true).compressed();
+        final Vector intercepts = getFitIntercept() || !multinomial
+                ? Vectors.dense(model[1]).compressed()
+                : Vectors.sparse(sets, new int[0], new double[0]).compressed();
+        final LogisticRegressionModel m = createModel(dataset, numClasses, multinomial, coefficients, intercepts,
+                optimizer.objectiveHistory(state));
+        final long t4 = System.nanoTime();
+        final double perEvaluation = steadyMsPerEvaluation(result);
+        lastFit = new FitReport((t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000,
+                (t4 - t3) / 1_000_000, result.iterations(), optimizer.iterations(state), result.checkpoints().size(),
+                result.viaSwitch(), optimizer.reason(state).name(), perEvaluation);
+        LOG.info("{}: {}", uid(), lastFit);
+        return m;
+    }
+
+    /** Mean time between consecutive updates within a stage (stage start-ups excluded). */
+    private static double steadyMsPerEvaluation(final ReplicatedLoop.Result result) {
+        final List<double[]> scalars = result.scalars();
+        final java.util.Set<Integer> stageStarts = new java.util.HashSet<>(result.checkpoints());
+        double total = 0;
+        int count = 0;
+        for (int i = 1; i < scalars.size(); i++) {
+            if (!stageStarts.contains(i)) {
+                total += scalars.get(i)[LogisticFit.CLOCK] - scalars.get(i - 1)[LogisticFit.CLOCK];
+                count++;
+            }
+        }
+        return count == 0 ? Double.NaN : total / count;
+    }
+
+    /** Runs the optimizer in the replicated loop. */
+    private ReplicatedLoop.Result fit(final SparkContext sc, final JavaRDD<InstanceBatch> batches, final LogisticObjective objective,
+                         final QuasiNewton optimizer, final double[] x0) {
+        final int perSearch = optimizer instanceof Lbfgsb ? 128 : optimizer instanceof Owlqn ? 21 : 20;
+        final ReplicatedLoop.Options options = new ReplicatedLoop.Options(
+                LogisticFit.maxEvaluations(getMaxIter(), perSearch), getCheckpointInterval(), 0);
+        final String previous = sc.getLocalProperty(PRECISION_KEY);
+        sc.setLocalProperty(PRECISION_KEY, getPrecision());
+        try {
+            return ReplicatedLoop.run(batches.rdd(), optimizer.start(x0), objective.vectorLength(),
+                    new LogisticFit(objective, optimizer), options);
+        } finally {
+            sc.setLocalProperty(PRECISION_KEY, previous);
+        }
+    }
+
+    private static FeatureSummary.Stats summarize(final SparkContext sc, final RDD<InstanceBatch> instances,
+                                                  final int numFeatures, final int labelCapacity) {
+        final FeatureSummary summary = new FeatureSummary(numFeatures, labelCapacity);
+        final String previous = sc.getLocalProperty(PRECISION_KEY);
+        sc.setLocalProperty(PRECISION_KEY, "fp64"); // std and histogram feed everything else
+        try {
+            final ReplicatedLoop.Result r = ReplicatedLoop.run(instances, summary.initialState(), summary.vectorLength(),
+                    summary, new ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0));
+            return summary.stats(r.state());
+        } finally {
+            sc.setLocalProperty(PRECISION_KEY, previous);
+        }
+    }
+
+    /**
+     * Until the switch layer takes any number of partitions (issue 7): at most one partition per task
+     * slot and at most 32, by a repartition (a coalesce cannot precede a barrier stage).
+     */
+
+    /**
+     * The rows in batches of about 1 MiB of dense features, several per partition, unscaled; every row
+     * of a partition must have the first row's size.
+     */
+    private static JavaRDD<InstanceBatch> batches(final JavaRDD<Instance> instances) {
+        return instances.mapPartitions(it -> {
+            final List<InstanceBatch> out = new ArrayList<>();
+            InstanceBatch.Builder b = null;
+            int numFeatures = -1;
+            while (it.hasNext()) {
+                final Instance in = it.next();
+                final Vector v = in.features();
+                if (b == null) {
+                    numFeatures = v.size();
+                    final int rows = (int) Math.max(16, Math.min(4096, (1L << 20) / (8L * Math.max(1, numFeatures))));
+                    b = new InstanceBatch.Builder(numFeatures, rows);
+                } else if (v.size() != numFeatures) {
+                    throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting "
+                            + numFeatures + " but got " + v.size() + ".");
+                }
+                if (v instanceof SparseVector sv) {
+                    b.add(in.label(), in.weight(), sv.indices(), sv.values(), sv.indices().length);
+                } else {
+                    b.addDense(in.label(), in.weight(), v.toArray());
+                }
+                if (b.full()) {
+                    out.add(b.build());
+                }
+            }
+            if (b != null && b.rows() > 0) {
+                out.add(b.build());
+            }
+            return out.iterator();
+        });
+    }
+
+    private QuasiNewton optimizer(final LogisticObjective objective, final int sets, final int numFeatures,
+                                  final double[] std, final double[][] bounds) {
+        final int n = objective.dim();
+        if (getElasticNetParam() == 0.0 || getRegParam() == 0.0) {
+            return bounds != null ? new Lbfgsb(bounds[0], bounds[1], 10, getMaxIter(), getTol())
+                    : new Lbfgs(n, 10, getMaxIter(), getTol());
+        }
+        final double l1 = getElasticNetParam() * getRegParam();
+        final boolean standardization = getStandardization();
+        final boolean fitIntercept = getFitIntercept();
+        final double[] perFeature = standardization ? null : std.clone();
+        return new Owlqn(n, 10, getMaxIter(), getTol(), i -> {
+            if (fitIntercept && i >= numFeatures * sets) {
+                return 0.0; // the intercepts are not penalized
+            }
+            if (perFeature == null) {
+                return l1;
+            }
+            final double s = perFeature[i / sets];
+            return s != 0.0 ? l1 / s : 0.0; // as if the data were not standardized
+        });
+    }
+
+    /** Bounds in the training space (coefficients times std), MLlib's column-major layout. */
+    private double[][] bounds(final int sets, final int numFeatures, final double[] std, final int dim) {
+        final double[] lower = new double[dim];
+        final double[] upper = new double[dim];
+        Arrays.fill(lower, Double.NEGATIVE_INFINITY);
+        Arrays.fill(upper, Double.POSITIVE_INFINITY);
+        for (int i = 0; i < dim; i++) {
+            final int set = i % sets;
+            final int feature = i / sets;
+            if (feature < numFeatures) {
+                if (isSet(lowerBoundsOnCoefficients())) {
+                    lower[i] = getLowerBoundsOnCoefficients().apply(set, feature) * std[feature];
+                }
+                if (isSet(upperBoundsOnCoefficients())) {
+                    upper[i] = getUpperBoundsOnCoefficients().apply(set, feature) * std[feature];
+                }
+            } else {
+                if (isSet(lowerBoundsOnIntercepts())) {
+                    lower[i] = getLowerBoundsOnIntercepts().apply(set);
+                }
+                if (isSet(upperBoundsOnIntercepts())) {
+                    upper[i] = getUpperBoundsOnIntercepts().apply(set);
+                }
+            }
+        }
+        return new double[][] {lower, upper};
+    }
+
+    private void checkBoundShapes(final int sets, final int numFeatures) {
+        if (isSet(lowerBoundsOnCoefficients())) {
+            final Matrix m = getLowerBoundsOnCoefficients();
+            require(m.numRows() == sets && m.numCols() == numFeatures, "The shape of LowerBoundsOnCoefficients must be "
+                    + "compatible with (1, number of features) for binomial regression, or (number of classes, number "
+                    + "of features) for multinomial regression, but found: (" + m.numRows() + ", " + m.numCols() + ").");
+        }
+        if (isSet(upperBoundsOnCoefficients())) {
+            final Matrix m = getUpperBoundsOnCoefficients();
+            require(m.numRows() == sets && m.numCols() == numFeatures, "The shape of upperBoundsOnCoefficients must be "
+                    + "compatible with (1, number of features) for binomial regression, or (number of classes, number "
+                    + "of features) for multinomial regression, but found: (" + m.numRows() + ", " + m.numCols() + ").");
+        }
+        if (isSet(lowerBoundsOnIntercepts())) {
+            require(getLowerBoundsOnIntercepts().size() == sets, "The size of lowerBoundsOnIntercepts must be equal to 1 "
+                    + "for binomial regression, or the number of classes for multinomial regression, but found: "
+                    + getLowerBoundsOnIntercepts().size() + ".");
+        }
+        if (isSet(upperBoundsOnIntercepts())) {
+            require(getUpperBoundsOnIntercepts().size() == sets, "The size of upperBoundsOnIntercepts must be equal to 1 "
+                    + "for binomial regression, or the number of classes for multinomial regression, but found: "
+                    + getUpperBoundsOnIntercepts().size() + ".");
+        }
+        if (isSet(lowerBoundsOnCoefficients()) && isSet(upperBoundsOnCoefficients())) {
+            require(ordered(getLowerBoundsOnCoefficients().toArray(), getUpperBoundsOnCoefficients().toArray()),
+                    "LowerBoundsOnCoefficients should always be less than or equal to upperBoundsOnCoefficients, but "
+                            + "found: lowerBoundsOnCoefficients = " + getLowerBoundsOnCoefficients()
+                            + ", upperBoundsOnCoefficients = " + getUpperBoundsOnCoefficients() + ".");
+        }
+        if (isSet(lowerBoundsOnIntercepts()) && isSet(upperBoundsOnIntercepts())) {
+            require(ordered(getLowerBoundsOnIntercepts().toArray(), getUpperBoundsOnIntercepts().toArray()),
+                    "LowerBoundsOnIntercepts should always be less than or equal to upperBoundsOnIntercepts, but "
+                            + "found: lowerBoundsOnIntercepts = " + getLowerBoundsOnIntercepts()
+                            + ", upperBoundsOnIntercepts = " + getUpperBoundsOnIntercepts() + ".");
+        }
+    }
+
+    /** Throws a checked exception (MLlib's SparkException) without declaring it, as Scala code does. */
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> RuntimeException unchecked(final Throwable t) throws E {
+        throw (E) t;
+    }
+
+    private static void require(final boolean condition, final String message) {
+        if (!condition) {
+            throw new IllegalArgumentException("requirement failed: " + message);
+        }
+    }
+
+    private static boolean ordered(final double[] lower, final double[] upper) {
+        for (int i = 0; i < Math.min(lower.length, upper.length); i++) {
+            if (!(lower[i] <= upper[i])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean allEqual(final double[] values, final double v) {
+        for (final double x : values) {
+            if (x != v) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The stock model with params copied and MLlib's training summary attached. */
+    private LogisticRegressionModel createModel(final Dataset<?> dataset, final int numClasses,
+                                                final boolean multinomial, final Matrix coefficients,
+                                                final Vector intercepts, final double[] objectiveHistory) {
+        final LogisticRegressionModel model = copyValues(
+                new LogisticRegressionModel(uid(), coefficients, intercepts, numClasses, multinomial), ParamMap.empty());
+        final String weightColName = isDefined(weightCol()) ? getWeightCol() : "weightCol";
+        final Tuple3<ProbabilisticClassificationModel<Vector, LogisticRegressionModel>, String, String> found =
+                model.findSummaryModel();
+        final Dataset<Row> predictions = found._1().transform(dataset);
+        final LogisticRegressionTrainingSummary summary = numClasses <= 2
+                ? new BinaryLogisticRegressionTrainingSummaryImpl(predictions, found._2(), found._3(), getLabelCol(),
+                        getFeaturesCol(), weightColName, objectiveHistory)
+                : new LogisticRegressionTrainingSummaryImpl(predictions, found._2(), found._3(), getLabelCol(),
+                        getFeaturesCol(), weightColName, objectiveHistory);
+        model.setSummary(Option.apply(summary));
+        return model;
+    }
+}

@@ -1,0 +1,287 @@
+package org.switchml.spark.ml.classification;
+
+import org.apache.spark.ml.Pipeline;
+import org.apache.spark.ml.PipelineModel;
+import org.apache.spark.ml.PipelineStage;
+import org.apache.spark.ml.classification.LogisticRegression;
+import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.feature.Instance;
+import org.apache.spark.ml.feature.StandardScaler;
+import org.apache.spark.ml.linalg.SQLDataTypes;
+import org.apache.spark.ml.linalg.Vectors;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.switchml.testing.Seeds;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The estimator's own behaviour: checkpoints, fp32, persistence, pipelines, and MLlib's errors on bad input. */
+class SwitchMLLogisticRegressionTest {
+    private static SparkSession spark;
+    private static Dataset<Row> binomial;
+
+    private static final StructType SCHEMA = new StructType(new StructField[] {
+        new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
+        new StructField("weight", DataTypes.DoubleType, false, Metadata.empty()),
+        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
+
+    @BeforeAll
+    static void start() {
+        spark = SparkSession.builder().master("local[4]").appName("SwitchMLLogisticRegressionTest")
+                .config("spark.ui.enabled", "false")
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.sql.shuffle.partitions", "4")
+                .config("spark.switchml.resultTimeout", "20s")
+                .getOrCreate();
+        spark.sparkContext().setLogLevel("WARN");
+        final long seed = Seeds.seed("SwitchMLLogisticRegressionTest", 31);
+        binomial = frame(LrData.generate(seed, 600, 6, 2, true, 1.0).rows());
+    }
+
+    @AfterAll
+    static void stop() {
+        spark.stop();
+    }
+
+    private static Dataset<Row> frame(final List<Instance> rows) {
+        final List<Row> out = new ArrayList<>();
+        for (final Instance in : rows) {
+            out.add(RowFactory.create(in.label(), in.weight(), in.features()));
+        }
+        return spark.createDataFrame(out, SCHEMA).repartition(3).cache();
+    }
+
+    private static Dataset<Row> rows(final double[][] labelWeightX) {
+        final List<Row> out = new ArrayList<>();
+        for (final double[] r : labelWeightX) {
+            out.add(RowFactory.create(r[0], r[1], Vectors.dense(r[2], r[3])));
+        }
+        return spark.createDataFrame(out, SCHEMA).repartition(2);
+    }
+
+    private static double[] flatten(final LogisticRegressionModel m) {
+        final double[] c = m.coefficientMatrix().toArray();
+        final double[] b = m.interceptVector().toArray();
+        final double[] out = java.util.Arrays.copyOf(c, c.length + b.length);
+        System.arraycopy(b, 0, out, c.length, b.length);
+        return out;
+    }
+
+    /** Jobs started while {@code body} runs. */
+    private static int jobsDuring(final Runnable body) {
+        final AtomicInteger jobs = new AtomicInteger();
+        final SparkListener listener = new SparkListener() {
+            @Override
+            public void onJobStart(final SparkListenerJobStart jobStart) {
+                jobs.incrementAndGet();
+            }
+        };
+        spark.sparkContext().addSparkListener(listener);
+        try {
+            body.run();
+        } finally {
+            try {
+                spark.sparkContext().listenerBus().waitUntilEmpty(); // bounded: Spark's default listener timeout
+            } catch (final java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("listener bus did not drain", e);
+            }
+            spark.sparkContext().removeSparkListener(listener);
+        }
+        return jobs.get();
+    }
+
+    @Test
+    void checkpointsReturnTheSameBits() {
+        final LogisticRegressionModel[] models = new LogisticRegressionModel[2];
+        final int plain = jobsDuring(() -> models[0] = new SwitchMLLogisticRegression().setWeightCol("weight")
+                .fit(binomial));
+        final int checkpointed = jobsDuring(() -> models[1] = ((SwitchMLLogisticRegression) new SwitchMLLogisticRegression()
+                .setWeightCol("weight")).setCheckpointInterval(3).fit(binomial));
+        final int evaluations = models[0].summary().totalIterations() + 1;
+        System.out.printf("[checkpoint] %d iterations; jobs: %d without checkpoints, %d with one every 3 evaluations%n",
+                models[0].summary().totalIterations(), plain, checkpointed);
+        // the state goes to the driver and back between stages: nothing of it may be lost
+        assertArrayEquals(flatten(models[0]), flatten(models[1]));
+        assertArrayEquals(models[0].summary().objectiveHistory(), models[1].summary().objectiveHistory());
+        assertTrue(checkpointed >= plain + evaluations / 3 - 1, "expected a stage per 3 evaluations: " + checkpointed
+                + " jobs vs " + plain);
+    }
+
+    /**
+     * fp32 sums through the switch (error up to n 2^(E-B-1), about 3e-8 of a block's largest element for
+     * 4 workers): the fit follows the same path and lands close to the fp64 one. Measured here: see the
+     * printed line; the bound asserted is 1e-4 relative on the coefficients and 1e-7 on the objective.
+     */
+    @Test
+    void fp32StaysCloseToFp64() {
+        final LogisticRegressionModel fp64 = new SwitchMLLogisticRegression().setRegParam(0.01).fit(binomial);
+        final LogisticRegressionModel fp32 = new SwitchMLLogisticRegression().setPrecision("fp32").setRegParam(0.01)
+                .fit(binomial);
+        final double[] h64 = fp64.summary().objectiveHistory();
+        final double[] h32 = fp32.summary().objectiveHistory();
+        final double objRel = Math.abs(h32[h32.length - 1] - h64[h64.length - 1]) / h64[h64.length - 1];
+        final double coefRel = OptimizerOracleTest.relDiff(flatten(fp64), flatten(fp32));
+        System.out.printf("[fp32] iterations %d vs %d (fp64); objective rel diff %.2e; coefficients rel diff %.2e%n",
+                h32.length - 1, h64.length - 1, objRel, coefRel);
+        assertTrue(objRel < 1e-7, "objective rel diff " + objRel);
+        assertTrue(coefRel < 1e-4, "coefficients rel diff " + coefRel);
+    }
+
+    @Test
+    void modelAndEstimatorSaveAndLoad(@TempDir final Path dir) throws Exception {
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setPrecision("fp32").setCheckpointInterval(7);
+        lr.setMaxIter(5).setRegParam(0.1);
+        final LogisticRegressionModel model = lr.fit(binomial);
+        model.write().overwrite().save(dir.resolve("model").toString());
+        final LogisticRegressionModel loaded = LogisticRegressionModel.load(dir.resolve("model").toString());
+        assertArrayEquals(flatten(model), flatten(loaded));
+        assertEquals(5, loaded.getMaxIter());
+
+        lr.write().overwrite().save(dir.resolve("estimator").toString());
+        final LogisticRegression back = LogisticRegression.load(dir.resolve("estimator").toString());
+        assertEquals(SwitchMLLogisticRegression.class, back.getClass());
+        final SwitchMLLogisticRegression typed = (SwitchMLLogisticRegression) back;
+        assertEquals("fp32", typed.getPrecision());
+        assertEquals(7, typed.getCheckpointInterval());
+        assertEquals(0.1, typed.getRegParam());
+        assertEquals(lr.uid(), typed.uid());
+        assertEquals(SwitchMLLogisticRegression.class, SwitchMLLogisticRegression.load(dir.resolve("estimator").toString()).getClass());
+    }
+
+    @Test
+    void worksInAPipeline(@TempDir final Path dir) throws Exception {
+        final StandardScaler scaler = new StandardScaler().setInputCol("features").setOutputCol("scaled");
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
+        lr.setFeaturesCol("scaled").setMaxIter(10);
+        final Pipeline pipeline = new Pipeline().setStages(new PipelineStage[] {scaler, lr});
+        final PipelineModel fitted = pipeline.fit(binomial);
+        assertEquals(binomial.count(), fitted.transform(binomial).select("prediction").count());
+        fitted.write().overwrite().save(dir.resolve("pipeline").toString());
+        final PipelineModel loaded = PipelineModel.load(dir.resolve("pipeline").toString());
+        assertEquals(LogisticRegressionModel.class, loaded.stages()[1].getClass());
+        pipeline.write().overwrite().save(dir.resolve("unfitted").toString());
+        assertEquals(SwitchMLLogisticRegression.class, Pipeline.load(dir.resolve("unfitted").toString()).getStages()[1].getClass());
+    }
+
+    /** Fits stock MLlib and ours; both must fail with the same exception class and message. */
+    private static void sameFailure(final Dataset<Row> data, final Consumer<LogisticRegression> params) {
+        final LogisticRegression stock = new LogisticRegression();
+        final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression();
+        params.accept(stock);
+        params.accept(ours);
+        final Throwable expected = assertThrows(Throwable.class, () -> stock.fit(data));
+        final Throwable actual = assertThrows(Throwable.class, () -> ours.fit(data));
+        System.out.println("[bad input] MLlib: " + rootMessage(expected) + "\n[bad input] ours:  " + rootMessage(actual));
+        // MLlib names the estimator by getClass().getSimpleName(), so for the subclass it would name ours too
+        assertEquals(rootMessage(expected), rootMessage(actual).replace("SwitchMLLogisticRegression", "LogisticRegression"));
+    }
+
+    private static String rootMessage(final Throwable t) {
+        Throwable c = t;
+        while (c.getCause() != null && c.getCause() != c) {
+            c = c.getCause();
+        }
+        final String m = c.getMessage() == null ? "" : c.getMessage();
+        // Spark's raise_error prefixes the query context; compare the first line
+        return c.getClass().getSimpleName() + ": " + m.split("\n")[0];
+    }
+
+    @Test
+    void badInputFailsAsInMllib() {
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, -1, 3, 4}}), lr -> lr.setWeightCol("weight"));
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {0.5, 1, 3, 4}}), lr -> { });
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {2, 1, 3, 4}, {1, 1, 0, 1}}), lr -> lr.setFamily("binomial"));
+        sameFailure(rows(new double[][] {{0, 1, Double.NaN, 2}, {1, 1, 3, 4}}), lr -> { });
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}), lr -> lr.setThresholds(new double[] {0.2, 0.3, 0.5}));
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}).limit(0), lr -> { });
+        sameFailure(rows(new double[][] {{0, 0, 1, 2}, {1, 0, 3, 4}}), lr -> lr.setWeightCol("weight"));
+    }
+
+    /**
+     * Through the real switch: a feature around 1e6 and one around 1e-3 share a quantization block; in
+     * one round of raw sums the small feature's sum of squares would sit 1e17 below the block's largest
+     * element and vanish (and the weight sum beside it would lose its low bits). The two rounds keep every
+     * std and mean to 1e-10 (measured: 3e-13), MLlib's Summarizer being the reference.
+     */
+    @Test
+    void statisticsSurviveMixedScalesThroughTheSwitch() {
+        final java.util.SplittableRandom rnd = new java.util.SplittableRandom(Seeds.seed("mixedScales", 32));
+        final List<InstanceBatch> batches = new ArrayList<>();
+        final List<Instance> rows = new ArrayList<>();
+        InstanceBatch.Builder b = new InstanceBatch.Builder(2, 100);
+        for (int i = 0; i < 1000; i++) {
+            final double[] x = {1e6 + 1e6 * rnd.nextGaussian(), 3e-3 + 1e-3 * rnd.nextGaussian()};
+            final double w = 0.5 + rnd.nextDouble();
+            rows.add(new Instance(i % 2, w, Vectors.dense(x)));
+            b.addDense(i % 2, w, x);
+            if (b.full()) {
+                batches.add(b.build());
+            }
+        }
+        final FeatureSummary summary = new FeatureSummary(2, 4);
+        final org.switchml.spark.ReplicatedLoop.Result r = org.switchml.spark.ReplicatedLoop.run(
+                new org.apache.spark.api.java.JavaSparkContext(spark.sparkContext()).parallelize(batches, 4),
+                summary.initialState(), summary.vectorLength(), summary,
+                new org.switchml.spark.ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0));
+        assertTrue(r.viaSwitch());
+        final FeatureSummary.Stats ours = summary.stats(r.state());
+        final org.apache.spark.ml.stat.SummarizerBuffer mllib = org.apache.spark.ml.stat.Summarizer$.MODULE$
+                .getClassificationSummarizers(new org.apache.spark.api.java.JavaSparkContext(spark.sparkContext())
+                        .parallelize(rows, 4).rdd(), 2,
+                        scala.jdk.javaapi.CollectionConverters.asScala(List.of("mean", "std", "count")).toSeq())._1();
+        for (int j = 0; j < 2; j++) {
+            final double std = mllib.std().apply(j);
+            final double mean = mllib.mean().apply(j);
+            System.out.printf("[mixed scales] feature %d: std %.12g vs MLlib %.12g (rel %.1e); mean rel %.1e%n", j,
+                    ours.std()[j], std, Math.abs(ours.std()[j] - std) / std, Math.abs(ours.mean()[j] - mean) / mean);
+            assertEquals(std, ours.std()[j], 1e-10 * std);
+            assertEquals(mean, ours.mean()[j], 1e-10 * Math.abs(mean));
+        }
+    }
+
+    @Test
+    void paramsAreValidatedAsInMllib() {
+        assertThrows(IllegalArgumentException.class, () -> new SwitchMLLogisticRegression().setFamily("poisson"));
+        assertThrows(IllegalArgumentException.class, () -> new SwitchMLLogisticRegression().setPrecision("fp16"));
+        assertThrows(IllegalArgumentException.class, () -> new SwitchMLLogisticRegression().setCheckpointInterval(-1));
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
+        assertEquals(new LogisticRegression().params().length + 2, lr.params().length);
+        assertEquals("fp64", lr.getPrecision());
+        assertEquals(0, lr.getCheckpointInterval());
+        assertEquals(100, lr.getMaxIter());
+        assertEquals(1e-6, lr.getTol());
+    }
+
+    @Test
+    void constantLabelGivesMllibsSpecialModel() {
+        final Dataset<Row> constant = rows(new double[][] {{1, 1, 1, 2}, {1, 1, 3, 4}, {1, 1, 0, 1}});
+        final LogisticRegressionModel expected = new LogisticRegression().fit(constant);
+        final LogisticRegressionModel actual = new SwitchMLLogisticRegression().fit(constant);
+        assertEquals(expected.coefficientMatrix(), actual.coefficientMatrix());
+        assertEquals(expected.interceptVector(), actual.interceptVector());
+        assertEquals(expected.summary().totalIterations(), actual.summary().totalIterations());
+        assertEquals(Double.POSITIVE_INFINITY, actual.intercept());
+    }
+}
