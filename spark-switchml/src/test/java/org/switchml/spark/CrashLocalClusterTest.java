@@ -242,17 +242,33 @@ class CrashLocalClusterTest {
     void theSwitchKilledMidLoopForGoodFallsBackToTreeAggregateAndTheResultIsExact() throws Exception {
         final long fallbacks = runtime().fallbackCount();
         final long t0 = System.nanoTime();
-        final ReplicatedLoop.Result r = run(at(CRASH_AT, () -> {
-            try {
-                System.out.println("[crash] killing the switch (pid " + switchProcess.pid() + ") for good at iteration " + CRASH_AT);
-                kill(switchProcess);
-            } catch (final InterruptedException e) {
-                throw new IllegalStateException(e);
+        final long[] killedAt = {0};
+        final long[] lastReport = {0};
+        final long[] longestSilence = {0};
+        final ReplicatedLoop.Result r = run((iteration, scalars, nanos) -> {
+            final long now = System.nanoTime();
+            if (killedAt[0] != 0) {
+                longestSilence[0] = Math.max(longestSilence[0], now - lastReport[0]);
             }
-        }));
+            lastReport[0] = now;
+            if (iteration == CRASH_AT) {
+                try {
+                    System.out.println("[crash] killing the switch (pid " + switchProcess.pid() + ") for good at iteration " + CRASH_AT);
+                    kill(switchProcess);
+                } catch (final InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                killedAt[0] = lastReport[0] = System.nanoTime();
+            }
+        });
         final long ms = (System.nanoTime() - t0) / 1_000_000;
         System.out.println("[crash] switch killed for good: loop done in " + ms + " ms, jobs " + r.jobIds()
-                + ", checkpoints " + r.checkpoints() + ", fallbacks " + (runtime().fallbackCount() - fallbacks));
+                + ", checkpoints " + r.checkpoints() + ", fallbacks " + (runtime().fallbackCount() - fallbacks)
+                + "; longest pause between two iterations after the kill " + longestSilence[0] / 1_000_000 + " ms");
+        // Never stuck: the loss is noticed within the result timeout (plus Spark's scheduling and the failed
+        // registrations of the next stages, generous for a busy 2-core machine).
+        assertTrue(longestSilence[0] < TimeUnit.MILLISECONDS.toNanos(RESULT_TIMEOUT_MS + 20_000),
+                "the loop stood still for " + longestSilence[0] / 1_000_000 + " ms after the switch died");
         assertFalse(switchProcess.isAlive());
         assertEquals(ITERATIONS, r.iterations());
         assertArrayEquals(expected, r.state(), 0.0, "exact, as computed in this JVM");
