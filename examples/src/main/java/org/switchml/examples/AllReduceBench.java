@@ -61,16 +61,20 @@ public final class AllReduceBench {
 
     private final BenchOptions options;
     private final PrintStream out;
-    private final FaultPlan faults;
-    private SoftwareSwitch aggregating;
-    private SoftwareSwitch reflector;
+    /** One fault plan per loss probability of --loss, in its order. */
+    private final List<FaultPlan> plans = new ArrayList<>();
+    /** Per fault plan: the aggregating switch and the reflector (a switch's faults are fixed when it starts). */
+    private final List<SoftwareSwitch> aggregating = new ArrayList<>();
+    private final List<SoftwareSwitch> reflector = new ArrayList<>();
     private EventLoopGroup clientGroup;
     private int nextJobId = 1;
 
     private AllReduceBench(final BenchOptions options, final PrintStream out) {
         this.options = options;
         this.out = out;
-        this.faults = new FaultPlan(options.loss, options.dup, options.reorder, 0, options.seed);
+        for (final double loss : options.losses) {
+            plans.add(new FaultPlan(loss, options.dup, options.reorder, 0, options.seed));
+        }
     }
 
     public static void main(final String[] args) {
@@ -125,9 +129,11 @@ public final class AllReduceBench {
 
     private void start() {
         final List<Integer> ports = Collections.nCopies(options.lanes, 0);
-        final FaultPlan switchFaults = faults.withSeed(options.seed * 1_000_003L + 17);
-        aggregating = SoftwareSwitch.start(new SwitchOptions(HOST, ports, false, switchFaults));
-        reflector = SoftwareSwitch.start(new SwitchOptions(HOST, ports, true, switchFaults));
+        for (final FaultPlan plan : plans) {
+            final FaultPlan switchFaults = plan.withSeed(options.seed * 1_000_003L + 17);
+            aggregating.add(SoftwareSwitch.start(new SwitchOptions(HOST, ports, false, switchFaults)));
+            reflector.add(SoftwareSwitch.start(new SwitchOptions(HOST, ports, true, switchFaults)));
+        }
         final int threads = options.clientThreads > 0 ? options.clientThreads
                 : Math.max(2, Runtime.getRuntime().availableProcessors());
         clientGroup = Transports.newGroup(threads, "bench-worker");
@@ -135,11 +141,11 @@ public final class AllReduceBench {
     }
 
     private void stop() {
-        if (aggregating != null) {
-            aggregating.close();
+        for (final SoftwareSwitch sw : aggregating) {
+            sw.close();
         }
-        if (reflector != null) {
-            reflector.close();
+        for (final SoftwareSwitch sw : reflector) {
+            sw.close();
         }
         if (clientGroup != null) {
             clientGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5_000);
@@ -155,8 +161,10 @@ public final class AllReduceBench {
         out.printf(Locale.ROOT, "# switch lanes (dataplane threads) per switch=%d, worker event-loop threads=%d, "
                 + "transport=%s, loopback %s%n", o.lanes, clientThreads,
                 Transports.nativeTransport() ? "epoll" : "nio", HOST);
-        out.printf(Locale.ROOT, "# faults on every send: loss=%s dup=%s reorder=%s; retransmit timeout %d ms%n",
-                o.loss, o.dup, o.reorder, o.rtoMs);
+        out.printf(Locale.ROOT, "# faults on every send: loss=%s dup=%s reorder=%s; retransmission timeout %d ms until "
+                + "round trips are measured, then from them (at least %d ms, at most %d ms)%n", lossList(), o.dup, o.reorder,
+                o.rtoMs, Math.min(o.rtoMs, ClientOptions.DEFAULT_MIN_RETRANSMIT_TIMEOUT_MS),
+                Math.max(o.rtoMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
         out.printf(Locale.ROOT, "# repeats=%s warm-ups=%s (median of repeats), modes=%s, verify=%s%n",
                 o.repeat > 0 ? o.repeat : "auto", o.warmup >= 0 ? o.warmup : "auto",
                 o.mode.name().toLowerCase(Locale.ROOT), o.verify);
@@ -168,15 +176,33 @@ public final class AllReduceBench {
         out.println("# retx s/r = worker retransmissions (switch/reflector, all runs of the cell, warm-ups included);"
                 + " other% = CPU used by other processes during the cell;");
         out.println("# cpu ms = CPU time of this process (all threads, user + system) per allreduce, mean of the timed runs");
+        if (plans.size() > 1) {
+            out.printf(Locale.ROOT, "# the loss rates of a cell run interleaved; vs loss = switch goodput / switch goodput at "
+                    + "loss %s in the same cell%n", lossText(options.losses.get(0)));
+        }
     }
+
+    private String lossList() {
+        final StringBuilder sb = new StringBuilder();
+        for (final double l : options.losses) {
+            sb.append(sb.length() == 0 ? "" : ",").append(l);
+        }
+        return sb.toString();
+    }
+
+
 
     private void sweep() throws ReferenceSum.Mismatch, RunFailed {
         final long t0 = System.nanoTime();
-        jitWarmup();
+        if (options.jitWarmup) {
+            jitWarmup();
+        } else {
+            out.println("# JIT warm-up: skipped (--no-warmup)");
+        }
         out.println();
-        out.printf(Locale.ROOT, "%3s %10s %4s | %9s %10s %9s %7s | %9s %10s %9s %7s | %6s | %9s %6s%n",
-                "n", "elements", "runs", "switch ms", "Melem/s/w", "MB/s/w", "cpu ms", "refl ms", "Melem/s/w",
-                "MB/s/w", "cpu ms", "ratio", "retx s/r", "other%");
+        out.printf(Locale.ROOT, "%3s %10s %6s %4s | %9s %10s %9s %7s | %9s %10s %9s %7s | %6s | %7s | %9s %6s%n",
+                "n", "elements", "loss", "runs", "switch ms", "Melem/s/w", "MB/s/w", "cpu ms", "refl ms", "Melem/s/w",
+                "MB/s/w", "cpu ms", "ratio", "vs loss", "retx s/r", "other%");
         for (final int n : options.workers) {
             for (final int length : options.elements) {
                 cell(n, length);
@@ -186,29 +212,60 @@ public final class AllReduceBench {
                 loadAverage());
     }
 
+    /** Largest vector of a warm-up cell. */
+    static final int WARMUP_MAX_ELEMENTS = 1 << 18;
+    /** How long the warm-up runs, at least one round. */
+    private static final long WARMUP_NANOS = 3_000_000_000L;
+
     /**
      * Untimed allreduces on both switches until the JIT compiler has settled (about 3 s: tens of thousands
-     * of packets per worker), with a large and a small vector so both code paths get compiled. Without
-     * it the first cells measure the compiler: C2 needs ~10^4 calls of a method.
+     * of packets per worker). Without it the first cells measure the compiler: C2 needs ~10^4 calls of a
+     * method. It runs the requested cells, with their k, pool, values and fault settings, scaled down:
+     * vectors cut to at most {@link #WARMUP_MAX_ELEMENTS}, round after round until the time is up.
      */
     private void jitWarmup() throws RunFailed {
         final long t0 = System.nanoTime();
-        final int n = options.workers.get(0);
-        final BenchVectors large = BenchVectors.generate(Values.GAUSSIAN, n, 1 << 20, options.fp64, options.seed);
-        final BenchVectors small = BenchVectors.generate(Values.GAUSSIAN, n, 1 << 12, options.fp64, options.seed);
+        final List<Cell> cells = new ArrayList<>();
         int rounds = 0;
-        try (Cell bigCell = new Cell(n, large); Cell smallCell = new Cell(n, small)) {
-            while (rounds < 3 || (System.nanoTime() - t0 < 3_000_000_000L && rounds < 50)) {
-                for (final Target t : targets()) {
-                    bigCell.run(t);
-                    for (int i = 0; i < 20; i++) {
-                        smallCell.run(t);
+        try {
+            for (final int n : options.workers) {
+                for (final int length : warmupLengths()) {
+                    final BenchVectors v = BenchVectors.generate(options.values, n, length, options.fp64,
+                            options.seed + 31L * n + length);
+                    for (int p = 0; p < plans.size(); p++) {
+                        cells.add(new Cell(n, v, p));
+                    }
+                }
+            }
+            while (rounds == 0 || System.nanoTime() - t0 < WARMUP_NANOS) {
+                for (final Cell c : cells) {
+                    for (final Target t : targets()) {
+                        c.run(t);
                     }
                 }
                 rounds++;
             }
+        } catch (final RunFailed e) {
+            throw new RunFailed("JIT warm-up (the requested cells, scaled down): " + e.getMessage(), e.getCause());
+        } finally {
+            for (final Cell c : cells) {
+                c.close();
+            }
         }
-        out.printf(Locale.ROOT, "# JIT warm-up: %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        out.printf(Locale.ROOT, "# JIT warm-up: %d cells (vectors cut to at most %d elements), %d rounds, %.1f s%n",
+                cells.size(), WARMUP_MAX_ELEMENTS, rounds, (System.nanoTime() - t0) / 1e9);
+    }
+
+    /** The requested vector lengths, each cut to at most {@link #WARMUP_MAX_ELEMENTS}, without repeats. */
+    private List<Integer> warmupLengths() {
+        final List<Integer> out = new ArrayList<>();
+        for (final int length : options.elements) {
+            final int l = Math.min(length, WARMUP_MAX_ELEMENTS);
+            if (!out.contains(l)) {
+                out.add(l);
+            }
+        }
+        return out;
     }
 
     private List<Target> targets() {
@@ -252,37 +309,59 @@ public final class AllReduceBench {
         final List<Target> targets = targets();
         final int repeats = repeats(length);
         final int warmups = warmups(repeats);
-        final long[][] times = new long[Target.values().length][repeats];
-        final long[] retx = new long[Target.values().length];
-        final CpuBreakdown[][] cpus = new CpuBreakdown[Target.values().length][repeats];
+        final int settings = plans.size();
+        final long[][][] times = new long[settings][Target.values().length][repeats];
+        final long[][] retx = new long[settings][Target.values().length];
+        final CpuBreakdown[][][] cpus = new CpuBreakdown[settings][Target.values().length][repeats];
         final boolean bigHeap = (long) n * length * v.elementBytes() >= 64L << 20;
         final CpuMonitor cpu = new CpuMonitor();
-        try (Cell cell = new Cell(n, v)) {
+        final List<Cell> cells = new ArrayList<>();
+        try {
+            for (int p = 0; p < settings; p++) {
+                cells.add(new Cell(n, v, p));
+            }
             cpu.start();
             for (int i = -warmups; i < repeats; i++) {
-                // Alternate which switch goes first, so neither always runs on a freshly idle machine.
+                // Alternate which switch (and which loss rate) goes first, so none always runs on a
+                // freshly idle machine.
                 final List<Target> order = new ArrayList<>(targets);
                 if ((i & 1) != 0) {
                     Collections.reverse(order);
                 }
-                for (final Target t : order) {
-                    if (bigHeap) {
-                        System.gc(); // untimed: keeps the previous run's garbage out of this run's time
-                    }
-                    final long before = cell.retransmissions();
-                    final Run run = cell.run(t);
-                    retx[t.ordinal()] += cell.retransmissions() - before;
-                    if (i >= 0) {
-                        times[t.ordinal()][i] = run.nanos;
-                        cpus[t.ordinal()][i] = run.cpu;
-                    }
-                    if (reference != null && t == Target.SWITCH) {
-                        verify(reference, run, n, length);
+                for (int step = 0; step < settings; step++) {
+                    final int p = Math.floorMod(i + step, settings);
+                    final Cell cell = cells.get(p);
+                    for (final Target t : order) {
+                        if (bigHeap) {
+                            System.gc(); // untimed: keeps the previous run's garbage out of this run's time
+                        }
+                        final long before = cell.retransmissions();
+                        final Run run = cell.run(t);
+                        retx[p][t.ordinal()] += cell.retransmissions() - before;
+                        if (i >= 0) {
+                            times[p][t.ordinal()][i] = run.nanos;
+                            cpus[p][t.ordinal()][i] = run.cpu;
+                        }
+                        if (reference != null && t == Target.SWITCH) {
+                            verify(reference, run, n, length);
+                        }
                     }
                 }
             }
+        } finally {
+            for (final Cell c : cells) {
+                c.close();
+            }
         }
-        row(n, length, v.elementBytes(), repeats, times, cpus, retx, cpu.otherPercent(), worst);
+        final double other = cpu.otherPercent();
+        double baseline = Double.NaN;
+        for (int p = 0; p < settings; p++) {
+            final double seconds = row(n, length, p, v.elementBytes(), repeats, times[p], cpus[p], retx[p], other,
+                    worst, baseline);
+            if (p == 0) {
+                baseline = seconds;
+            }
+        }
     }
 
     private static void verify(final ReferenceSum reference, final Run run, final int n, final int length)
@@ -300,11 +379,15 @@ public final class AllReduceBench {
         }
     }
 
-    private void row(final int n, final int length, final int elementBytes, final int repeats,
-                     final long[][] times, final CpuBreakdown[][] cpus, final long[] retx, final double otherCpu,
-                     final double worst) {
+    /**
+     * Prints the row of fault setting {@code plan} of a cell; returns the switch's median seconds (NaN when
+     * the switch was not measured). {@code baseline} is that of the cell's first loss rate, or NaN.
+     */
+    private double row(final int n, final int length, final int plan, final int elementBytes, final int repeats,
+                       final long[][] times, final CpuBreakdown[][] cpus, final long[] retx, final double otherCpu,
+                       final double worst, final double baseline) {
         final StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%3d %10d %4d", n, length, repeats));
+        sb.append(String.format(Locale.ROOT, "%3d %10d %6s %4d", n, length, lossText(options.losses.get(plan)), repeats));
         final double[] median = new double[2];
         for (final Target t : Target.values()) {
             final boolean measured = targets().contains(t);
@@ -321,6 +404,13 @@ public final class AllReduceBench {
             sb.append(String.format(Locale.ROOT, " | %6.3f", median[1] / median[0]));
         } else {
             sb.append(String.format(Locale.ROOT, " | %6s", "-"));
+        }
+        if (median[0] > 0 && baseline > 0) {
+            sb.append(String.format(Locale.ROOT, " | %7.3f", baseline / median[0]));
+        } else if (median[0] > 0 && plans.size() > 1) {
+            sb.append(String.format(Locale.ROOT, " | %7s", "1"));
+        } else {
+            sb.append(String.format(Locale.ROOT, " | %7s", "-"));
         }
         sb.append(String.format(Locale.ROOT, " | %9s %6s", retx[0] + "/" + retx[1],
                 otherCpu < 0 ? "n/a" : String.format(Locale.ROOT, "%.0f", otherCpu)));
@@ -339,6 +429,13 @@ public final class AllReduceBench {
             }
         }
         out.flush();
+        return median[0] > 0 ? median[0] : Double.NaN;
+    }
+
+    /** A loss probability as a percentage, e.g. 1%, 0.5%. */
+    private static String lossText(final double loss) {
+        final String pct = java.math.BigDecimal.valueOf(loss * 100).stripTrailingZeros().toPlainString();
+        return pct + "%";
     }
 
     /**
@@ -386,14 +483,23 @@ public final class AllReduceBench {
     private final class Cell implements AutoCloseable {
         private final int n;
         private final BenchVectors vectors;
+        private final SoftwareSwitch aggregating;
+        private final SoftwareSwitch reflector;
+        /** Names the cell and fault setting in a failure. */
+        private final String label;
         private final List<SwitchMLClient> clients = new ArrayList<>();
         private final JobSession[][] sessions = new JobSession[Target.values().length][];
         private final ExecutorService threads;
         private final List<Integer> jobIds = new ArrayList<>();
 
-        Cell(final int n, final BenchVectors vectors) {
+        /** The cell's workers with fault setting {@code plan} (an index into the --loss list). */
+        Cell(final int n, final BenchVectors vectors, final int plan) {
             this.n = n;
             this.vectors = vectors;
+            this.aggregating = AllReduceBench.this.aggregating.get(plan);
+            this.reflector = AllReduceBench.this.reflector.get(plan);
+            final FaultPlan faults = plans.get(plan);
+            this.label = "n=" + n + ", elements=" + vectors.length + ", loss " + lossText(faults.loss());
             this.threads = Executors.newFixedThreadPool(n, r -> {
                 final Thread t = new Thread(r, "bench-rank");
                 t.setDaemon(true);
@@ -459,10 +565,10 @@ public final class AllReduceBench {
                 Thread.currentThread().interrupt();
                 throw new RunFailed("interrupted", e);
             } catch (final ExecutionException e) {
-                throw new RunFailed(target.label + ", n=" + n + ", elements=" + vectors.length + ": "
+                throw new RunFailed(target.label + ", " + label + ": "
                         + e.getCause().getMessage() + "\n" + diagnostics(target), e.getCause());
             } catch (final TimeoutException e) {
-                throw new RunFailed(target.label + ", n=" + n + ", elements=" + vectors.length
+                throw new RunFailed(target.label + ", " + label
                         + ": workers did not finish\n" + diagnostics(target), e);
             }
             long last = start;

@@ -22,6 +22,9 @@ final class BenchOptions {
     /** Default pool bytes in flight per worker when --pool is not given (pool = bytes / (4k)). */
     static final int DEFAULT_WINDOW_BYTES = 128 << 10;
 
+    /** Largest pool x k: a switch holds two sets of that many int32 sums per job (256 MiB). */
+    static final long MAX_POOL_INTS = 1L << 25;
+
     /** Which switches a cell measures. */
     enum Mode { BOTH, SWITCH, REFLECTOR }
 
@@ -32,7 +35,8 @@ final class BenchOptions {
     int pool;
     boolean fp64;
     Values values = Values.GAUSSIAN;
-    double loss;
+    /** Loss probabilities: each is measured in every cell, interleaved with the others. */
+    List<Double> losses = List.of(0.0);
     double dup;
     double reorder;
     long seed = 1;
@@ -45,6 +49,8 @@ final class BenchOptions {
     int repeat;
     /** Untimed warm-up runs per cell and switch; -1 = auto. */
     int warmup = -1;
+    /** Run the JIT warm-up (the requested cells, scaled down) before the first cell. */
+    boolean jitWarmup = true;
     boolean verify;
     /** Print the CPU time of each thread group per run. */
     boolean cpuDetail;
@@ -87,6 +93,9 @@ final class BenchOptions {
                 case "--cpu":
                     o.cpuDetail = noValue(flag, value);
                     continue;
+                case "--no-warmup":
+                    o.jitWarmup = !noValue(flag, value);
+                    continue;
                 default:
                     break;
             }
@@ -117,7 +126,7 @@ final class BenchOptions {
                     }
                     break;
                 case "--loss":
-                    o.loss = probability(flag, value);
+                    o.losses = probabilities(flag, value);
                     break;
                 case "--dup":
                     o.dup = probability(flag, value);
@@ -164,7 +173,12 @@ final class BenchOptions {
                     + " (--threads): some lanes would own no slot");
         }
         if (o.resultTimeoutMs < o.rtoMs) {
-            throw new UsageException("--result-timeout must be >= --rto");
+            throw new UsageException("--result-timeout " + o.resultTimeoutMs + " must be >= --rto " + o.rtoMs);
+        }
+        if ((long) o.poolSize() * o.k > MAX_POOL_INTS) {
+            // Each switch keeps 2 x pool x k int32 sums; say so rather than run out of memory later.
+            throw new UsageException("--pool " + o.poolSize() + " x --k " + o.k + " = " + (long) o.poolSize() * o.k
+                    + " int32 per slot set is more than the benchmark allows (" + MAX_POOL_INTS + ")");
         }
         return o;
     }
@@ -200,6 +214,19 @@ final class BenchOptions {
             case "reflector": return Mode.REFLECTOR;
             default: throw new UsageException("--mode must be both, switch or reflector, got '" + value + "'");
         }
+    }
+
+    /** A comma-separated list of distinct probabilities, each in [0, 1). */
+    private static List<Double> probabilities(final String flag, final String value) throws UsageException {
+        final List<Double> out = new ArrayList<>();
+        for (final String part : value.split(",", -1)) {
+            final double p = probability(flag, part.trim());
+            if (out.contains(p)) {
+                throw new UsageException(flag + " lists " + part.trim() + " twice");
+            }
+            out.add(p);
+        }
+        return List.copyOf(out);
     }
 
     private static double probability(final String flag, final String value) throws UsageException {
@@ -268,7 +295,9 @@ final class BenchOptions {
                     + " KiB of payload / (4k), at least 2 per lane",
             "  --fp64               aggregate double[] with FP64_SPLIT (default: float[] with FP32_BLOCK)",
             "  --values KIND        " + Values.names() + "; default gaussian",
-            "  --loss P             probability each datagram is dropped (workers' and switch's sends)",
+            "  --loss P[,P...]      probability each datagram is dropped (workers' and switch's sends);",
+            "                       several: every cell measures each, interleaved, and reports goodput",
+            "                       relative to the first (e.g. --loss 0,0.01,0.1)",
             "  --dup P              probability each datagram is sent twice",
             "  --reorder P          probability each datagram is held back up to 2 ms",
             "  --seed S             seed of data and faults; default 1 (always printed)",
@@ -278,8 +307,11 @@ final class BenchOptions {
             "  --repeat R           timed runs per cell and switch (median reported); default auto",
             "                       (9 at 2^20+ elements, up to 51 for small vectors)",
             "  --warmup W           untimed runs per cell and switch before timing; default auto",
+            "  --no-warmup          skip the JIT warm-up before the first cell (it runs the requested",
+            "                       cells, vectors cut to at most 2^18 elements, for about 3 s)",
             "  --mode M             both (default), switch or reflector",
-            "  --rto MS             workers' first retransmission timeout; default 20",
+            "  --rto MS             workers' retransmission timeout before round trips are measured;",
+            "                       default 20 (afterwards it follows them)",
             "  --result-timeout MS  a call fails after this long without a result; default 30000",
             "  --verify             check every switch result bit for bit against the documented reference",
             "                       and the error bound of the exact sum (not timed); exit 1 on mismatch",

@@ -31,36 +31,61 @@ public final class SparkAggregateBench {
     private SparkAggregateBench() {
     }
 
+    /** Exit code of a bad command line. */
+    static final int EXIT_USAGE = 2;
+    /** Largest vector length accepted (doubles): 2 GiB per vector. */
+    static final int MAX_DIM = 1 << 28;
+
     /** Command line. */
     record Options(int[] sizes, int[] partitions, int reps, String precision, int loopDim, boolean loop,
-                   boolean profile) {
+                   boolean profile, boolean help) {
     }
 
-    static final String USAGE = "usage: SparkAggregateBench [--sizes N,N,...] [--partitions P,P,...] [--reps R] "
-            + "[--precision fp64|fp32] [--loop-dim N] [--no-loop] [--profile] [--help]";
+    static final String USAGE = String.join("\n",
+            "Usage: SparkAggregateBench [flags]   (through bin/switchml-submit, which sets the master and the plugin)",
+            "",
+            "One aggregation through the switch (SwitchMLAggregator) against treeAggregate and treeAggregate with",
+            "finalAggregateOnExecutor, per vector size and partition count; then the replicated loop's cost per",
+            "iteration against one treeAggregate job per iteration. Medians of the timed calls.",
+            "",
+            "  --sizes N[,N...]       vector lengths in doubles, 1.." + MAX_DIM + "; accepts 2^p, 64K, 16M",
+            "                         (default 10000,1048576,16777216)",
+            "  --partitions P[,P...]  partition counts of the input, 1..100000 (default 4,64)",
+            "  --reps R               timed calls per method and cell, after one warm-up call, 1..1000 (default 3)",
+            "  --precision P          spark.switchml.precision: fp64 or fp32 (default fp64)",
+            "  --loop-dim N           vector length of the loop benchmark, 1.." + MAX_DIM + " (default 10000)",
+            "  --no-loop              skip the loop benchmark",
+            "  --profile              log where each switch stage's time goes (rendezvous, compute, switch)",
+            "  --help                 this text",
+            "",
+            "Exit codes: 0 ok, 2 bad flags; a failed run ends with Spark's error.");
 
     public static void main(final String[] args) {
+        final int code = run(args, System.out, System.err);
+        if (code != 0) {
+            System.exit(code);
+        }
+    }
+
+    /** Parses the command line and runs the benchmark; returns the exit code (bad flags never start Spark). */
+    static int run(final String[] args, final PrintStream out, final PrintStream err) {
         final Options o;
         try {
             o = parse(args);
-        } catch (final IllegalArgumentException e) {
-            System.err.println("SparkAggregateBench: " + e.getMessage());
-            System.err.println(USAGE);
-            System.exit(2);
-            return;
+        } catch (final BenchOptions.UsageException e) {
+            err.println("SparkAggregateBench: " + e.getMessage());
+            err.println("Try --help.");
+            return EXIT_USAGE;
         }
-        if (o == null) {
-            System.out.println(USAGE + "\n\n"
-                    + "  --sizes       vector lengths in doubles (default 10000,1048576,16777216)\n"
-                    + "  --partitions  partition counts of the input (default 4,64)\n"
-                    + "  --reps        timed calls per method and cell, after one warm-up call (default 3)\n"
-                    + "  --precision   spark.switchml.precision (default fp64)\n"
-                    + "  --loop-dim    vector length of the loop benchmark (default 10000)\n"
-                    + "  --no-loop     skip the loop benchmark\n"
-                    + "  --profile     log where each switch stage's time goes (rendezvous, compute, switch)\n"
-                    + "The master and the rest come from spark-submit (bin/switchml-submit).");
-            return;
+        if (o.help()) {
+            out.println(USAGE);
+            return 0;
         }
+        bench(o, out);
+        return 0;
+    }
+
+    private static void bench(final Options o, final PrintStream out) {
         final SparkConf conf = new SparkConf().setAppName("switchml-spark-bench")
                 .setIfMissing("spark.master", "local-cluster[2,2,3072]")
                 .setIfMissing("spark.ui.enabled", "false")
@@ -74,7 +99,6 @@ public final class SparkAggregateBench {
                 org.apache.logging.log4j.core.config.Configurator.setLevel("org.switchml.spark.Launch",
                         org.apache.logging.log4j.Level.TRACE);
             }
-            final PrintStream out = System.out;
             out.printf("master=%s precision=%s reps=%d cores=%d k=%s%n", jsc.master(), o.precision(), o.reps(),
                     Runtime.getRuntime().availableProcessors(), conf.get("spark.switchml.k", "auto"));
             warmUp(jsc);
@@ -97,7 +121,12 @@ public final class SparkAggregateBench {
         }
     }
 
-    static Options parse(final String[] args) {
+    /** Flags that take a value. */
+    private static final java.util.Set<String> VALUE_FLAGS = java.util.Set.of("--sizes", "--partitions", "--reps",
+            "--precision", "--loop-dim");
+
+    /** Parses the command line; never exits, never starts Spark. */
+    static Options parse(final String[] args) throws BenchOptions.UsageException {
         int[] sizes = {10_000, 1 << 20, 1 << 24};
         int[] partitions = {4, 64};
         int reps = 3;
@@ -105,50 +134,67 @@ public final class SparkAggregateBench {
         int loopDim = 10_000;
         boolean loop = true;
         boolean profile = false;
+        boolean help = false;
         for (int i = 0; i < args.length; i++) {
-            final String a = args[i];
-            switch (a) {
+            String flag = args[i];
+            String value = null;
+            final int eq = flag.indexOf('=');
+            if (flag.startsWith("--") && eq > 0) {
+                value = flag.substring(eq + 1);
+                flag = flag.substring(0, eq);
+            }
+            switch (flag) {
                 case "--help", "-h" -> {
-                    return null;
+                    help = true;
+                    continue;
                 }
-                case "--no-loop" -> loop = false;
-                case "--profile" -> profile = true;
-                case "--sizes", "--partitions", "--reps", "--precision", "--loop-dim" -> {
-                    if (i + 1 >= args.length) {
-                        throw new IllegalArgumentException(a + " needs a value");
+                case "--no-loop", "--profile" -> {
+                    if (value != null) {
+                        throw new BenchOptions.UsageException(flag + " takes no value, got '" + value + "'");
                     }
-                    final String v = args[++i];
-                    switch (a) {
-                        case "--sizes" -> sizes = ints(a, v, 1);
-                        case "--partitions" -> partitions = ints(a, v, 1);
-                        case "--reps" -> reps = ints(a, v, 1)[0];
-                        case "--loop-dim" -> loopDim = ints(a, v, 1)[0];
-                        default -> {
-                            if (!v.equals("fp64") && !v.equals("fp32")) {
-                                throw new IllegalArgumentException("--precision '" + v + "' must be fp64 or fp32");
-                            }
-                            precision = v;
-                        }
+                    if (flag.equals("--no-loop")) {
+                        loop = false;
+                    } else {
+                        profile = true;
+                    }
+                    continue;
+                }
+                default -> {
+                    if (!VALUE_FLAGS.contains(flag)) {
+                        throw new BenchOptions.UsageException("unknown flag '" + flag + "'");
                     }
                 }
-                default -> throw new IllegalArgumentException("unknown argument '" + a + "'");
+            }
+            if (value == null) {
+                if (i + 1 >= args.length) {
+                    throw new BenchOptions.UsageException(flag + " needs a value");
+                }
+                value = args[++i];
+            }
+            switch (flag) {
+                case "--sizes" -> sizes = ints(flag, value, MAX_DIM);
+                case "--partitions" -> partitions = ints(flag, value, 100_000);
+                case "--reps" -> reps = (int) BenchOptions.number(flag, value, 1, 1000);
+                case "--loop-dim" -> loopDim = (int) BenchOptions.number(flag, value, 1, MAX_DIM);
+                default -> {
+                    if (!value.equals("fp64") && !value.equals("fp32")) {
+                        throw new BenchOptions.UsageException("--precision must be fp64 or fp32, got '" + value + "'");
+                    }
+                    precision = value;
+                }
             }
         }
-        return new Options(sizes, partitions, reps, precision, loopDim, loop, profile);
+        return new Options(sizes, partitions, reps, precision, loopDim, loop, profile, help);
     }
 
-    private static int[] ints(final String option, final String v, final int min) {
-        try {
-            final int[] out = Arrays.stream(v.split(",")).mapToInt(s -> Integer.parseInt(s.trim())).toArray();
-            for (final int x : out) {
-                if (x < min) {
-                    throw new IllegalArgumentException(option + " " + x + " must be >= " + min);
-                }
-            }
-            return out;
-        } catch (final NumberFormatException e) {
-            throw new IllegalArgumentException(option + " '" + v + "' is not a list of whole numbers");
+    /** A comma-separated list of numbers in 1..max (each as {@link BenchOptions#number} reads it). */
+    private static int[] ints(final String flag, final String value, final int max) throws BenchOptions.UsageException {
+        final String[] parts = value.split(",", -1);
+        final int[] out = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            out[i] = (int) BenchOptions.number(flag, parts[i], 1, max);
         }
+        return out;
     }
 
     private static double[] fill(final double[] acc, final long seed) {

@@ -17,7 +17,31 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One allreduce call of one worker: streams the vector through the job's slot pool, self-clocked by
- * results, retransmits on timeout with backoff, and fails when no result comes for the result timeout.
+ * results, retransmits what is not answered within the retransmission timeout, and fails when no result
+ * comes for the result timeout.
+ *
+ * <p>Loss recovery (docs/design.md, "Loss recovery") is driven by the window, in two ways:
+ * <ul>
+ *   <li><b>Loss detection by later results.</b> A lane of the switch answers in the order it receives.
+ *   So when a packet sent to a lane <em>after</em> an outstanding one has been answered at its first
+ *   transmission, and the outstanding one has waited that answer's round trip and a quarter more
+ *   (allowance for reordering, and for a worker that is a little behind on that slot), it is presumed
+ *   lost and sent again, whatever the timeout. Random loss in the middle of a window thus costs about one
+ *   round trip, however long the timeout. Checked when results arrive and on every timer tick.</li>
+ *   <li><b>A retransmission timeout</b> for what nothing later reveals (the tail of a call, a window that
+ *   is all lost): one timeout for the whole window, from the session's measured round trips
+ *   ({@link RttEstimator}). It backs off (doubles, up to the ceiling) only <em>for the window</em> while no
+ *   result at all arrives, i.e. on silence: the switch is gone, a worker is missing or the host stalls, and
+ *   every retransmission would be wasted. Any result resets it, so random loss never grows it. A packet
+ *   that times out {@value #RETRIES_PER_DOUBLING} times in a row while the rest of the window moves (a slot
+ *   stuck on a broken lane, say) backs off on its own, one doubling per {@value #RETRIES_PER_DOUBLING}. A
+ *   timer that fires late (the thread or the process stood still) times nothing out for the stall.</li>
+ * </ul>
+ * What keeps retransmissions from feeding on themselves: only packets answered at their first
+ * transmission serve as references (a retransmission's result may answer an earlier copy, and in a queue
+ * that would declare lost what is only waiting), so a packet presumed lost is presumed lost again only
+ * after a packet first sent after its retransmission was answered; and the switch answers a duplicate
+ * with at most the stored result to its sender, while a duplicate result here is dropped without reply.
  *
  * <p>Confined to the worker socket's event loop, except {@link #future()}, {@link #lastProgressNanos()}
  * and {@link #cancel}. Several jobs may each have one operation running on the same socket; results are
@@ -43,15 +67,41 @@ final class AllReduceOperation {
     private final BitSet sent;
     private final BitSet replied;
     private int repliedCount;
-    /** Per slot: the packet outstanding on it (-1 when none), its deadline and current timeout. */
+    /** Retransmissions of one packet, in a row, per doubling of its own timeout. */
+    static final int RETRIES_PER_DOUBLING = 4;
+    /** Largest backoff exponent (2^16 x the timeout is past any ceiling). */
+    private static final int MAX_EXPONENT = 16;
+
+    /**
+     * Per slot: the packet outstanding on it (-1 when none), when it was first sent and last sent, and
+     * how often it was sent again.
+     */
     private final int[] outstanding;
-    private final long[] deadlineNs;
-    private final long[] timeoutNs;
     private final long[] firstSentNs;
-    private final boolean[] resent;
+    private final long[] lastSentNs;
+    private final int[] retries;
+    /** Per slot: timeouts in a row of the outstanding packet (its own backoff). */
+    private final int[] timeouts;
+
+    /** Smallest extra wait before a packet overtaken by later results is presumed lost. */
+    static final long REORDER_FLOOR_NS = 100_000;
+    /**
+     * Per lane: the first transmission time and round trip of the most recently sent packet that was
+     * answered at its first transmission (the reference of loss detection), once there is one.
+     */
+    private final long[] laneSentNs;
+    private final long[] laneRttNs;
+    private final boolean[] laneKnown;
+    /** No outstanding packet was last sent before this (exact after each loss scan, stale-low between). */
+    private long oldestSentNs;
+    private boolean anyOutstandingSent;
 
     private final RttEstimator rtt;
     private final long maxTimeoutNs;
+    /** The window's backoff exponent: retransmission rounds in a row without any result in between. */
+    private int silentRounds;
+    /** Whether a result arrived since the last retransmission round. */
+    private boolean answeredSinceRound = true;
     private final long resultTimeoutNs;
     private volatile long lastProgressNs = System.nanoTime();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -79,13 +129,15 @@ final class AllReduceOperation {
         this.replied = new BitSet(total);
         this.outstanding = new int[poolSize];
         Arrays.fill(outstanding, -1);
-        this.deadlineNs = new long[poolSize];
-        this.timeoutNs = new long[poolSize];
         this.firstSentNs = new long[poolSize];
-        this.resent = new boolean[poolSize];
-        final ClientOptions o = client.options();
+        this.lastSentNs = new long[poolSize];
+        this.retries = new int[poolSize];
+        this.timeouts = new int[poolSize];
+        this.laneSentNs = new long[lanes.length];
+        this.laneRttNs = new long[lanes.length];
+        this.laneKnown = new boolean[lanes.length];
         this.rtt = session.rtt();
-        this.maxTimeoutNs = TimeUnit.MILLISECONDS.toNanos(o.maxRetransmitTimeoutMs());
+        this.maxTimeoutNs = rtt.maxNs();
         this.resultTimeoutNs = TimeUnit.MILLISECONDS.toNanos(resultTimeoutMs);
     }
 
@@ -117,8 +169,8 @@ final class AllReduceOperation {
             trySend(q);
         }
         io.sender.flush();
-        final long tickNs = TimeUnit.MILLISECONDS.toNanos(1);
-        timer = client.loop().scheduleAtFixedRate(this::tick, tickNs, tickNs, TimeUnit.NANOSECONDS);
+        lastTickNs = lastProgressNs;
+        timer = client.loop().scheduleAtFixedRate(this::tick, TICK_NS, TICK_NS, TimeUnit.NANOSECONDS);
     }
 
     /** Sends packet {@code q} if it is due: its slot's previous use and its look-ahead are answered. */
@@ -136,10 +188,14 @@ final class AllReduceOperation {
         final int slot = Wire.slotOf(firstPacket + q, poolSize);
         outstanding[slot] = q;
         final long now = System.nanoTime();
-        timeoutNs[slot] = rtt.rtoNs();
-        deadlineNs[slot] = now + timeoutNs[slot];
         firstSentNs[slot] = now;
-        resent[slot] = false;
+        lastSentNs[slot] = now;
+        retries[slot] = 0;
+        timeouts[slot] = 0;
+        if (!anyOutstandingSent) {
+            anyOutstandingSent = true;
+            oldestSentNs = now;
+        }
         transmit(q, slot);
     }
 
@@ -196,8 +252,22 @@ final class AllReduceOperation {
         repliedCount++;
         final long now = System.nanoTime();
         lastProgressNs = now;
-        if (!resent[slot]) {
-            rtt.sample(now - firstSentNs[slot]);
+        answeredSinceRound = true;
+        silentRounds = 0;
+        if (retries[slot] == 0) {
+            // Only a packet sent once tells a round trip and an order (Karn): a retransmission's result may
+            // answer an earlier copy, and in a loaded window that would declare lost what is only queued.
+            final long sample = now - firstSentNs[slot];
+            rtt.sample(sample);
+            final int lane = slot % lanes.length;
+            if (!laneKnown[lane] || firstSentNs[slot] - laneSentNs[lane] > 0) {
+                laneKnown[lane] = true;
+                laneSentNs[lane] = firstSentNs[slot];
+                laneRttNs[lane] = sample;
+            }
+            if (anyOutstandingSent && now - oldestSentNs > lossWindow(lane)) {
+                detectLosses(now);
+            }
         }
         final int payload = base + Wire.PAYLOAD_OFFSET;
         if (!scaled) {
@@ -222,11 +292,64 @@ final class AllReduceOperation {
         return true;
     }
 
+    /** Period of the retransmission timer. */
+    static final long TICK_NS = RttEstimator.GRANULARITY_NS;
+    /** A timer that runs this late means the thread stood still (a stall, not a network delay). */
+    private static final long STALL_NS = 3 * TICK_NS;
+    private long lastTickNs;
+
+    /** How long a packet overtaken on {@code lane} waits before it is presumed lost: a round trip and a quarter. */
+    private long lossWindow(final int lane) {
+        final long r = Math.min(laneRttNs[lane], rtt.typicalNs());
+        return r + Math.max(r >> 2, REORDER_FLOOR_NS);
+    }
+
+    /**
+     * Sends again every outstanding packet that a later packet to its lane overtook by more than the loss
+     * window (the caller flushes), and makes {@link #oldestSentNs} exact.
+     */
+    private void detectLosses(final long now) {
+        long oldest = now;
+        boolean any = false;
+        for (int slot = 0; slot < poolSize; slot++) {
+            final int q = outstanding[slot];
+            if (q < 0) {
+                continue;
+            }
+            final int lane = slot % lanes.length;
+            if (laneKnown[lane] && laneSentNs[lane] - lastSentNs[slot] > 0
+                    && now - lastSentNs[slot] >= lossWindow(lane)) {
+                lastSentNs[slot] = now;
+                retries[slot]++;
+                io.retransmissions++;
+                io.lossDetected++;
+                transmit(q, slot);
+            }
+            if (!any || lastSentNs[slot] - oldest < 0) {
+                oldest = lastSentNs[slot];
+            }
+            any = true;
+        }
+        oldestSentNs = oldest;
+        anyOutstandingSent = any;
+    }
+
     private void tick() {
         if (done.isDone()) {
             return;
         }
         final long now = System.nanoTime();
+        final long gap = now - lastTickNs;
+        lastTickNs = now;
+        if (gap > STALL_NS) {
+            // The timer ran late: this thread (or the whole process: GC) stood still, and so did whatever
+            // had to answer. Results may be waiting in the socket. Time out nothing for the stall itself.
+            final long shift = gap - TICK_NS;
+            for (int slot = 0; slot < poolSize; slot++) {
+                lastSentNs[slot] += shift;
+            }
+            return;
+        }
         if (now - lastProgressNs > resultTimeoutNs) {
             if (!askBeforeTimeout) {
                 timeout();
@@ -234,17 +357,37 @@ final class AllReduceOperation {
             }
             stalled = true; // the caller decides (off this thread) whether to wait on or give up
         }
+        final long before = io.retransmissions;
+        detectLosses(now); // also what no later result came to reveal since the window passed
+        final long rto = rtt.rtoNs();
+        boolean round = false;
         for (int slot = 0; slot < poolSize; slot++) {
             final int q = outstanding[slot];
-            if (q >= 0 && now - deadlineNs[slot] >= 0) {
-                timeoutNs[slot] = Math.min(maxTimeoutNs, timeoutNs[slot] * 2);
-                deadlineNs[slot] = now + timeoutNs[slot];
-                resent[slot] = true;
+            if (q >= 0 && now - lastSentNs[slot] >= timeout(rto, Math.max(silentRounds, timeouts[slot] / RETRIES_PER_DOUBLING))) {
+                lastSentNs[slot] = now;
+                retries[slot]++;
+                timeouts[slot]++;
                 io.retransmissions++;
                 transmit(q, slot);
+                round = true;
             }
         }
-        io.sender.flush();
+        if (round) {
+            // Two rounds with no result in between: silence, not random loss. Back the window off.
+            if (!answeredSinceRound && silentRounds < MAX_EXPONENT) {
+                silentRounds++;
+            }
+            answeredSinceRound = false;
+        }
+        if (io.retransmissions != before) {
+            io.sender.flush();
+        }
+    }
+
+    /** {@code rto} doubled {@code exponent} times, at most the ceiling. */
+    private long timeout(final long rto, final int exponent) {
+        final int e = Math.min(exponent, MAX_EXPONENT);
+        return rto > maxTimeoutNs >> e ? maxTimeoutNs : Math.min(maxTimeoutNs, rto << e);
     }
 
     /** When set, a call without progress for the timeout is only marked {@link #stalled()}: the caller decides. */

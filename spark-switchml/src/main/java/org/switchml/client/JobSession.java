@@ -40,8 +40,9 @@ public final class JobSession {
         this.spec = spec;
         this.rank = rank;
         this.switchAddress = switchAddress;
-        this.rtt = new RttEstimator(TimeUnit.MILLISECONDS.toNanos(client.options().retransmitTimeoutMs()),
-                TimeUnit.MILLISECONDS.toNanos(client.options().maxRetransmitTimeoutMs()));
+        final ClientOptions o = client.options();
+        this.rtt = new RttEstimator(TimeUnit.MILLISECONDS.toNanos(o.minRetransmitTimeoutMs()),
+                TimeUnit.MILLISECONDS.toNanos(o.retransmitTimeoutMs()), TimeUnit.MILLISECONDS.toNanos(o.maxRetransmitTimeoutMs()));
     }
 
     RttEstimator rtt() {

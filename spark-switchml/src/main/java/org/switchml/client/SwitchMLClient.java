@@ -151,7 +151,7 @@ public final class SwitchMLClient implements AutoCloseable {
 
     /** Counters of this worker socket. */
     public ClientStats stats() {
-        return call(() -> new ClientStats(handler.sender.sent(), handler.retransmissions,
+        return call(() -> new ClientStats(handler.sender.sent(), handler.retransmissions, handler.lossDetected,
                 handler.accepted, handler.ignored));
     }
 
@@ -192,6 +192,8 @@ public final class SwitchMLClient implements AutoCloseable {
         /** The running operation of each job (event-loop confined). */
         final java.util.Map<Integer, AllReduceOperation> active = new java.util.HashMap<>();
         long retransmissions;
+        /** Retransmissions of packets presumed lost because later ones were answered (no timeout). */
+        long lossDetected;
         long accepted;
         long ignored;
 

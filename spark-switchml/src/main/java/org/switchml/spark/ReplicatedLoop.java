@@ -91,9 +91,10 @@ public final class ReplicatedLoop {
      * @param iterations  iterations run
      * @param scalars     the scalars of every iteration, in order
      * @param converged   whether {@link Step#converged} stopped the loop
-     * @param checkpoints iteration counts at which the state came back to the driver (stage ends)
+     * @param checkpoints iteration counts at which the state came back to the driver (stage ends, and the ends of
+     *                    the fallback's runs on the driver)
      * @param jobIds      the switch job id of each stage (empty on the driver path)
-     * @param viaSwitch   false when the loop ran on the driver (fallback)
+     * @param viaSwitch   false when any iteration ran on the driver (fallback)
      */
     public record Result(double[] state, int iterations, List<double[]> scalars, boolean converged,
                          List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch) {
@@ -183,6 +184,7 @@ public final class ReplicatedLoop {
         final List<double[]> scalars = new ArrayList<>();
         final List<Integer> checkpoints = new ArrayList<>();
         final List<Integer> jobIds = new ArrayList<>();
+        boolean viaSwitch = true;
         while (done < options.maxIterations() && !converged) {
             final int jobId = rt.newJobId();
             jobIds.add(jobId);
@@ -196,20 +198,34 @@ public final class ReplicatedLoop {
                 rt.remove(jobId);
             }
             TaskOutcome first = null;
+            TaskOutcome unreachable = null;
             for (final TaskOutcome o : outcomes) {
-                if (o.status == TaskOutcome.UNREACHABLE) {
-                    final String reason = Launch.unreachable(o, fallback, rt);
-                    LOG.warn("spark-switchml: switch {} unreachable ({}); running the loop on the driver with "
-                            + "treeAggregate from iteration {} ({}=treeAggregate)", rt.switchName(), reason, done,
-                            SwitchMLConfig.FALLBACK.key());
-                    final Result rest = driverLoop(data, state, done, vectorLength, body, options, progress);
-                    scalars.addAll(rest.scalars());
-                    return new Result(rest.state(), rest.iterations(), scalars, rest.converged(), checkpoints,
-                            jobIds, false);
+                if (o.status == TaskOutcome.UNREACHABLE && unreachable == null) {
+                    unreachable = o;
                 }
                 if (o.vector != null) {
                     first = o;
                 }
+            }
+            if (unreachable != null) {
+                // The stage's iterations are lost with it: resume from the last checkpoint (state, done). Run on
+                // the driver only up to the next checkpoint, then try the switch again: a switch that came back
+                // (restarted) gets the next stage as a new registration, one still down costs no stage.
+                final String reason = Launch.unreachable(unreachable, fallback, rt);
+                final int until = options.checkpointIterations() > 0
+                        ? (int) Math.min(options.maxIterations(), (long) done + options.checkpointIterations())
+                        : options.maxIterations();
+                LOG.warn("spark-switchml: switch {} unreachable ({}); running iterations {} to {} of the loop on the "
+                        + "driver with treeAggregate ({}=treeAggregate){}", rt.switchName(), reason, done, until - 1,
+                        SwitchMLConfig.FALLBACK.key(), until < options.maxIterations() ? ", then trying the switch again" : "");
+                final Result rest = driverLoop(data, state, done, until, vectorLength, body, progress);
+                scalars.addAll(rest.scalars());
+                state = rest.state();
+                done = rest.iterations();
+                converged = rest.converged();
+                checkpoints.add(done);
+                viaSwitch = false;
+                continue;
             }
             if (first == null) {
                 throw new IllegalStateException("spark-switchml: loop job " + jobId + " returned nothing from task 0");
@@ -225,7 +241,7 @@ public final class ReplicatedLoop {
             converged = first.converged;
             checkpoints.add(done);
         }
-        return new Result(state, done, scalars, converged, checkpoints, jobIds, true);
+        return new Result(state, done, scalars, converged, checkpoints, jobIds, viaSwitch);
     }
 
     /**
@@ -234,19 +250,19 @@ public final class ReplicatedLoop {
      */
     public static <T> Result runOnDriver(final JavaRDD<T> data, final double[] initialState, final int vectorLength,
                                          final Body<T> body, final Options options) {
-        return driverLoop(data.rdd(), initialState.clone(), 0, vectorLength, body, options, null);
+        return driverLoop(data.rdd(), initialState.clone(), 0, options.maxIterations(), vectorLength, body, null);
     }
 
-    private static <T> Result driverLoop(final RDD<T> data, final double[] start, final int from,
-                                         final int vectorLength, final Body<T> body, final Options options,
-                                         final Progress progress) {
+    /** Iterations {@code from} to {@code until - 1} (fewer when the body converges), on the driver. */
+    private static <T> Result driverLoop(final RDD<T> data, final double[] start, final int from, final int until,
+                                         final int vectorLength, final Body<T> body, final Progress progress) {
         final JavaRDD<T> j = JavaRDD.fromRDD(data, data.elementClassTag());
         double[] state = start;
         final List<double[]> scalars = new ArrayList<>();
         int it = from;
         boolean converged = false;
         long last = System.nanoTime();
-        while (it < options.maxIterations() && !converged) {
+        while (it < until && !converged) {
             final double[] s = state;
             final int iteration = it;
             final double[] sum = j.mapPartitions(records -> {

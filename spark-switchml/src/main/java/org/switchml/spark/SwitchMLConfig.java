@@ -131,9 +131,10 @@ public final class SwitchMLConfig {
             "10s", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms (e.g. 500ms, 10s)");
 
     public static final ConfigEntry<Long> RETRANSMIT_TIMEOUT = new ConfigEntry<>("spark.switchml.retransmitTimeout",
-            "First retransmission timeout of a packet, before round trips are measured; then it follows them, "
-                    + "never below this value, doubling on every retry up to 500ms. Read by each executor's worker "
-                    + "when it starts.",
+            "Retransmission timeout of a packet before round trips are measured; then it follows them (at "
+                    + "least 1ms), and it backs off, up to 500ms, only while no result at all arrives. A packet "
+                    + "overtaken by later results is sent again after about one round trip, whatever the timeout "
+                    + "(docs/design.md, loss recovery). Read by each executor's worker when it starts.",
             "20ms", SwitchMLConfig::parseMillis, v -> v >= 1 && v <= 500, "a duration in 1ms..500ms");
 
     public static final ConfigEntry<Long> START_TIMEOUT = new ConfigEntry<>("spark.switchml.stageStartTimeout",

@@ -14,6 +14,7 @@ import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
+import org.switchml.testing.LeakDetection;
 import org.switchml.testing.Reference;
 import org.switchml.transport.FaultPlan;
 
@@ -109,6 +110,8 @@ class SessionModelTest {
         System.out.println("[session model] calls exact " + EXACT.get() + ", clear errors " + ERRORS.get()
                 + " (of which the model required " + DOOMED.get() + ")");
         assertTrue(EXACT.get() > 0, "no call completed in any sequence: the model test checks nothing");
+        // jqwik is not a Jupiter engine, so the leak check of NoLeaksExtension is made here.
+        LeakDetection.check("the session model property");
     }
 
     @Property(tries = 60, seed = SEED, shrinking = ShrinkingMode.BOUNDED, maxDiscardRatio = 1)

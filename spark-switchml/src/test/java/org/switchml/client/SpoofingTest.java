@@ -93,7 +93,7 @@ class SpoofingTest {
     void forgedDatagramsFromTheWorkersOwnEndpointsAreDroppedAndTheJobStaysExact() throws Exception {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("spoofing", 91));
         // No retransmission on a quiet loopback (long timeouts), so every count below is exact.
-        final ClientOptions options = ClientOptions.defaults().withRetransmitTimeoutMs(10_000, 10_000);
+        final ClientOptions options = ClientOptions.defaults().withRetransmitTimeoutsMs(10_000, 10_000, 10_000);
         try (SwitchMLClient w0 = SwitchMLClient.open(options);
              SwitchMLClient w1 = SwitchMLClient.open(options);
              UdpPeer fence = new UdpPeer(); UdpPeer stranger = new UdpPeer()) {

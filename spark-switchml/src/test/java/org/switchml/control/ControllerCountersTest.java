@@ -48,7 +48,7 @@ class ControllerCountersTest {
         final int packets = (length + k - 1) / k;
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("counters allreduce", 31));
         // Long retransmission timeouts: on a quiet loopback nothing is lost, so the counts are exact.
-        final ClientOptions options = ClientOptions.defaults().withRetransmitTimeoutMs(10_000, 10_000);
+        final ClientOptions options = ClientOptions.defaults().withRetransmitTimeoutsMs(10_000, 10_000, 10_000);
         final List<SwitchMLClient> clients = new ArrayList<>();
         final List<InetSocketAddress> endpoints = new ArrayList<>();
         for (int r = 0; r < n; r++) {
