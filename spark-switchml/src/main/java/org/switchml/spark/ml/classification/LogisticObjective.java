@@ -432,7 +432,8 @@ public final class LogisticObjective implements Serializable {
     /**
      * The objective at {@code coef} from the summed contributions: the weighted mean loss plus the L2
      * term; writes the gradient into {@code grad}. +infinity (and a NaN gradient) if any partition's loss
-     * or gradient was not finite.
+     * or gradient was not finite, or if the weight sum did not survive the switch's quantization beside a
+     * huge loss.
      */
     public double valueAndGradient(final double[] sum, final double[] coef, final double[] grad) {
         final int dim = dim();
@@ -445,8 +446,12 @@ public final class LogisticObjective implements Serializable {
         }
         final double weightSum = sum[dim + 1];
         if (!(weightSum > 0.0)) {
-            throw new IllegalArgumentException("The effective number of instances should be greater than 0.0, but was "
-                    + weightSum + ".");
+            // The statistics already found a positive weight sum (the fit fails before the loop
+            // otherwise): here it was rounded away beside a huge (finite) loss in its quantization
+            // block. The evaluation is unusable, as one with a non-finite loss: the line search
+            // shortens its step.
+            Arrays.fill(grad, Double.NaN);
+            return Double.POSITIVE_INFINITY;
         }
         final double scale = 1.0 / weightSum;
         for (int i = 0; i < dim; i++) {
