@@ -27,6 +27,8 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private int nonFiniteEvaluations;
     private int evaluationsSince;
     private double millisSince;
+    private double computeSince;
+    private double updateSince;
     private boolean nonFiniteSince;
     private double lastClock = Double.NaN;
     private int liveJob = -1;
@@ -57,6 +59,8 @@ final class FitProgress implements ReplicatedLoop.Progress {
                 : !Double.isNaN(lastClock) && clock >= lastClock ? clock - lastClock : 0.0;
         lastClock = clock;
         millisSince += millis;
+        computeSince += s.length > LogisticFit.UPDATE_MS ? s[LogisticFit.COMPUTE_MS] : Double.NaN;
+        updateSince += s.length > LogisticFit.UPDATE_MS ? s[LogisticFit.UPDATE_MS] : Double.NaN;
         if (s[LogisticFit.EVALUATED] == Double.POSITIVE_INFINITY) {
             nonFiniteSince = true;
             nonFiniteEvaluations++;
@@ -69,8 +73,8 @@ final class FitProgress implements ReplicatedLoop.Progress {
         final boolean known = countRetransmissions(jobId);
         final IterationReport r = new IterationReport(uid, (int) s[LogisticFit.ITERATIONS], maxIter,
                 s[LogisticFit.LOSS], s[LogisticFit.GRADIENT_NORM], evaluationsSince, totalEvaluations, millisSince,
-                evaluationsSince * megabytesPerEvaluation, known ? retransmissionsSince : -1,
-                nonFiniteSince);
+                evaluationsSince * megabytesPerEvaluation, known ? retransmissionsSince : -1, computeSince,
+                updateSince, nonFiniteSince);
         if (nonFiniteSince) {
             LOG.warn("{}", r.line());
         } else {
@@ -85,6 +89,8 @@ final class FitProgress implements ReplicatedLoop.Progress {
         }
         evaluationsSince = 0;
         millisSince = 0;
+        computeSince = 0;
+        updateSince = 0;
         nonFiniteSince = false;
         retransmissionsSince = 0;
     }

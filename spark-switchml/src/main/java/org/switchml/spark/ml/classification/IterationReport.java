@@ -17,19 +17,26 @@ package org.switchml.spark.ml.classification;
  * @param retransmissions contributions the switch recognised as retransmissions since the previous
  *                        report, read live from an embedded switch; -1 when the switch is external (its
  *                        counters are not visible here) or the loop fell back to the driver
+ * @param computeMillis   of {@code millis}: the partitions' loss and gradient (one task's, on the executor
+ *                        that reported; its other tasks ran beside it), NaN when unknown
+ * @param updateMillis    of {@code millis}: the optimizer's update after the allreduce, NaN when unknown;
+ *                        the rest of {@code millis} is the allreduce through the switch, waiting for the
+ *                        slowest worker, and (in the first report) the stage's start-up
  * @param nonFinite       an evaluation since the previous report had a non-finite loss or gradient on
  *                        some partition: it went through the switch as a flag, never as NaN or infinity,
  *                        and counted as an infinite objective (the line search then shortens its step)
  */
 public record IterationReport(String uid, int iteration, int maxIter, double loss, double gradientNorm,
                               int evaluations, int totalEvaluations, double millis, double megabytes,
-                              long retransmissions, boolean nonFinite) {
+                              long retransmissions, double computeMillis, double updateMillis,
+                              boolean nonFinite) {
 
     /** The log line: {@code uid: iteration i/N: loss ..., |gradient| ..., ms, MB, retransmissions}. */
     public String line() {
         return String.format(java.util.Locale.ROOT, "%s: iteration %d/%d: loss %.10g, |gradient| %.4g, %d evaluation%s, "
-                        + "%.1f ms, %.3f MB aggregated per worker, %s%s", uid, iteration, maxIter, loss, gradientNorm,
-                evaluations, evaluations == 1 ? "" : "s", millis, megabytes,
+                        + "%.1f ms (compute %.1f, update %.1f), %.4g MB aggregated per worker, %s%s", uid, iteration, maxIter,
+                loss, gradientNorm, evaluations, evaluations == 1 ? "" : "s", millis, computeMillis, updateMillis,
+                megabytes,
                 retransmissions < 0 ? "retransmissions n/a" : retransmissions + " retransmissions",
                 nonFinite ? "; a non-finite loss or gradient was flagged (treated as +infinity)" : "");
     }

@@ -351,6 +351,7 @@ class SwitchMLLogisticRegressionTest {
             assertTrue(i == 0 || r.iteration() >= heard.get(i - 1).iteration(), "iterations in order");
             assertTrue(r.retransmissions() >= 0, "an embedded switch's counters are readable");
             assertTrue(r.megabytes() > 0 && r.evaluations() >= 1 && r.millis() >= 0, r.line());
+            assertTrue(r.computeMillis() >= 0 && r.updateMillis() >= 0, r.line());
             assertFalse(r.nonFinite());
             evaluations += r.evaluations();
         }
