@@ -55,12 +55,12 @@ public final class LogisticRegressionBench {
 
     static final String USAGE = "usage: LogisticRegressionBench [--case comm|overhead|compute|all] [--rows N] "
             + "[--features N] [--classes K] [--nnz N] [--max-iter N] [--partitions P] [--reg R] "
-            + "[--precision fp64|fp32] [--seed S] [--fashion-mnist DIR] [--no-stock] [--progress] [--profile] [--help]";
+            + "[--precision fp64|fp32] [--seed S] [--fashion-mnist DIR] [--repeat N] [--no-stock] [--progress] [--profile] [--help]";
 
     /** Command line; -1 means the case's default. */
     record Options(List<String> cases, int rows, int features, int classes, int nnz, int maxIter, int partitions,
                    double reg, String precision, long seed, Path fashionMnist, boolean stock, boolean progress,
-                   boolean profile) {
+                   boolean profile, int repeat) {
     }
 
     /** One fit's outcome. */
@@ -95,6 +95,8 @@ public final class LogisticRegressionBench {
                     + "  --precision    precision of the fit's sums through the switch (default fp64)\n"
                     + "  --seed         data seed (default 8)\n"
                     + "  --fashion-mnist  directory of the IDX files (default: the dataset-fashion-mnist package's)\n"
+                    + "  --repeat       overhead: fits per estimator and maxIter, interleaved; medians are compared\n"
+                    + "                 (default 1)\n"
                     + "  --no-stock     skip stock MLlib (switchml only)\n"
                     + "  --progress     log every iteration of the switchml fits\n"
                     + "  --profile      log where each switch stage's time goes (rendezvous, compute, switch)\n"
@@ -161,6 +163,7 @@ public final class LogisticRegressionBench {
         boolean stock = true;
         boolean progress = false;
         boolean profile = false;
+        int repeat = 1;
         for (int i = 0; i < args.length; i++) {
             final String a = args[i];
             switch (a) {
@@ -171,7 +174,7 @@ public final class LogisticRegressionBench {
                 case "--progress" -> progress = true;
                 case "--profile" -> profile = true;
                 case "--case", "--rows", "--features", "--classes", "--nnz", "--max-iter", "--partitions", "--reg",
-                     "--precision", "--seed", "--fashion-mnist" -> {
+                     "--precision", "--seed", "--fashion-mnist", "--repeat" -> {
                     if (i + 1 >= args.length) {
                         throw new IllegalArgumentException(a + " needs a value");
                     }
@@ -190,6 +193,7 @@ public final class LogisticRegressionBench {
                         case "--max-iter" -> maxIter = whole(a, v, 1);
                         case "--partitions" -> partitions = whole(a, v, 1);
                         case "--seed" -> seed = whole(a, v, 0);
+                        case "--repeat" -> repeat = whole(a, v, 1);
                         case "--fashion-mnist" -> fmnist = Paths.get(v);
                         case "--reg" -> {
                             try {
@@ -216,7 +220,7 @@ public final class LogisticRegressionBench {
             throw new IllegalArgumentException("--nnz " + nnz + " exceeds --features " + features);
         }
         return new Options(cases, rows, features, classes, nnz, maxIter, partitions, reg, precision, seed, fmnist,
-                stock, progress, profile);
+                stock, progress, profile, repeat);
     }
 
     private static int whole(final String option, final String v, final int min) {
@@ -253,9 +257,11 @@ public final class LogisticRegressionBench {
         }
         sameLoss(out, "comm", stock, ours);
         final double speedup = stock.seconds() / ours.seconds();
+        final boolean target = rows >= 200_000 && o.features() == 1 << 20 && o.classes() == 10 && o.nnz() == 30;
         return String.format("comm (sparse, %,d coefficients): stock %.1f s, switchml %.1f s -> %.2fx faster "
                         + "(target >= 5.5x: %s); final loss rel diff %.1e", (long) o.classes() * (o.features() + 1),
-                stock.seconds(), ours.seconds(), speedup, speedup >= 5.5 ? "met" : "MISSED", relDiff(ours, stock));
+                stock.seconds(), ours.seconds(), speedup, !target ? "not the target's size" : speedup >= 5.5 ? "met"
+                        : "MISSED", relDiff(ours, stock));
     }
 
     private static String overhead(final SparkSession spark, final Options o, final PrintStream out) throws IOException {
@@ -271,19 +277,33 @@ public final class LogisticRegressionBench {
         final Fit[] ours = new Fit[2];
         final Fit[] stock = new Fit[2];
         final int[] iters = {many, few};
-        for (int i = 0; i < 2; i++) {
-            final int maxIter = iters[i];
-            final Consumer<LogisticRegression> params = lr -> lr.setRegParam(reg).setMaxIter(maxIter).setTol(0.0);
-            ours[i] = fit(out, "overhead", "switchml", switchml(o), params, data, null);
-            if (o.stock()) {
-                stock[i] = fit(out, "overhead", "stock MLlib", new LogisticRegression(), params, data, null);
+        final List<List<Fit>> oursAll = List.of(new ArrayList<>(), new ArrayList<>());
+        final List<List<Fit>> stockAll = List.of(new ArrayList<>(), new ArrayList<>());
+        for (int r = 0; r < o.repeat(); r++) {
+            for (int i = 0; i < 2; i++) {
+                final int maxIter = iters[i];
+                final Consumer<LogisticRegression> params = lr -> lr.setRegParam(reg).setMaxIter(maxIter).setTol(0.0);
+                oursAll.get(i).add(fit(out, "overhead", "switchml", switchml(o), params, data, null));
+                if (o.stock()) {
+                    stockAll.get(i).add(fit(out, "overhead", "stock MLlib", new LogisticRegression(), params, data, null));
+                }
             }
+        }
+        for (int i = 0; i < 2; i++) {
+            ours[i] = median(oursAll.get(i));
+            stock[i] = o.stock() ? median(stockAll.get(i)) : null;
+        }
+        if (o.repeat() > 1) {
+            out.printf("[overhead] medians of %d fits each: switchml %.2f s (%d iterations), %.2f s (%d)%s%n", o.repeat(),
+                    ours[0].seconds(), many, ours[1].seconds(), few, o.stock() ? String.format(Locale.ROOT,
+                            "; stock MLlib %.2f s, %.2f s", stock[0].seconds(), stock[1].seconds()) : "");
         }
         data.unpersist();
         final double oursPer = marginal(ours);
         out.printf("[overhead] switchml: %.1f ms per iteration (marginal, %d vs %d iterations); whole fit %.1f ms "
-                + "per iteration%n", oursPer * 1e3, ours[0].iterations(), ours[1].iterations(),
-                ours[0].seconds() / ours[0].iterations() * 1e3);
+                + "per iteration; inside the loop %.1f ms per evaluation (steady, the FitReport's)%n", oursPer * 1e3,
+                ours[0].iterations(), ours[1].iterations(), ours[0].seconds() / ours[0].iterations() * 1e3,
+                ours[0].report() == null ? Double.NaN : ours[0].report().msPerEvaluation());
         if (!o.stock()) {
             return String.format("overhead: switchml %.1f ms per iteration (stock MLlib not run)", oursPer * 1e3);
         }
@@ -294,8 +314,16 @@ public final class LogisticRegressionBench {
         final double ratio = oursPer / stockPer;
         return String.format("overhead (Fashion-MNIST %d rows, %d iterations): per iteration stock %.1f ms, switchml "
                         + "%.1f ms -> 1/%.1f (target <= 1/10: %s); whole fits %.1f s vs %.1f s (%.2fx)", rows, many,
-                stockPer * 1e3, oursPer * 1e3, 1 / ratio, ratio <= 0.1 ? "met" : "MISSED", stock[0].seconds(),
+                stockPer * 1e3, oursPer * 1e3, 1 / ratio, rows != 5_000 || many != 100 ? "not the target's size"
+                        : ratio <= 0.1 ? "met" : "MISSED", stock[0].seconds(),
                 ours[0].seconds(), stock[0].seconds() / ours[0].seconds());
+    }
+
+    /** The fit of median wall time (the upper one of an even count). */
+    private static Fit median(final List<Fit> fits) {
+        final List<Fit> sorted = new ArrayList<>(fits);
+        sorted.sort(java.util.Comparator.comparingDouble(Fit::seconds));
+        return sorted.get(sorted.size() / 2);
     }
 
     private static double marginal(final Fit[] f) {
@@ -328,7 +356,7 @@ public final class LogisticRegressionBench {
         final boolean sameAccuracy = Math.abs(ours.accuracy() - stock.accuracy()) <= 0.001;
         return String.format("compute (Fashion-MNIST %d rows): stock %.1f s, switchml %.1f s -> %.2fx (target: never "
                         + "slower: %s); test accuracy %.4f vs %.4f (same within 0.1%%: %s)", rows, stock.seconds(),
-                ours.seconds(), speedup, speedup >= 1 ? "met" : "MISSED", stock.accuracy(), ours.accuracy(),
+                ours.seconds(), speedup, rows != train.size() ? "not the target's size" : speedup >= 1 ? "met" : "MISSED", stock.accuracy(), ours.accuracy(),
                 sameAccuracy ? "met" : "MISSED");
     }
 
