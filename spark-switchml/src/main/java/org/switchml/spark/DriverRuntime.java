@@ -506,7 +506,7 @@ public final class DriverRuntime implements AutoCloseable {
             if (l != null) {
                 progressThread.execute(() -> {
                     try {
-                        l.onIteration(pr.iteration(), pr.scalars(), pr.nanos());
+                        l.onIteration(pr.iteration(), pr.scalars(), pr.nanos(), pr.jobId());
                     } catch (final RuntimeException e) {
                         LOG.warn("spark-switchml: a progress listener failed: {}", e.toString());
                     }

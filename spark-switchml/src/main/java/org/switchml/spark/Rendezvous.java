@@ -136,7 +136,7 @@ final class Rendezvous {
     }
 
     /** Told (one way) by task 0 of a replicated loop after each iteration, for its progress listener. */
-    record Progress(long listener, int iteration, double[] scalars, long nanos) implements Serializable {
+    record Progress(long listener, int iteration, double[] scalars, long nanos, int jobId) implements Serializable {
         private static final long serialVersionUID = 1L;
     }
 }

@@ -112,6 +112,15 @@ public final class ReplicatedLoop {
          * @param nanos     time since the previous report (or the loop's start), as measured where it ran
          */
         void onIteration(int iteration, double[] scalars, long nanos);
+
+        /**
+         * As {@link #onIteration(int, double[], long)}, naming the switch job of the stage that ran the
+         * iteration ({@code -1} on the driver path), e.g. to read its live counters from an embedded switch.
+         * The loop calls this one; by default it drops the job id.
+         */
+        default void onIteration(final int iteration, final double[] scalars, final long nanos, final int jobId) {
+            onIteration(iteration, scalars, nanos);
+        }
     }
 
     /** Runs the loop over {@code data} through the switch. */
@@ -159,17 +168,23 @@ public final class ReplicatedLoop {
         }
 
         @Override
-        public synchronized void onIteration(final int iteration, final double[] scalars, final long nanos) {
+        public void onIteration(final int iteration, final double[] scalars, final long nanos) {
+            onIteration(iteration, scalars, nanos, -1);
+        }
+
+        @Override
+        public synchronized void onIteration(final int iteration, final double[] scalars, final long nanos,
+                                             final int jobId) {
             if (iteration == next) {
                 next++;
-                listener.onIteration(iteration, scalars, nanos);
+                listener.onIteration(iteration, scalars, nanos, jobId);
             }
         }
 
-        /** The stage that started at {@code start} ended with these per-iteration scalars. */
-        synchronized void stageEnded(final int start, final List<double[]> scalars) {
+        /** The stage of job {@code jobId} that started at {@code start} ended with these per-iteration scalars. */
+        synchronized void stageEnded(final int start, final List<double[]> scalars, final int jobId) {
             for (int i = Math.max(0, next - start); i < scalars.size(); i++) {
-                onIteration(start + i, scalars.get(i), -1);
+                onIteration(start + i, scalars.get(i), -1, jobId);
             }
         }
     }
@@ -235,7 +250,7 @@ public final class ReplicatedLoop {
                 scalars.add(Arrays.copyOfRange(first.scalars, i * first.scalarWidth, (i + 1) * first.scalarWidth));
             }
             if (progress != null) {
-                progress.stageEnded(done, scalars.subList(done, scalars.size()));
+                progress.stageEnded(done, scalars.subList(done, scalars.size()), jobId);
             }
             done += first.iterations;
             converged = first.converged;
@@ -360,7 +375,7 @@ public final class ReplicatedLoop {
                     scalars.add(sc);
                     if (progressId != 0) {
                         final long now = System.nanoTime();
-                        m.tell(new Rendezvous.Progress(progressId, it, sc, now - lastReport));
+                        m.tell(new Rendezvous.Progress(progressId, it, sc, now - lastReport, settings.jobId()));
                         lastReport = now;
                     }
                 }

@@ -143,12 +143,15 @@ public final class InstanceBatch implements Serializable {
             add(label, weight, idx, x, x.length);
         }
 
-        /** The batch so far (dense when at least half the entries are non-zero); starts a new one. */
+        /**
+         * The batch so far; starts a new one. Dense when at least a quarter of the entries are non-zero:
+         * the loss then runs through BLAS, which beats the sparse loops from about that density on.
+         */
         public InstanceBatch build() {
             final InstanceBatch b;
             final double[] l = java.util.Arrays.copyOf(labels, rows);
             final double[] w = java.util.Arrays.copyOf(weights, rows);
-            if ((long) nnz * 2 >= (long) rows * numFeatures) {
+            if ((long) nnz * 4 >= (long) rows * numFeatures) {
                 final double[] dense = new double[rows * numFeatures];
                 for (int r = 0; r < rows; r++) {
                     for (int k = rowStart[r]; k < rowStart[r + 1]; k++) {

@@ -39,6 +39,9 @@ public final class LogisticObjective implements Serializable {
     private final boolean standardization;
     private final double[] featuresStd;
 
+    /** BLAS for the dense batches (the JDK's Vector API, or native, as MLlib's own aggregators get). */
+    private static final dev.ludovic.netlib.blas.BLAS BLAS = dev.ludovic.netlib.blas.BLAS.getInstance();
+
     /** What a partition with a non-finite loss or gradient puts in the flag element. */
     static final double NON_FINITE = 0x1p1000;
 
@@ -206,7 +209,10 @@ public final class LogisticObjective implements Serializable {
     private void addBinary(final InstanceBatch b, final double[] coef, final double offset, final double[] grad,
                            final double[] lossAndWeight, final double[] multiplierSums) {
         checkFeatures(b);
-        final int f = numFeatures;
+        if (b.indices == null) {
+            addBinaryDense(b, coef, offset, grad, lossAndWeight, multiplierSums);
+            return;
+        }
         double loss = 0.0;
         double weightSum = 0.0;
         double multiplierSum = 0.0;
@@ -217,36 +223,17 @@ public final class LogisticObjective implements Serializable {
                 continue;
             }
             double margin = offset;
-            if (b.indices == null) {
-                final int base = r * f;
-                for (int j = 0; j < f; j++) {
-                    margin += b.values[base + j] * coef[j];
-                }
-            } else {
-                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
-                    margin += b.values[p] * coef[b.indices[p]];
-                }
+            for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                margin += b.values[p] * coef[b.indices[p]];
             }
-            final double label = b.labels[r];
-            if (label > 0) {
-                loss += w * log1pExp(-margin);
-            } else {
-                loss += w * (log1pExp(-margin) + margin);
-            }
-            final double multiplier = w * (1.0 / (1.0 + Math.exp(-margin)) - label);
+            final double multiplier = binaryMultiplier(w, b.labels[r], margin);
+            loss += binaryLoss(w, b.labels[r], margin);
             multiplierSum += multiplier;
             if (multiplier == 0.0) {
                 continue;
             }
-            if (b.indices == null) {
-                final int base = r * f;
-                for (int j = 0; j < f; j++) {
-                    grad[j] += multiplier * b.values[base + j];
-                }
-            } else {
-                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
-                    grad[b.indices[p]] += multiplier * b.values[p];
-                }
+            for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
+                grad[b.indices[p]] += multiplier * b.values[p];
             }
         }
         multiplierSums[0] += multiplierSum;
@@ -254,11 +241,59 @@ public final class LogisticObjective implements Serializable {
         lossAndWeight[1] += weightSum;
     }
 
+    /**
+     * A dense batch through BLAS: margins {@code X w} (one GEMV), then {@code X^T multipliers} into the
+     * gradient (another). The result is summed with the other partitions', so it needs no bit-for-bit
+     * reproducibility across machines; only the update after the allreduce does.
+     */
+    private void addBinaryDense(final InstanceBatch b, final double[] coef, final double offset, final double[] grad,
+                                final double[] lossAndWeight, final double[] multiplierSums) {
+        final int f = numFeatures;
+        final int rows = b.rows;
+        final double[] m = new double[rows];
+        Arrays.fill(m, offset);
+        BLAS.dgemv("T", f, rows, 1.0, b.values, f, coef, 1, 1.0, m, 1);
+        double loss = 0.0;
+        double weightSum = 0.0;
+        double multiplierSum = 0.0;
+        boolean any = false;
+        for (int r = 0; r < rows; r++) {
+            final double w = b.weights[r];
+            weightSum += w;
+            if (!(w > 0)) {
+                m[r] = 0.0;
+                continue;
+            }
+            final double margin = m[r];
+            loss += binaryLoss(w, b.labels[r], margin);
+            m[r] = binaryMultiplier(w, b.labels[r], margin);
+            multiplierSum += m[r];
+            any |= m[r] != 0.0;
+        }
+        if (any) {
+            BLAS.dgemv("N", f, rows, 1.0, b.values, f, m, 1, 1.0, grad, 1);
+        }
+        multiplierSums[0] += multiplierSum;
+        lossAndWeight[0] += loss;
+        lossAndWeight[1] += weightSum;
+    }
+
+    private static double binaryLoss(final double w, final double label, final double margin) {
+        return label > 0 ? w * log1pExp(-margin) : w * (log1pExp(-margin) + margin);
+    }
+
+    private static double binaryMultiplier(final double w, final double label, final double margin) {
+        return w * (1.0 / (1.0 + Math.exp(-margin)) - label);
+    }
+
     /** As {@link #addBinary} for the softmax. */
     private void addMultinomial(final InstanceBatch b, final double[] coef, final double[] offset,
                                 final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
         checkFeatures(b);
-        final int f = numFeatures;
+        if (b.indices == null) {
+            addMultinomialDense(b, coef, offset, grad, lossAndWeight, multiplierSums);
+            return;
+        }
         final int k = numClasses;
         final double[] margins = new double[k];
         final double[] multiplierSum = new double[k];
@@ -271,57 +306,20 @@ public final class LogisticObjective implements Serializable {
                 continue;
             }
             System.arraycopy(offset, 0, margins, 0, k);
-            if (b.indices == null) {
-                final int base = r * f;
-                for (int j = 0; j < f; j++) {
-                    final double x = b.values[base + j];
-                    if (x != 0.0) {
-                        final int cj = j * k;
-                        for (int c = 0; c < k; c++) {
-                            margins[c] += x * coef[cj + c];
-                        }
-                    }
-                }
-            } else {
-                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
-                    final double x = b.values[p];
-                    final int cj = b.indices[p] * k;
-                    for (int c = 0; c < k; c++) {
-                        margins[c] += x * coef[cj + c];
-                    }
-                }
-            }
-            softmax(margins);
-            final int label = (int) b.labels[r];
-            loss -= w * Math.log(margins[label]);
-            // margins now hold the multipliers w * (p - onehot(label))
-            if (w != 1) {
+            final int end = b.rowStart[r + 1];
+            for (int p = b.rowStart[r]; p < end; p++) {
+                final double x = b.values[p];
+                final int cj = b.indices[p] * k;
                 for (int c = 0; c < k; c++) {
-                    margins[c] *= w;
+                    margins[c] += x * coef[cj + c];
                 }
             }
-            margins[label] -= w;
-            for (int c = 0; c < k; c++) {
-                multiplierSum[c] += margins[c];
-            }
-            if (b.indices == null) {
-                final int base = r * f;
-                for (int j = 0; j < f; j++) {
-                    final double x = b.values[base + j];
-                    if (x != 0.0) {
-                        final int cj = j * k;
-                        for (int c = 0; c < k; c++) {
-                            grad[cj + c] += x * margins[c];
-                        }
-                    }
-                }
-            } else {
-                for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
-                    final double x = b.values[p];
-                    final int cj = b.indices[p] * k;
-                    for (int c = 0; c < k; c++) {
-                        grad[cj + c] += x * margins[c];
-                    }
+            loss += multipliers(margins, 0, k, w, (int) b.labels[r], multiplierSum);
+            for (int p = b.rowStart[r]; p < end; p++) {
+                final double x = b.values[p];
+                final int cj = b.indices[p] * k;
+                for (int c = 0; c < k; c++) {
+                    grad[cj + c] += x * margins[c];
                 }
             }
         }
@@ -330,6 +328,61 @@ public final class LogisticObjective implements Serializable {
         }
         lossAndWeight[0] += loss;
         lossAndWeight[1] += weightSum;
+    }
+
+    /**
+     * A dense batch through BLAS. The coefficients ({@code j * K + c}) are a K x F column-major matrix
+     * and the rows a F x R column-major one, so the margins (K x R, each row's K classes contiguous) are
+     * one GEMM, and the gradient {@code += multipliers x rows^T} another.
+     */
+    private void addMultinomialDense(final InstanceBatch b, final double[] coef, final double[] offset,
+                                     final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
+        final int f = numFeatures;
+        final int k = numClasses;
+        final int rows = b.rows;
+        final double[] m = new double[rows * k];
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(offset, 0, m, r * k, k);
+        }
+        BLAS.dgemm("N", "N", k, rows, f, 1.0, coef, k, b.values, f, 1.0, m, k);
+        final double[] multiplierSum = new double[k];
+        double loss = 0.0;
+        double weightSum = 0.0;
+        for (int r = 0; r < rows; r++) {
+            final double w = b.weights[r];
+            weightSum += w;
+            if (!(w > 0)) {
+                Arrays.fill(m, r * k, (r + 1) * k, 0.0);
+                continue;
+            }
+            loss += multipliers(m, r * k, k, w, (int) b.labels[r], multiplierSum);
+        }
+        BLAS.dgemm("N", "T", k, f, rows, 1.0, m, k, b.values, f, 1.0, grad, k);
+        for (int c = 0; c < k; c++) {
+            multiplierSums[c] += multiplierSum[c];
+        }
+        lossAndWeight[0] += loss;
+        lossAndWeight[1] += weightSum;
+    }
+
+    /**
+     * Turns one row's margins ({@code m[o .. o+k)}) into its multipliers {@code w (p - onehot(label))},
+     * adds them to {@code multiplierSum}, and returns the row's loss {@code -w log p_label}.
+     */
+    private static double multipliers(final double[] m, final int o, final int k, final double w, final int label,
+                                      final double[] multiplierSum) {
+        softmax(m, o, k);
+        final double loss = -w * Math.log(m[o + label]);
+        if (w != 1) {
+            for (int c = 0; c < k; c++) {
+                m[o + c] *= w;
+            }
+        }
+        m[o + label] -= w;
+        for (int c = 0; c < k; c++) {
+            multiplierSum[c] += m[o + c];
+        }
+        return loss;
     }
 
     private void checkFeatures(final InstanceBatch b) {
@@ -346,10 +399,15 @@ public final class LogisticObjective implements Serializable {
 
     /** In-place softmax, stable against overflow; a +infinity margin takes all the mass. */
     static void softmax(final double[] m) {
+        softmax(m, 0, m.length);
+    }
+
+    /** {@link #softmax(double[])} of {@code m[o .. o+k)}. */
+    static void softmax(final double[] m, final int o, final int k) {
         double max = -Double.MAX_VALUE;
-        for (int c = 0; c < m.length; c++) {
+        for (int c = o; c < o + k; c++) {
             if (m[c] == Double.POSITIVE_INFINITY) {
-                Arrays.fill(m, 0.0);
+                Arrays.fill(m, o, o + k, 0.0);
                 m[c] = 1.0;
                 return;
             }
@@ -358,13 +416,13 @@ public final class LogisticObjective implements Serializable {
             }
         }
         double sum = 0.0;
-        for (int c = 0; c < m.length; c++) {
+        for (int c = o; c < o + k; c++) {
             final double e = Math.exp(m[c] - max);
             m[c] = e;
             sum += e;
         }
         final double inv = 1.0 / sum;
-        for (int c = 0; c < m.length; c++) {
+        for (int c = o; c < o + k; c++) {
             m[c] *= inv;
         }
     }
@@ -374,7 +432,8 @@ public final class LogisticObjective implements Serializable {
     /**
      * The objective at {@code coef} from the summed contributions: the weighted mean loss plus the L2
      * term; writes the gradient into {@code grad}. +infinity (and a NaN gradient) if any partition's loss
-     * or gradient was not finite.
+     * or gradient was not finite, or if the weight sum did not survive the switch's quantization beside a
+     * huge loss.
      */
     public double valueAndGradient(final double[] sum, final double[] coef, final double[] grad) {
         final int dim = dim();
@@ -387,8 +446,12 @@ public final class LogisticObjective implements Serializable {
         }
         final double weightSum = sum[dim + 1];
         if (!(weightSum > 0.0)) {
-            throw new IllegalArgumentException("The effective number of instances should be greater than 0.0, but was "
-                    + weightSum + ".");
+            // The statistics already found a positive weight sum (the fit fails before the loop
+            // otherwise): here it was rounded away beside a huge (finite) loss in its quantization
+            // block. The evaluation is unusable, as one with a non-finite loss: the line search
+            // shortens its step.
+            Arrays.fill(grad, Double.NaN);
+            return Double.POSITIVE_INFINITY;
         }
         final double scale = 1.0 / weightSum;
         for (int i = 0; i < dim; i++) {

@@ -28,6 +28,9 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.storage.StorageLevel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.dataplane.JobCounters;
+import org.switchml.spark.DriverRuntime;
+import org.switchml.spark.EmbeddedSwitchRegistrar;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.ml.optim.Lbfgs;
 import org.switchml.spark.ml.optim.Lbfgsb;
@@ -74,6 +77,10 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
 
     private LogisticRegressionModel initialModel;
     private transient volatile FitReport lastFit;
+    private transient volatile FitListener listener;
+    /** Applications already warned that they train with stock MLlib (no plugin on a cluster master). */
+    private static final java.util.Set<String> WARNED_STOCK = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final String JOB_DESCRIPTION = "spark.job.description";
 
     /** With a random uid. */
     public SwitchMLLogisticRegression() {
@@ -124,9 +131,29 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return this;
     }
 
-    /** How the last fit of this instance went (null before the first); copies do not share it. */
+    /**
+     * How the last fit of this instance went (null before the first), switch counters included. Copies
+     * made by {@link #copy} (as {@code CrossValidator} and {@code fit(dataset, paramMap)} do) report to
+     * their own {@code lastFit} and to the {@link #setListener listener} they share.
+     */
     public FitReport lastFit() {
         return lastFit;
+    }
+
+    /**
+     * Sets the listener told about every iteration of each fit while it runs, and about each fit's
+     * end (null: none). Not a Spark ML param: it is not saved with the estimator; {@link #copy} keeps
+     * it, so fits inside {@code Pipeline} or {@code CrossValidator} report to it as well (from several
+     * threads at once with {@code CrossValidator.setParallelism}).
+     */
+    public SwitchMLLogisticRegression setListener(final FitListener value) {
+        this.listener = value;
+        return this;
+    }
+
+    /** @see #setListener */
+    public FitListener getListener() {
+        return listener;
     }
 
     /** MLlib keeps the initial model private; it is captured here as well. */
@@ -136,9 +163,10 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return super.setInitialModel(model);
     }
 
+    /** MLlib's copy (params; as in MLlib, not the initial model), keeping the {@link #setListener listener}. */
     @Override
     public SwitchMLLogisticRegression copy(final ParamMap extra) {
-        return (SwitchMLLogisticRegression) defaultCopy(extra);
+        return ((SwitchMLLogisticRegression) defaultCopy(extra)).setListener(listener);
     }
 
     private boolean bounded() {
@@ -164,9 +192,79 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         }
     }
 
+    /**
+     * Whether this fit can use the switch: a local master starts the embedded switch by itself; a cluster
+     * master needs the plugin, whose driver side tells the executors where the switch is.
+     */
+    private static boolean switchAvailable(final SparkContext sc) {
+        if (sc.isLocal()) {
+            return true;
+        }
+        final String plugin = org.switchml.spark.SwitchMLPlugin.class.getName();
+        for (final String key : new String[] {"spark.plugins", "spark.plugins.defaultList"}) {
+            for (final String name : sc.conf().get(key, "").split(",")) {
+                if (name.trim().equals(plugin)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     @Override
     public LogisticRegressionModel train(final Dataset<?> dataset) {
         final SparkContext sc = dataset.sparkSession().sparkContext();
+        if (!switchAvailable(sc)) {
+            return trainStock(sc, dataset);
+        }
+        final String previousDescription = sc.getLocalProperty(JOB_DESCRIPTION);
+        try {
+            return trainWithSwitch(sc, dataset, previousDescription);
+        } finally {
+            sc.setLocalProperty(JOB_DESCRIPTION, previousDescription);
+        }
+    }
+
+    /** Stock MLlib's training, for a cluster master without the plugin: one warning per application. */
+    private LogisticRegressionModel trainStock(final SparkContext sc, final Dataset<?> dataset) {
+        final String why = "master " + sc.master() + " without spark.plugins=" + org.switchml.spark.SwitchMLPlugin.class.getName();
+        if (WARNED_STOCK.add(sc.applicationId())) {
+            LOG.warn("{}: {}; training with stock MLlib LogisticRegression instead (same model, no switch). Its "
+                    + "executors learn the switch from the driver plugin: submit with bin/switchml-submit, or set "
+                    + "spark.plugins and put the spark-switchml jar on the executors (--jars). This warning is given "
+                    + "once per application.", uid(), why);
+        }
+        final long t0 = System.nanoTime();
+        final LogisticRegressionModel m = super.train(dataset);
+        final FitReport report = new FitReport(0, 0, (System.nanoTime() - t0) / 1_000_000, 0, -1,
+                m.summary().totalIterations(), 0, false, "stock MLlib (" + why + ")", Double.NaN, 0, -1, -1, -1, -1,
+                0, 0);
+        finish(report);
+        return m;
+    }
+
+    private void finish(final FitReport report) {
+        lastFit = report;
+        LOG.info("{}: {}", uid(), report);
+        final FitListener l = listener;
+        if (l != null) {
+            try {
+                l.onFitEnd(report);
+            } catch (final RuntimeException e) {
+                LOG.warn("{}: the fit listener failed at the fit's end: {}", uid(), e.toString());
+            }
+        }
+    }
+
+    /** Names the Spark jobs that follow, after the caller's own description if it set one. */
+    private void describe(final SparkContext sc, final String callers, final String what) {
+        final String text = "SwitchMLLogisticRegression " + uid() + ": " + what;
+        sc.setJobDescription(callers == null || callers.isEmpty() ? text : callers + " / " + text);
+    }
+
+    private LogisticRegressionModel trainWithSwitch(final SparkContext sc, final Dataset<?> dataset,
+                                                    final String callers) {
+        describe(sc, callers, "reading the input into the cache");
         final Option<String> weightCol = get(weightCol());
         final Dataset<Row> selected = dataset.select(
                 DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
@@ -176,14 +274,15 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 .map(r -> new Instance(r.getDouble(0), r.getDouble(1), (Vector) r.get(2)));
         final JavaRDD<InstanceBatch> batches = batches(instances).persist(StorageLevel.MEMORY_AND_DISK());
         try {
-            return train(dataset, sc, batches);
+            return train(dataset, sc, batches, callers);
         } finally {
             batches.unpersist(false);
         }
     }
 
     private LogisticRegressionModel train(final Dataset<?> dataset, final SparkContext sc,
-                                          final JavaRDD<InstanceBatch> batches) {
+                                          final JavaRDD<InstanceBatch> batches, final String callers) {
+        final SwitchUse use = new SwitchUse(DriverRuntime.forContext(sc));
         final long t0 = System.nanoTime();
         // One ordinary job reads the input into the cache: bad input fails here exactly as in MLlib (a
         // failure inside the barrier stages would be retried as a stage and lose its message).
@@ -201,8 +300,9 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         final int numFeatures = (int) shape[0];
         final long t1 = System.nanoTime();
         final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
+        describe(sc, callers, "feature statistics (one barrier stage, 2 allreduces)");
         FeatureSummary.Stats stats = summarize(sc, batches.rdd(), numFeatures,
-                metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY);
+                metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY, use);
         if (stats.labelOverflow() > 0) {
             // more classes than slots: find the largest label, then count again
             final double maxLabel = batches.map(b -> {
@@ -212,7 +312,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 }
                 return max;
             }).reduce(Math::max);
-            stats = summarize(sc, batches.rdd(), numFeatures, (int) maxLabel + 1);
+            stats = summarize(sc, batches.rdd(), numFeatures, (int) maxLabel + 1, use);
         }
         if (!(stats.weightSum() > 0)) {
             throw new IllegalArgumentException("requirement failed: Nothing has been added to this summarizer.");
@@ -262,7 +362,13 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
             final Vector intercept = multinomial
                     ? Vectors.sparse(numClasses, new int[] {argmax}, new double[] {Double.POSITIVE_INFINITY})
                     : Vectors.dense(numClasses == 2 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY);
-            return createModel(dataset, numClasses, multinomial, coef, intercept, new double[] {0.0});
+            final LogisticRegressionModel constant = createModel(dataset, numClasses, multinomial, coef, intercept,
+                    new double[] {0.0});
+            final long[] counters = use.counters();
+            finish(new FitReport((t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000, 0, 0, 0, 0, 0,
+                    use.fallbacks == 0, "ALL_LABELS_EQUAL (MLlib's model without training)", Double.NaN, use.megabytes,
+                    counters[0], counters[1], counters[2], counters[3], use.fallbacks, 0));
+            return constant;
         }
         if (!getFitIntercept() && constantLabel) {
             LOG.warn("All labels belong to a single class and fitIntercept=false. It's a dangerous ground, so the "
@@ -309,8 +415,8 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         objective.toCentered(x0);
 
         final long t2 = System.nanoTime();
-        final ReplicatedLoop.Result result = fit(sc, batches, objective, optimizer, x0);
-        final double[] state = result.state();
+        final Fitted fitted = fit(sc, batches, objective, optimizer, x0, use, callers);
+        final double[] state = fitted.state();
         final long t3 = System.nanoTime();
         final double[] solution = optimizer.solution(state);
         objective.fromCentered(solution);
@@ -322,53 +428,123 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         final LogisticRegressionModel m = createModel(dataset, numClasses, multinomial, coefficients, intercepts,
                 optimizer.objectiveHistory(state));
         final long t4 = System.nanoTime();
-        final double perEvaluation = steadyMsPerEvaluation(result);
-        lastFit = new FitReport((t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000,
-                (t4 - t3) / 1_000_000, result.iterations(), optimizer.iterations(state), result.checkpoints().size(),
-                result.viaSwitch(), optimizer.reason(state).name(), perEvaluation);
-        LOG.info("{}: {}", uid(), lastFit);
+        final long[] counters = use.counters();
+        finish(new FitReport((t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000,
+                (t4 - t3) / 1_000_000, fitted.evaluations(), optimizer.iterations(state), fitted.stages(),
+                use.fallbacks == 0, optimizer.reason(state).name(), fitted.msPerEvaluation(), use.megabytes,
+                counters[0], counters[1], counters[2], counters[3], use.fallbacks, fitted.nonFinite()));
         return m;
     }
 
-    /** Mean time between consecutive updates within a stage (stage start-ups excluded). */
-    private static double steadyMsPerEvaluation(final ReplicatedLoop.Result result) {
-        final List<double[]> scalars = result.scalars();
-        final java.util.Set<Integer> stageStarts = new java.util.HashSet<>(result.checkpoints());
-        double total = 0;
-        int count = 0;
-        for (int i = 1; i < scalars.size(); i++) {
-            if (!stageStarts.contains(i)) {
-                total += scalars.get(i)[LogisticFit.CLOCK] - scalars.get(i - 1)[LogisticFit.CLOCK];
-                count++;
+    /** What this fit sent through the switch: its jobs (for the counters), bytes, and fallbacks. */
+    private static final class SwitchUse {
+        private final DriverRuntime runtime;
+        private final List<Integer> jobIds = new ArrayList<>();
+        private double megabytes;
+        private int fallbacks;
+
+        SwitchUse(final DriverRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        void ran(final ReplicatedLoop.Result r, final int vectorLength, final boolean fp64) {
+            jobIds.addAll(r.jobIds());
+            if (r.viaSwitch()) {
+                megabytes += (double) r.iterations() * vectorLength * (fp64 ? 8 : 4) / 1e6;
+            } else {
+                fallbacks++; // the loop says why in its warning
             }
         }
-        return count == 0 ? Double.NaN : total / count;
+
+        /** {packets in, packets out, retransmissions, drops} over this fit's jobs; -1s when unknown. */
+        long[] counters() {
+            final long[] out = new long[4];
+            for (final int id : jobIds) {
+                final JobCounters c = runtime.finalCounters(id);
+                if (c == null) {
+                    // an external switch keeps its counters (or a fallback stage never reached one)
+                    if (runtime.registrar() instanceof EmbeddedSwitchRegistrar) {
+                        continue;
+                    }
+                    return new long[] {-1, -1, -1, -1};
+                }
+                out[0] += c.packetsIn();
+                out[1] += c.packetsOut();
+                out[2] += c.retransmissions();
+                for (final long d : c.drops().values()) {
+                    out[3] += d;
+                }
+            }
+            return out;
+        }
     }
 
-    /** Runs the optimizer in the replicated loop. */
-    private ReplicatedLoop.Result fit(final SparkContext sc, final JavaRDD<InstanceBatch> batches, final LogisticObjective objective,
-                         final QuasiNewton optimizer, final double[] x0) {
+    /** The loop's outcome over all its stages. */
+    private record Fitted(double[] state, int evaluations, int stages, double msPerEvaluation, int nonFinite) {
+    }
+
+    /**
+     * Runs the optimizer in the replicated loop: one barrier stage, or one per {@code checkpointInterval}
+     * evaluations, each named by its job description (Spark fixes a job's description when it is
+     * submitted, so it names the stage's span, not the current iteration; that one is in the log).
+     */
+    private Fitted fit(final SparkContext sc, final JavaRDD<InstanceBatch> batches, final LogisticObjective objective,
+                       final QuasiNewton optimizer, final double[] x0, final SwitchUse use, final String callers) {
         final int perSearch = optimizer instanceof Lbfgsb ? 128 : optimizer instanceof Owlqn ? 21 : 20;
-        final ReplicatedLoop.Options options = new ReplicatedLoop.Options(
-                LogisticFit.maxEvaluations(getMaxIter(), perSearch), getCheckpointInterval(), 0);
+        final int maxEvaluations = LogisticFit.maxEvaluations(getMaxIter(), perSearch);
+        final int interval = getCheckpointInterval();
+        final boolean fp64 = !"fp32".equals(getPrecision());
+        final FitProgress progress = new FitProgress(uid(), getMaxIter(),
+                objective.vectorLength() * (fp64 ? 8.0 : 4.0) / 1e6, listener, use.runtime);
+        final LogisticFit body = new LogisticFit(objective, optimizer);
         final String previous = sc.getLocalProperty(PRECISION_KEY);
         sc.setLocalProperty(PRECISION_KEY, getPrecision());
         try {
-            return ReplicatedLoop.run(batches.rdd(), optimizer.start(x0), objective.vectorLength(),
-                    new LogisticFit(objective, optimizer), options);
+            double[] state = optimizer.start(x0);
+            int evaluations = 0;
+            int stages = 0;
+            double steadyMs = 0;
+            int steadyCount = 0;
+            while (evaluations < maxEvaluations && !optimizer.done(state)) {
+                final int span = interval > 0 ? Math.min(interval, maxEvaluations - evaluations)
+                        : maxEvaluations - evaluations;
+                final int fromIteration = optimizer.iterations(state);
+                final int toIteration = Math.min(getMaxIter(), fromIteration + span);
+                describe(sc, callers, String.format(Locale.ROOT, "iterations %d to <=%d of %d (evaluations %d-%d%s)",
+                        fromIteration, toIteration, getMaxIter(), evaluations + 1, evaluations + span,
+                        interval > 0 ? ", then a checkpoint" : ", the whole fit in this barrier stage"));
+                final ReplicatedLoop.Result r = ReplicatedLoop.run(batches.rdd(), state, objective.vectorLength(), body,
+                        new ReplicatedLoop.Options(span, 0, 0), progress);
+                use.ran(r, objective.vectorLength(), fp64);
+                state = r.state();
+                evaluations += r.iterations();
+                stages++;
+                // steady time per evaluation: task 0's clock between updates of one stage
+                final List<double[]> scalars = r.scalars();
+                for (int i = 1; i < scalars.size(); i++) {
+                    steadyMs += scalars.get(i)[LogisticFit.CLOCK] - scalars.get(i - 1)[LogisticFit.CLOCK];
+                    steadyCount++;
+                }
+                if (r.iterations() == 0) {
+                    break;
+                }
+            }
+            return new Fitted(state, evaluations, stages, steadyCount == 0 ? Double.NaN : steadyMs / steadyCount,
+                    progress.nonFiniteEvaluations());
         } finally {
             sc.setLocalProperty(PRECISION_KEY, previous);
         }
     }
 
     private static FeatureSummary.Stats summarize(final SparkContext sc, final RDD<InstanceBatch> instances,
-                                                  final int numFeatures, final int labelCapacity) {
+                                                  final int numFeatures, final int labelCapacity, final SwitchUse use) {
         final FeatureSummary summary = new FeatureSummary(numFeatures, labelCapacity);
         final String previous = sc.getLocalProperty(PRECISION_KEY);
         sc.setLocalProperty(PRECISION_KEY, "fp64"); // std and histogram feed everything else
         try {
             final ReplicatedLoop.Result r = ReplicatedLoop.run(instances, summary.initialState(), summary.vectorLength(),
                     summary, new ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0));
+            use.ran(r, summary.vectorLength(), true);
             return summary.stats(r.state());
         } finally {
             sc.setLocalProperty(PRECISION_KEY, previous);

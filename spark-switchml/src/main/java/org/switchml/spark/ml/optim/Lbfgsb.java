@@ -102,7 +102,7 @@ public final class Lbfgsb extends QuasiNewton {
     /** Row i of W into {@code out} (length 2k). */
     private void wRow(final double[] s, final int i, final int k, final double theta, final double[] out) {
         for (int j = 0; j < k; j++) {
-            final int p = pairOff(j);
+            final int p = pairOff(s, j);
             out[j] = s[p + n + i];
             out[k + j] = s[p + i] * theta;
         }
@@ -394,9 +394,9 @@ public final class Lbfgsb extends QuasiNewton {
         // MM = [[-D, L^T], [L, theta S^T S]] with A = S^T Y, L its strictly lower part, D its diagonal
         final double[] mm = new double[q * q];
         for (int a = 0; a < k; a++) {
-            final int pa = pairOff(a);
+            final int pa = pairOff(s, a);
             for (int b = 0; b < k; b++) {
-                final int pb = pairOff(b);
+                final int pb = pairOff(s, b);
                 final double sy = dot(s, pa, s, pb + n, n);
                 if (a == b) {
                     mm[a * q + b] = sy * -1.0;

@@ -23,10 +23,16 @@ import java.util.Arrays;
  * step 0, the accepted point) are answered from the state, so they cost no round.
  *
  * <p>Layout of the state: a header (scalars, line search registers, the last 20 adjusted values, the
- * objective history, and for L-BFGS-B the 2k x 2k middle matrix), then vectors of length {@code n}:
- * {@code x}, {@code grad}, {@code dir} (plus the pseudo-gradient for OWL-QN), then the curvature pairs
- * {@code (s, y)}, oldest first, as many as are stored (at most {@code m}). Before the first evaluation
- * the state holds {@code x} only. {@link #maxStateLength()} bounds the size.
+ * objective history, the pairs' ring position and their dot products {@code s.y} and {@code y.y}, and
+ * for L-BFGS-B the 2k x 2k middle matrix), then vectors of length {@code n}: {@code x}, {@code grad},
+ * {@code dir} (plus the pseudo-gradient for OWL-QN), then room for {@code m} curvature pairs
+ * {@code (s, y)} used as a ring: a new pair overwrites the oldest, so nothing moves once {@code m} are
+ * stored. Before the first evaluation the state holds {@code x} only; room for the pairs is made at
+ * the first pair, all at once. {@link #maxStateLength()} is that size.
+ *
+ * <p>Large models: {@link #receiveInPlace} updates the state in its own array, and the dot products
+ * of the stored pairs are kept rather than recomputed, so an iteration passes over the {@code (s, y)}
+ * vectors about 4m times and copies none of them (10^7 coefficients: a 1.9 GB state).
  */
 public abstract class QuasiNewton implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -91,7 +97,11 @@ public abstract class QuasiNewton implements Serializable {
     protected final double tol;
     private final int kind;
     private final int objCapacity;
-    /** First header slot after the objective history (optimizer-specific registers). */
+    /** Header slot of the ring's oldest pair (0 .. m-1). */
+    private final int ring;
+    /** Header slots of {@code s.y} and {@code y.y} of each pair, by ring slot. */
+    private final int pairDots;
+    /** First header slot after the shared registers (optimizer-specific registers). */
     protected final int extra;
     /** Header length: offset of x. */
     protected final int header;
@@ -137,7 +147,9 @@ public abstract class QuasiNewton implements Serializable {
         this.maxIter = maxIter;
         this.tol = tol;
         this.objCapacity = (int) cap;
-        this.extra = OBJ + objCapacity;
+        this.ring = OBJ + objCapacity;
+        this.pairDots = ring + 1;
+        this.extra = pairDots + 2 * m;
         this.header = extra + extraSlots;
         final long max = (long) header + (vectors() + 2L * m) * n;
         if (max > Integer.MAX_VALUE - 16) {
@@ -201,23 +213,59 @@ public abstract class QuasiNewton implements Serializable {
      * state. {@code state} and {@code gradient} are not modified.
      */
     public final double[] receive(final double[] state, final double value, final double[] gradient) {
+        return next(state, value, gradient, false);
+    }
+
+    /**
+     * As {@link #receive}, but the next state may be {@code state} itself, updated in place (the caller
+     * must drop every other use of it): no copy of the state per evaluation. The next state is the same
+     * bits either way.
+     */
+    public final double[] receiveInPlace(final double[] state, final double value, final double[] gradient) {
+        return next(state, value, gradient, true);
+    }
+
+    private double[] next(final double[] state, final double value, final double[] gradient, final boolean inPlace) {
         check(state);
         if (gradient.length != n) {
             throw new IllegalArgumentException("gradient has length " + gradient.length + ", expected " + n);
         }
         final int phase = (int) state[PHASE];
+        final double evaluations = state[EVALS];
         double[] s;
         switch (phase) {
             case START -> {
                 s = Arrays.copyOf(state, header + vectors() * n);
                 s = initial(s, value, gradient);
             }
-            case SEARCH -> s = onSearchEvaluation(state.clone(), value, gradient);
-            case ACCEPT -> s = finishIteration(state.clone(), state[ALPHA], value, gradient);
+            case SEARCH -> s = onSearchEvaluation(inPlace ? state : state.clone(), value, gradient);
+            case ACCEPT -> {
+                final double[] t = inPlace ? state : state.clone();
+                s = finishIteration(t, t[ALPHA], value, gradient);
+            }
             default -> throw new IllegalStateException("the optimizer has stopped (" + reason(state) + ")");
         }
-        s[EVALS] = state[EVALS] + 1;
+        s[EVALS] = evaluations + 1;
         return s;
+    }
+
+    /**
+     * The state without its working vectors once the machine is {@link #done}: header and x, enough for
+     * {@link #solution}, {@link #objectiveHistory}, {@link #iterations}, {@link #evaluations} and
+     * {@link #reason} (what a fit returns to the driver, at 1/23 of the size with m = 10).
+     */
+    public final double[] finalState(final double[] state) {
+        check(state);
+        if (state[PHASE] != DONE) {
+            throw new IllegalStateException("the optimizer has not stopped");
+        }
+        return state.length == header + n ? state : Arrays.copyOf(state, header + n);
+    }
+
+    /** Entries of {@link #objectiveHistory} so far. */
+    public final int objectiveHistoryLength(final double[] state) {
+        check(state);
+        return (int) state[OBJ_COUNT];
     }
 
     /** The current iterate x (the answer once {@link #done}). */
@@ -276,7 +324,7 @@ public abstract class QuasiNewton implements Serializable {
             pendingPoint(s, p);
             Arrays.fill(g, 0.0);
             final double v = f.valueAndGradient(p, g);
-            s = receive(s, v, g);
+            s = receiveInPlace(s, v, g);
         }
         return s;
     }
@@ -331,6 +379,7 @@ public abstract class QuasiNewton implements Serializable {
     double[] resetHistory(final double[] s) {
         s[PAIRS] = 0;
         s[THETA] = 1.0;
+        s[ring] = 0;
         return Arrays.copyOf(s, header + vectors() * n);
     }
 
@@ -487,24 +536,48 @@ public abstract class QuasiNewton implements Serializable {
         return header + 2 * n;
     }
 
-    /** Offset of s_j (j = 0 oldest); y_j follows it. */
-    final int pairOff(final int j) {
-        return header + vectors() * n + 2 * j * n;
+    /** Ring slot of stored pair j (j = 0 oldest). */
+    private int slot(final double[] s, final int j) {
+        return ((int) s[ring] + j) % m;
     }
 
-    /** Appends (newX - x, newGrad - grad) as the newest pair, dropping the oldest when m are stored. */
+    /** Offset of s_j (j = 0 oldest); y_j follows it. */
+    final int pairOff(final double[] s, final int j) {
+        return header + vectors() * n + 2 * slot(s, j) * n;
+    }
+
+    /** {@code s_j . y_j} of stored pair j, computed once when it was stored. */
+    final double pairSy(final double[] s, final int j) {
+        return s[pairDots + 2 * slot(s, j)];
+    }
+
+    /** {@code y_j . y_j} of stored pair j. */
+    final double pairYy(final double[] s, final int j) {
+        return s[pairDots + 2 * slot(s, j) + 1];
+    }
+
+    /**
+     * Stores (sv, yv) as the newest pair, over the oldest when m are stored. The first pair makes room
+     * for all m at once (one allocation, rather than one copy of a growing state per pair).
+     */
     final double[] pushPair(double[] s, final double[] sv, final double[] yv) {
         int k = (int) s[PAIRS];
+        final int slot;
         if (k == m) {
-            final int base = pairOff(0);
-            System.arraycopy(s, base + 2 * n, s, base, 2 * (m - 1) * n);
+            slot = (int) s[ring];
+            s[ring] = (slot + 1) % m;
             k--;
         } else {
-            s = Arrays.copyOf(s, pairOff(k + 1));
+            if (s.length < maxStateLength()) {
+                s = Arrays.copyOf(s, maxStateLength());
+            }
+            slot = slot(s, k); // the ring starts at 0 and has not wrapped
         }
-        final int off = pairOff(k);
+        final int off = header + vectors() * n + 2 * slot * n;
         System.arraycopy(sv, 0, s, off, n);
         System.arraycopy(yv, 0, s, off + n, n);
+        s[pairDots + 2 * slot] = dot(sv, 0, yv, 0, n);
+        s[pairDots + 2 * slot + 1] = dot(yv, 0, yv, 0, n);
         s[PAIRS] = k + 1;
         return s;
     }
@@ -517,9 +590,8 @@ public abstract class QuasiNewton implements Serializable {
         final int k = (int) s[PAIRS];
         double diag = 1.0;
         if (k > 0) {
-            final int newest = pairOff(k - 1);
-            final double sy = dot(s, newest, s, newest + n, n);
-            final double yy = dot(s, newest + n, s, newest + n, n);
+            final double sy = pairSy(s, k - 1);
+            final double yy = pairYy(s, k - 1);
             if (sy < 0 || Double.isNaN(sy)) {
                 throw new SearchFailure("NaN history");
             }
@@ -529,8 +601,8 @@ public abstract class QuasiNewton implements Serializable {
         final double[] as = new double[k];
         final double[] rho = new double[k];
         for (int i = 0; i < k; i++) {
-            final int p = pairOff(k - 1 - i);
-            rho[i] = dot(s, p, s, p + n, n);
+            final int p = pairOff(s, k - 1 - i);
+            rho[i] = pairSy(s, k - 1 - i);
             as[i] = dot(s, p, s, out, n) / rho[i];
             if (Double.isNaN(as[i])) {
                 throw new SearchFailure("NaN history");
@@ -541,7 +613,7 @@ public abstract class QuasiNewton implements Serializable {
             s[out + j] *= diag;
         }
         for (int i = k - 1; i >= 0; i--) {
-            final int p = pairOff(k - 1 - i);
+            final int p = pairOff(s, k - 1 - i);
             final double beta = dot(s, p + n, s, out, n) / rho[i];
             axpy(as[i] - beta, s, p, s, out, n);
         }

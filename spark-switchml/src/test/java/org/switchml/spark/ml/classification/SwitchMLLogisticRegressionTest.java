@@ -5,10 +5,15 @@ import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
 import org.apache.spark.ml.feature.Instance;
 import org.apache.spark.ml.feature.StandardScaler;
 import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.ml.linalg.Vectors;
+import org.apache.spark.ml.param.ParamMap;
+import org.apache.spark.ml.tuning.CrossValidator;
+import org.apache.spark.ml.tuning.CrossValidatorModel;
+import org.apache.spark.ml.tuning.ParamGridBuilder;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerJobStart;
 import org.apache.spark.sql.Dataset;
@@ -23,6 +28,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.switchml.spark.DriverRuntime;
+import org.switchml.spark.EmbeddedSwitchRegistrar;
 import org.switchml.testing.Seeds;
 
 import java.nio.file.Path;
@@ -33,6 +40,7 @@ import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -217,6 +225,29 @@ class SwitchMLLogisticRegressionTest {
         sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}), lr -> lr.setThresholds(new double[] {0.2, 0.3, 0.5}));
         sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}).limit(0), lr -> { });
         sameFailure(rows(new double[][] {{0, 0, 1, 2}, {1, 0, 3, 4}}), lr -> lr.setWeightCol("weight"));
+        // labels not in 0..K-1: negative, and a binomial family beside three classes (above), or over
+        // what the label column's metadata says
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {-1, 1, 3, 4}}), lr -> { });
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, Double.POSITIVE_INFINITY, 4}}), lr -> { });
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}), lr -> lr.setWeightCol("weight")
+                .setLowerBoundsOnCoefficients(org.apache.spark.ml.linalg.Matrices.dense(1, 3, new double[3])));
+    }
+
+    /**
+     * Labels 0 and 3 only (classes 1 and 2 never occur): MLlib takes K = 4 and fits a multinomial model
+     * with four rows; so does ours, with the same predictions.
+     */
+    @Test
+    void labelsWithGapsGiveMllibsClassCount() {
+        final Dataset<Row> gaps = rows(new double[][] {{0, 1, 1, 2}, {3, 1, 3, 4}, {0, 1, 0, 1}, {3, 1, 4, 1},
+            {0, 1, 1, 0}, {3, 1, 5, 3}});
+        final LogisticRegressionModel expected = new LogisticRegression().setMaxIter(10).fit(gaps);
+        final LogisticRegressionModel actual = new SwitchMLLogisticRegression().setMaxIter(10).fit(gaps);
+        assertEquals(4, expected.numClasses());
+        assertEquals(expected.numClasses(), actual.numClasses());
+        assertEquals(expected.coefficientMatrix().numRows(), actual.coefficientMatrix().numRows());
+        assertEquals(expected.transform(gaps).select("prediction").collectAsList(),
+                actual.transform(gaps).select("prediction").collectAsList());
     }
 
     /**
@@ -261,6 +292,114 @@ class SwitchMLLogisticRegressionTest {
         }
     }
 
+    /**
+     * Progress while a fit runs: the listener hears each entry of the objective history once and in
+     * order (across checkpoint stages too), with the same values the model reports; the Spark jobs are
+     * named after the caller's own description, which is restored afterwards; the fit's switch counters
+     * are reachable afterwards.
+     */
+    @Test
+    void progressReachesTheListenerTheJobDescriptionsAndTheFitReport() {
+        final List<IterationReport> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<FitReport> ends = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<String> descriptions = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SparkListener jobs = new SparkListener() {
+            @Override
+            public void onJobStart(final SparkListenerJobStart jobStart) {
+                descriptions.add(String.valueOf(jobStart.properties().getProperty("spark.job.description")));
+            }
+        };
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setCheckpointInterval(4)
+                .setListener(new FitListener() {
+                    @Override
+                    public void onIteration(final IterationReport report) {
+                        heard.add(report);
+                    }
+
+                    @Override
+                    public void onFitEnd(final FitReport report) {
+                        ends.add(report);
+                    }
+                });
+        lr.setWeightCol("weight");
+        spark.sparkContext().addSparkListener(jobs);
+        spark.sparkContext().setJobDescription("the caller's job");
+        final LogisticRegressionModel model;
+        try {
+            model = lr.fit(binomial);
+            assertEquals("the caller's job", spark.sparkContext().getLocalProperty("spark.job.description"));
+        } finally {
+            spark.sparkContext().setJobDescription(null);
+            try {
+                spark.sparkContext().listenerBus().waitUntilEmpty();
+            } catch (final java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("listener bus did not drain", e);
+            }
+            spark.sparkContext().removeSparkListener(jobs);
+        }
+        final FitReport report = lr.lastFit();
+        heard.forEach(r -> System.out.println("[progress] " + r.line()));
+        System.out.println("[progress] " + report);
+        descriptions.forEach(d -> System.out.println("[progress] job: " + d));
+
+        final double[] history = model.summary().objectiveHistory();
+        assertEquals(history.length, heard.size(), "one report per objective history entry");
+        int evaluations = 0;
+        for (int i = 0; i < history.length; i++) {
+            final IterationReport r = heard.get(i);
+            assertEquals(history[i], r.loss(), "loss of entry " + i);
+            assertTrue(i == 0 || r.iteration() >= heard.get(i - 1).iteration(), "iterations in order");
+            assertTrue(r.retransmissions() >= 0, "an embedded switch's counters are readable");
+            assertTrue(r.megabytes() > 0 && r.evaluations() >= 1 && r.millis() >= 0, r.line());
+            assertTrue(r.computeMillis() >= 0 && r.updateMillis() >= 0, r.line());
+            assertFalse(r.nonFinite());
+            evaluations += r.evaluations();
+        }
+        assertEquals(model.summary().totalIterations(), heard.get(heard.size() - 1).iteration());
+        assertEquals(report.evaluations(), evaluations);
+        assertEquals(List.of(report), ends);
+
+        assertTrue(report.viaSwitch());
+        assertEquals(0, report.fallbacks());
+        assertTrue(report.packetsIn() > 0 && report.packetsOut() > 0 && report.retransmissions() >= 0
+                && report.drops() >= 0, report.toString());
+        assertTrue(report.megabytes() > 0);
+        assertTrue(report.stages() > 1, "a stage per 4 evaluations");
+
+        final String prefix = "the caller's job / SwitchMLLogisticRegression " + lr.uid() + ": ";
+        assertTrue(descriptions.contains(prefix + "reading the input into the cache"), descriptions.toString());
+        assertTrue(descriptions.contains(prefix + "feature statistics (one barrier stage, 2 allreduces)"),
+                descriptions.toString());
+        final long fitStages = descriptions.stream().filter(d -> d.startsWith(prefix + "iterations ")).count();
+        assertEquals(report.stages(), fitStages, descriptions.toString());
+        assertTrue(descriptions.contains(prefix + "iterations 0 to <=4 of 100 (evaluations 1-4, then a checkpoint)"),
+                descriptions.toString());
+    }
+
+    /**
+     * Coefficients so large that every margin overflows: each partition's loss is infinite. It crosses
+     * the switch as a flag, never as an infinity to be summed, and the fit reports it (the objective is
+     * +infinity and the line search shortens its step, as MLlib's does on an infinite loss).
+     */
+    @Test
+    void aNonFiniteLossIsFlaggedNotSummed() {
+        final double[] huge = new double[6];
+        java.util.Arrays.fill(huge, Double.MAX_VALUE / 4); // margins of |x| > 1/6 per feature overflow
+        final LogisticRegressionModel start = new LogisticRegressionModel("start",
+                org.apache.spark.ml.linalg.Matrices.dense(1, 6, huge), Vectors.dense(0.0), 2, false);
+        final List<IterationReport> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setListener(heard::add);
+        lr.setMaxIter(3).setInitialModel(start);
+        lr.fit(binomial);
+        final FitReport report = lr.lastFit();
+        System.out.println("[non-finite] " + report);
+        heard.forEach(r -> System.out.println("[non-finite] " + r.line()));
+        assertTrue(report.viaSwitch());
+        assertTrue(report.nonFiniteEvaluations() >= 1, report.toString());
+        assertTrue(heard.get(0).nonFinite());
+        assertEquals(Double.POSITIVE_INFINITY, heard.get(0).loss());
+    }
+
     @Test
     void paramsAreValidatedAsInMllib() {
         assertThrows(IllegalArgumentException.class, () -> new SwitchMLLogisticRegression().setFamily("poisson"));
@@ -283,5 +422,101 @@ class SwitchMLLogisticRegressionTest {
         assertEquals(expected.interceptVector(), actual.interceptVector());
         assertEquals(expected.summary().totalIterations(), actual.summary().totalIterations());
         assertEquals(Double.POSITIVE_INFINITY, actual.intercept());
+
+        // all zeros, and multinomial: MLlib's other special cases
+        final Dataset<Row> zeros = rows(new double[][] {{0, 1, 1, 2}, {0, 1, 3, 4}});
+        for (final String family : new String[] {"binomial", "multinomial"}) {
+            final LogisticRegressionModel e = new LogisticRegression().setFamily(family).fit(family.equals("binomial")
+                    ? zeros : constant);
+            final LogisticRegressionModel a = new SwitchMLLogisticRegression().setFamily(family)
+                    .fit(family.equals("binomial") ? zeros : constant);
+            assertEquals(e.coefficientMatrix(), a.coefficientMatrix(), family);
+            assertEquals(e.interceptVector(), a.interceptVector(), family);
+            assertEquals(e.numClasses(), a.numClasses(), family);
+            assertArrayEquals(e.summary().objectiveHistory(), a.summary().objectiveHistory(), family);
+        }
+    }
+
+    /**
+     * CrossValidator with parallelism 3: its fits run at once on copies of the estimator, their barrier
+     * stages share the one embedded switch (each its own switch job), and every fit goes through it. The
+     * result is stock MLlib's: the same average metrics and the same best params.
+     */
+    @Test
+    void worksInCrossValidatorWithParallelism() {
+        final List<FitReport> fits = java.util.Collections.synchronizedList(new ArrayList<>());
+        final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression().setListener(new FitListener() {
+            @Override
+            public void onIteration(final IterationReport report) {
+            }
+
+            @Override
+            public void onFitEnd(final FitReport report) {
+                fits.add(report);
+            }
+        });
+        ours.setMaxIter(20);
+        final LogisticRegression stock = new LogisticRegression().setMaxIter(20);
+        final CrossValidatorModel[] models = new CrossValidatorModel[2];
+        int i = 0;
+        for (final LogisticRegression lr : new LogisticRegression[] {stock, ours}) {
+            final ParamMap[] grid = new ParamGridBuilder().addGrid(lr.regParam(), new double[] {0.0, 0.01, 0.1})
+                    .build();
+            models[i++] = new CrossValidator().setEstimator(lr).setEstimatorParamMaps(grid)
+                    .setEvaluator(new BinaryClassificationEvaluator()).setNumFolds(2).setParallelism(3).setSeed(5)
+                    .fit(binomial);
+        }
+        System.out.println("[cv] avgMetrics stock " + java.util.Arrays.toString(models[0].avgMetrics()) + ", ours "
+                + java.util.Arrays.toString(models[1].avgMetrics()));
+        assertArrayEquals(models[0].avgMetrics(), models[1].avgMetrics(), 1e-6);
+        assertEquals(3 * 2 + 1, fits.size(), "a fit per grid point and fold, and the final one");
+        for (final FitReport r : fits) {
+            assertTrue(r.viaSwitch() && r.packetsIn() > 0, r.toString());
+        }
+        assertEquals(LogisticRegressionModel.class, models[1].bestModel().getClass());
+    }
+
+    /**
+     * An input of 300 partitions (more than the 4 task slots, hundreds as usual): no shuffle, the same
+     * fit as from 3 partitions up to the order of the sums.
+     */
+    @Test
+    void hundredsOfPartitions() {
+        final Dataset<Row> many = binomial.repartition(300).cache();
+        try {
+            assertEquals(300, many.rdd().getNumPartitions());
+            final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
+            lr.setWeightCol("weight").setRegParam(0.01);
+            final LogisticRegressionModel few = lr.fit(binomial);
+            final LogisticRegressionModel lots = lr.fit(many);
+            final LogisticRegressionModel stock = new LogisticRegression().setWeightCol("weight").setRegParam(0.01)
+                    .fit(many);
+            final double[] hf = few.summary().objectiveHistory();
+            final double[] hl = lots.summary().objectiveHistory();
+            final double[] hs = stock.summary().objectiveHistory();
+            System.out.printf("[partitions] 3: %d iterations, loss %.15g; 300: %d iterations, loss %.15g; stock on 300:"
+                    + " %.15g; %s%n", hf.length - 1, hf[hf.length - 1], hl.length - 1, hl[hl.length - 1],
+                    hs[hs.length - 1], lr.lastFit());
+            assertTrue(lr.lastFit().viaSwitch());
+            assertEquals(hf[hf.length - 1], hl[hl.length - 1], 1e-9 * hf[hf.length - 1]);
+            assertTrue(hl[hl.length - 1] <= hs[hs.length - 1] * (1 + 1e-6));
+            assertTrue(OptimizerOracleTest.relDiff(flatten(stock), flatten(lots)) < 1e-3);
+        } finally {
+            many.unpersist();
+        }
+    }
+
+    /**
+     * This session configures no SwitchMLPlugin (local master, no spark.plugins): the fit starts the
+     * embedded switch in the driver by itself, and its sums went through it.
+     */
+    @Test
+    void withoutThePluginTheFitStartsTheEmbeddedSwitch() {
+        assertFalse(spark.sparkContext().conf().contains("spark.plugins"));
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
+        lr.setMaxIter(5).fit(binomial);
+        assertTrue(DriverRuntime.forContext(spark.sparkContext()).registrar() instanceof EmbeddedSwitchRegistrar);
+        final FitReport r = lr.lastFit();
+        assertTrue(r.viaSwitch() && r.fallbacks() == 0 && r.packetsIn() > 0 && r.packetsOut() > 0, r.toString());
     }
 }
