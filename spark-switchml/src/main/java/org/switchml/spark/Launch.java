@@ -69,7 +69,7 @@ final class Launch {
                 final RDD<TaskOutcome> barrier = new GroupedRDD(sc, source, tasks).barrier()
                         .mapPartitions(factory.task(s), false, OUTCOME);
                 final List<TaskOutcome> out = Arrays.asList((TaskOutcome[]) barrier.collect());
-                report(s, out, System.nanoTime() - t0, rt.endStage(s));
+                report(s, out, t0, System.nanoTime(), rt.endStage(s));
                 return out;
             } catch (final Exception e) { // collect() throws SparkException without declaring it
                 if (attempt + 1 >= attempts || sc.isStopped() || cancelled(e) || badInput(e)) {
@@ -194,18 +194,32 @@ final class Launch {
     }
 
     /** Logs where the stage's time went (debug) so that fixed costs can be measured. */
-    private static void report(final TaskSettings s, final List<TaskOutcome> out, final long jobNs, final long[] driver) {
+    private static void report(final TaskSettings s, final List<TaskOutcome> out, final long submitNs, final long doneNs,
+                               final long[] driver) {
         if (!LOG.isDebugEnabled() || driver == null) {
             return;
         }
+        final long jobNs = doneNs - submitNs;
         final long[] max = new long[TaskOutcome.TIMINGS];
+        long firstHello = Long.MAX_VALUE;
+        long lastEnd = Long.MIN_VALUE;
         for (final TaskOutcome o : out) {
             if (o.timings != null) {
                 for (int i = 0; i < max.length; i++) {
                     max[i] = Math.max(max[i], o.timings[i]);
                 }
+                if (o.timings.length > 8) {
+                    firstHello = Math.min(firstHello, o.timings[4]);
+                    lastEnd = Math.max(lastEnd, o.timings[8]);
+                }
             }
         }
+        // The tasks' marks are System.nanoTime() of their JVMs: comparable with the driver's only on one host
+        // (local-cluster), so Spark's part is split into before and after the tasks only when it makes sense.
+        final String spark = firstHello >= submitNs && lastEnd >= firstHello && lastEnd <= doneNs
+                ? String.format("Spark's scheduling until the first hello %.1f ms, from the last task's end to the "
+                        + "result on the driver %.1f ms", ms(firstHello - submitNs), ms(doneNs - lastEnd))
+                : "the rest is Spark's scheduling and the result's way back";
         if (LOG.isTraceEnabled()) {
             long origin = Long.MAX_VALUE;
             for (final TaskOutcome o : out) {
@@ -225,9 +239,9 @@ final class Launch {
             LOG.trace("spark-switchml: stage {} timeline (ms from the first hello){}", s.stageKey(), sb);
         }
         LOG.debug("spark-switchml: stage {} with {} tasks: job {} ms; hellos arrived over {} ms, job installed in {} ms; "
-                + "slowest task: rendezvous {} ms, read+compute {} ms, steps {} ms (last allreduce {} ms); the rest is "
-                + "Spark's scheduling and the result's way back", s.stageKey(), s.tasks(), ms(jobNs), ms(driver[0]),
-                ms(driver[1]), ms(max[0]), ms(max[1]), ms(max[2]), ms(max[3]));
+                + "slowest task: rendezvous {} ms, read+compute {} ms, steps {} ms (last allreduce {} ms); {}",
+                s.stageKey(), s.tasks(), ms(jobNs), ms(driver[0]), ms(driver[1]), ms(max[0]), ms(max[1]), ms(max[2]),
+                ms(max[3]), spark);
     }
 
     private static double ms(final long ns) {
