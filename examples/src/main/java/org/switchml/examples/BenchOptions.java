@@ -69,16 +69,19 @@ final class BenchOptions {
         }
     }
 
+    /** {@code --flag=value} as {flag, value}; any other argument as {argument, null}. */
+    static String[] splitFlag(final String arg) {
+        final int eq = arg.indexOf('=');
+        return arg.startsWith("--") && eq > 0 ? new String[] {arg.substring(0, eq), arg.substring(eq + 1)}
+                : new String[] {arg, null};
+    }
+
     static BenchOptions parse(final String[] args) throws UsageException {
         final BenchOptions o = new BenchOptions();
         for (int i = 0; i < args.length; i++) {
-            String flag = args[i];
-            String value = null;
-            final int eq = flag.indexOf('=');
-            if (flag.startsWith("--") && eq > 0) {
-                value = flag.substring(eq + 1);
-                flag = flag.substring(0, eq);
-            }
+            final String[] split = BenchOptions.splitFlag(args[i]);
+            final String flag = split[0];
+            String value = split[1];
             switch (flag) {
                 case "--help":
                 case "-h":

@@ -136,13 +136,9 @@ public final class SparkAggregateBench {
         boolean profile = false;
         boolean help = false;
         for (int i = 0; i < args.length; i++) {
-            String flag = args[i];
-            String value = null;
-            final int eq = flag.indexOf('=');
-            if (flag.startsWith("--") && eq > 0) {
-                value = flag.substring(eq + 1);
-                flag = flag.substring(0, eq);
-            }
+            final String[] split = BenchOptions.splitFlag(args[i]);
+            final String flag = split[0];
+            String value = split[1];
             switch (flag) {
                 case "--help", "-h" -> {
                     help = true;
