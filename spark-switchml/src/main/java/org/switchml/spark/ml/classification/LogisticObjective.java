@@ -105,59 +105,95 @@ public final class LogisticObjective implements Serializable {
 
     // ------------------------------------------------------------------ per partition
 
+    /**
+     * What every partition's evaluation at one point needs before it reads its rows: the coefficients as
+     * the unscaled features see them ({@code w_j / std_j}) and the margin of an all-zero row. It depends
+     * only on the point, so the tasks of one executor can share it.
+     */
+    public static final class Prepared {
+        final double[] effective;
+        final double[] offset;
+
+        Prepared(final double[] effective, final double[] offset) {
+            this.effective = effective;
+            this.offset = offset;
+        }
+    }
+
+    /** {@link Prepared} for the point {@code coef} (one sweep over the coefficients). */
+    public Prepared prepare(final double[] coef) {
+        final int sets = coefficientSets();
+        final int f = numFeatures;
+        final double[] effective = new double[f * sets];
+        for (int j = 0; j < f; j++) {
+            final double inv = inverseStd[j];
+            for (int c = 0; c < sets; c++) {
+                effective[j * sets + c] = coef[j * sets + c] * inv;
+            }
+        }
+        final double[] offset = multinomial ? multinomialOffset(coef) : new double[] {binaryOffset(coef)};
+        return new Prepared(effective, offset);
+    }
+
     /** A partition's gradient sum, loss sum and weight sum at {@code coef}. */
     public double[] contribution(final Iterable<InstanceBatch> batches, final double[] coef) {
+        return contribution(batches, prepare(coef));
+    }
+
+    /** A partition's gradient sum, loss sum and weight sum at the point {@code p} was prepared for. */
+    public double[] contribution(final Iterable<InstanceBatch> batches, final Prepared p) {
         final int dim = dim();
         final int sets = coefficientSets();
         final int f = numFeatures;
         final double[] out = new double[dim + 3];
         final double[] lossAndWeight = new double[2];
         final double[] multiplierSum = new double[sets];
-        // coefficients as the unscaled features see them
-        final double[] effective = new double[f * sets];
-        for (int j = 0; j < f; j++) {
-            for (int c = 0; c < sets; c++) {
-                effective[j * sets + c] = coef[j * sets + c] * inverseStd[j];
-            }
-        }
+        final double[] effective = p.effective;
         if (multinomial) {
-            final double[] offset = multinomialOffset(coef);
             for (final InstanceBatch b : batches) {
-                addMultinomial(b, effective, offset, out, lossAndWeight, multiplierSum);
+                addMultinomial(b, effective, p.offset, out, lossAndWeight, multiplierSum);
             }
         } else {
-            final double offset = binaryOffset(coef);
+            final double offset = p.offset[0];
             for (final InstanceBatch b : batches) {
                 addBinary(b, effective, offset, out, lossAndWeight, multiplierSum);
             }
         }
-        // back to the training space: d/dw_j of x_j / std_j * w_j
-        for (int j = 0; j < f; j++) {
-            final double inv = inverseStd[j];
-            for (int c = 0; c < sets; c++) {
-                out[j * sets + c] *= inv;
-            }
-        }
+        // One sweep: back to the training space (d/dw_j of x_j / std_j * w_j), then, when fitting with the
+        // mean, subtract what centering would have removed (the data were not centered), and check that
+        // every element is finite.
+        boolean finite = true;
         if (fitWithMean) {
-            // the data were not centered; subtract what centering would have removed
             for (int j = 0; j < f; j++) {
+                final double inv = inverseStd[j];
                 final double mu = scaledMean[j];
                 for (int c = 0; c < sets; c++) {
-                    out[j * sets + c] += -multiplierSum[c] * mu;
+                    final int i = j * sets + c;
+                    final double g = out[i] * inv + -multiplierSum[c] * mu;
+                    out[i] = g;
+                    finite &= Double.isFinite(g);
+                }
+            }
+        } else {
+            for (int j = 0; j < f; j++) {
+                final double inv = inverseStd[j];
+                for (int c = 0; c < sets; c++) {
+                    final int i = j * sets + c;
+                    final double g = out[i] * inv;
+                    out[i] = g;
+                    finite &= Double.isFinite(g);
                 }
             }
         }
         if (fitIntercept) {
             for (int c = 0; c < sets; c++) {
                 out[f * sets + c] += multiplierSum[c];
+                finite &= Double.isFinite(out[f * sets + c]);
             }
         }
         out[dim] = lossAndWeight[0];
         out[dim + 1] = lossAndWeight[1];
-        boolean finite = Double.isFinite(out[dim]);
-        for (int i = 0; finite && i < dim; i++) {
-            finite = Double.isFinite(out[i]);
-        }
+        finite &= Double.isFinite(out[dim]);
         if (!finite) {
             Arrays.fill(out, 0, dim + 1, 0.0);
             out[dim + 2] = NON_FINITE;
