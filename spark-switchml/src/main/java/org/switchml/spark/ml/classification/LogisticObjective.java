@@ -113,10 +113,31 @@ public final class LogisticObjective implements Serializable {
     public static final class Prepared {
         final double[] effective;
         final double[] offset;
+        private final int sets;
+        private double[] transposed;
 
-        Prepared(final double[] effective, final double[] offset) {
+        Prepared(final double[] effective, final double[] offset, final int sets) {
             this.effective = effective;
             this.offset = offset;
+            this.sets = sets;
+        }
+
+        /**
+         * The effective coefficients as a F x K column-major matrix ({@code c * F + j}), for the dense
+         * kernel; made on first use (only dense batches need it).
+         */
+        synchronized double[] transposed() {
+            if (transposed == null) {
+                final int f = effective.length / sets;
+                final double[] t = new double[effective.length];
+                for (int j = 0; j < f; j++) {
+                    for (int c = 0; c < sets; c++) {
+                        t[c * f + j] = effective[j * sets + c];
+                    }
+                }
+                transposed = t;
+            }
+            return transposed;
         }
     }
 
@@ -132,7 +153,7 @@ public final class LogisticObjective implements Serializable {
             }
         }
         final double[] offset = multinomial ? multinomialOffset(coef) : new double[] {binaryOffset(coef)};
-        return new Prepared(effective, offset);
+        return new Prepared(effective, offset, sets);
     }
 
     /** A partition's gradient sum, loss sum and weight sum at {@code coef}. */
@@ -150,8 +171,25 @@ public final class LogisticObjective implements Serializable {
         final double[] multiplierSum = new double[sets];
         final double[] effective = p.effective;
         if (multinomial) {
+            // dense batches accumulate their gradient F x K column-major (see addMultinomialDense)
+            double[] denseGrad = null;
             for (final InstanceBatch b : batches) {
-                addMultinomial(b, effective, p.offset, out, lossAndWeight, multiplierSum);
+                if (b.indices == null) {
+                    checkFeatures(b);
+                    if (denseGrad == null) {
+                        denseGrad = new double[f * sets];
+                    }
+                    addMultinomialDense(b, p.transposed(), p.offset, denseGrad, lossAndWeight, multiplierSum);
+                } else {
+                    addMultinomial(b, effective, p.offset, out, lossAndWeight, multiplierSum);
+                }
+            }
+            if (denseGrad != null) {
+                for (int j = 0; j < f; j++) {
+                    for (int c = 0; c < sets; c++) {
+                        out[j * sets + c] += denseGrad[c * f + j];
+                    }
+                }
             }
         } else {
             final double offset = p.offset[0];
@@ -322,14 +360,10 @@ public final class LogisticObjective implements Serializable {
         return w * (1.0 / (1.0 + Math.exp(-margin)) - label);
     }
 
-    /** As {@link #addBinary} for the softmax. */
+    /** As {@link #addBinary} for the softmax, for a sparse batch (dense ones: {@link #addMultinomialDense}). */
     private void addMultinomial(final InstanceBatch b, final double[] coef, final double[] offset,
                                 final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
         checkFeatures(b);
-        if (b.indices == null) {
-            addMultinomialDense(b, coef, offset, grad, lossAndWeight, multiplierSums);
-            return;
-        }
         final int k = numClasses;
         final double[] margins = new double[k];
         final double[] multiplierSum = new double[k];
@@ -367,12 +401,15 @@ public final class LogisticObjective implements Serializable {
     }
 
     /**
-     * A dense batch through BLAS. The coefficients ({@code j * K + c}) are a K x F column-major matrix
-     * and the rows a F x R column-major one, so the margins (K x R, each row's K classes contiguous) are
-     * one GEMM, and the gradient {@code += multipliers x rows^T} another.
+     * A dense batch through BLAS, with the coefficients and the gradient as F x K column-major matrices
+     * ({@code c * F + j}) and the rows a F x R column-major one: the margins (K x R, each row's K classes
+     * contiguous) are {@code coef^T rows} (one GEMM of dot products along the features), and the gradient
+     * {@code += rows x multipliers^T} (another, streaming along the features). Both run about twice as
+     * fast through the Java BLAS as the K x F layout, whose inner loops run over the K = 10 classes.
      */
-    private void addMultinomialDense(final InstanceBatch b, final double[] coef, final double[] offset,
-                                     final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
+    private void addMultinomialDense(final InstanceBatch b, final double[] coefT, final double[] offset,
+                                     final double[] gradT, final double[] lossAndWeight,
+                                     final double[] multiplierSums) {
         final int f = numFeatures;
         final int k = numClasses;
         final int rows = b.rows;
@@ -380,7 +417,7 @@ public final class LogisticObjective implements Serializable {
         for (int r = 0; r < rows; r++) {
             System.arraycopy(offset, 0, m, r * k, k);
         }
-        BLAS.dgemm("N", "N", k, rows, f, 1.0, coef, k, b.values, f, 1.0, m, k);
+        BLAS.dgemm("T", "N", k, rows, f, 1.0, coefT, f, b.values, f, 1.0, m, k);
         final double[] multiplierSum = new double[k];
         double loss = 0.0;
         double weightSum = 0.0;
@@ -393,7 +430,7 @@ public final class LogisticObjective implements Serializable {
             }
             loss += multipliers(m, r * k, k, w, (int) b.labels[r], multiplierSum);
         }
-        BLAS.dgemm("N", "T", k, f, rows, 1.0, m, k, b.values, f, 1.0, grad, k);
+        BLAS.dgemm("N", "T", f, k, rows, 1.0, b.values, f, m, k, 1.0, gradT, f);
         for (int c = 0; c < k; c++) {
             multiplierSums[c] += multiplierSum[c];
         }
