@@ -126,7 +126,7 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
         // In place: the loop runs this once per executor, after all of the executor's tasks have
         // contributed, and then hands every task the new state; the old one is not used again. With 10^7
         // coefficients a copy would be 1.9 GB per evaluation.
-        final double[] next = optimizer.receiveInPlace(state, value, grad);
+        final double[] next = optimizer.receiveInPlace(state, value, grad, point);
         final boolean done = optimizer.done(next);
         final double[] scalars = {optimizer.iterations(next), optimizer.adjustedValue(next),
             optimizer.adjustedGradientNorm(next), optimizer.evaluations(next), System.nanoTime() / 1e6,

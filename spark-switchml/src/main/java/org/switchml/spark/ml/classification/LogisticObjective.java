@@ -527,10 +527,24 @@ public final class LogisticObjective implements Serializable {
             return Double.POSITIVE_INFINITY;
         }
         final double scale = 1.0 / weightSum;
-        for (int i = 0; i < dim; i++) {
+        if (regL2 == 0.0 || !standardization) {
+            for (int i = 0; i < dim; i++) {
+                grad[i] = sum[i] * scale;
+            }
+            return sum[dim] / weightSum + addL2(coef, grad);
+        }
+        // the common case in one sweep (the same bits as the mean, then addL2)
+        final int applied = numFeatures * coefficientSets();
+        double l2 = 0.0;
+        for (int j = 0; j < applied; j++) {
+            final double c = coef[j];
+            l2 += c * c;
+            grad[j] = sum[j] * scale + c * regL2;
+        }
+        for (int i = applied; i < dim; i++) {
             grad[i] = sum[i] * scale;
         }
-        return sum[dim] / weightSum + addL2(coef, grad);
+        return sum[dim] / weightSum + 0.5 * l2 * regL2;
     }
 
     /** Adds the L2 gradient to {@code grad}; returns the L2 value. Intercepts are not penalized. */

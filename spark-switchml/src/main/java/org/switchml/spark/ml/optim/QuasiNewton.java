@@ -213,7 +213,7 @@ public abstract class QuasiNewton implements Serializable {
      * state. {@code state} and {@code gradient} are not modified.
      */
     public final double[] receive(final double[] state, final double value, final double[] gradient) {
-        return next(state, value, gradient, false);
+        return next(state, value, gradient, false, null);
     }
 
     /**
@@ -222,10 +222,24 @@ public abstract class QuasiNewton implements Serializable {
      * bits either way.
      */
     public final double[] receiveInPlace(final double[] state, final double value, final double[] gradient) {
-        return next(state, value, gradient, true);
+        return next(state, value, gradient, true, null);
     }
 
-    private double[] next(final double[] state, final double value, final double[] gradient, final boolean inPlace) {
+    /**
+     * As {@link #receiveInPlace}, given also {@code point}, what {@link #pendingPoint} returned for
+     * {@code state} (not modified): an accepted step then takes it as the new x instead of computing it
+     * again. The next state is the same bits.
+     */
+    public final double[] receiveInPlace(final double[] state, final double value, final double[] gradient,
+                                         final double[] point) {
+        if (point.length != n) {
+            throw new IllegalArgumentException("point has length " + point.length + ", expected " + n);
+        }
+        return next(state, value, gradient, true, point);
+    }
+
+    private double[] next(final double[] state, final double value, final double[] gradient, final boolean inPlace,
+                          final double[] point) {
         check(state);
         if (gradient.length != n) {
             throw new IllegalArgumentException("gradient has length " + gradient.length + ", expected " + n);
@@ -238,10 +252,10 @@ public abstract class QuasiNewton implements Serializable {
                 s = Arrays.copyOf(state, header + vectors() * n);
                 s = initial(s, value, gradient);
             }
-            case SEARCH -> s = onSearchEvaluation(inPlace ? state : state.clone(), value, gradient);
+            case SEARCH -> s = onSearchEvaluation(inPlace ? state : state.clone(), value, gradient, point);
             case ACCEPT -> {
                 final double[] t = inPlace ? state : state.clone();
-                s = finishIteration(t, t[ALPHA], value, gradient);
+                s = finishIteration(t, t[ALPHA], value, gradient, point);
             }
             default -> throw new IllegalStateException("the optimizer has stopped (" + reason(state) + ")");
         }
@@ -324,7 +338,7 @@ public abstract class QuasiNewton implements Serializable {
             pendingPoint(s, p);
             Arrays.fill(g, 0.0);
             final double v = f.valueAndGradient(p, g);
-            s = receiveInPlace(s, v, g);
+            s = receiveInPlace(s, v, g, p);
         }
         return s;
     }
@@ -402,7 +416,8 @@ public abstract class QuasiNewton implements Serializable {
         return checkOrContinue(s);
     }
 
-    private double[] onSearchEvaluation(final double[] s, final double value, final double[] grad) {
+    private double[] onSearchEvaluation(final double[] s, final double value, final double[] grad,
+                                        final double[] point) {
         final double alpha = s[ALPHA];
         final double[] fd = new double[2];
         phi(s, alpha, value, grad, fd);
@@ -416,7 +431,7 @@ public abstract class QuasiNewton implements Serializable {
             return failed(s);
         }
         if (outcome == ACCEPT_LAST) {
-            return finishIteration(s, alpha, value, grad);
+            return finishIteration(s, alpha, value, grad, point);
         }
         if (outcome == ACCEPT_OTHER) {
             s[PHASE] = ACCEPT; // the accepted point was not the last one evaluated: evaluate it again
@@ -424,9 +439,16 @@ public abstract class QuasiNewton implements Serializable {
         return s;
     }
 
-    private double[] finishIteration(double[] s, final double alpha, final double value, final double[] grad) {
-        final double[] newX = new double[n];
-        takeStep(s, alpha, newX);
+    /** {@code point}: the pending point (the step at {@code alpha}) if the caller has it, else null. */
+    private double[] finishIteration(double[] s, final double alpha, final double value, final double[] grad,
+                                     final double[] point) {
+        final double[] newX;
+        if (point != null) {
+            newX = point;
+        } else {
+            newX = new double[n];
+            takeStep(s, alpha, newX);
+        }
         s = updateHistory(s, newX, grad);
         System.arraycopy(newX, 0, s, header, n);
         System.arraycopy(grad, 0, s, header + n, n);
