@@ -71,14 +71,6 @@ public final class Lbfgs extends QuasiNewton {
 
     @Override
     double[] updateHistory(final double[] s, final double[] newX, final double[] newGrad) {
-        final double[] sv = new double[n];
-        final double[] yv = new double[n];
-        final int x = xOff();
-        final int g = gradOff();
-        for (int i = 0; i < n; i++) {
-            sv[i] = newX[i] - s[x + i];
-            yv[i] = newGrad[i] - s[g + i];
-        }
-        return pushPair(s, sv, yv);
+        return pushDifferencePair(s, newX, newGrad);
     }
 }

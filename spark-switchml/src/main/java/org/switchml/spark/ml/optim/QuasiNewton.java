@@ -213,7 +213,7 @@ public abstract class QuasiNewton implements Serializable {
      * state. {@code state} and {@code gradient} are not modified.
      */
     public final double[] receive(final double[] state, final double value, final double[] gradient) {
-        return next(state, value, gradient, false);
+        return next(state, value, gradient, false, null);
     }
 
     /**
@@ -222,10 +222,24 @@ public abstract class QuasiNewton implements Serializable {
      * bits either way.
      */
     public final double[] receiveInPlace(final double[] state, final double value, final double[] gradient) {
-        return next(state, value, gradient, true);
+        return next(state, value, gradient, true, null);
     }
 
-    private double[] next(final double[] state, final double value, final double[] gradient, final boolean inPlace) {
+    /**
+     * As {@link #receiveInPlace}, given also {@code point}, what {@link #pendingPoint} returned for
+     * {@code state} (not modified): an accepted step then takes it as the new x instead of computing it
+     * again. The next state is the same bits.
+     */
+    public final double[] receiveInPlace(final double[] state, final double value, final double[] gradient,
+                                         final double[] point) {
+        if (point.length != n) {
+            throw new IllegalArgumentException("point has length " + point.length + ", expected " + n);
+        }
+        return next(state, value, gradient, true, point);
+    }
+
+    private double[] next(final double[] state, final double value, final double[] gradient, final boolean inPlace,
+                          final double[] point) {
         check(state);
         if (gradient.length != n) {
             throw new IllegalArgumentException("gradient has length " + gradient.length + ", expected " + n);
@@ -238,10 +252,10 @@ public abstract class QuasiNewton implements Serializable {
                 s = Arrays.copyOf(state, header + vectors() * n);
                 s = initial(s, value, gradient);
             }
-            case SEARCH -> s = onSearchEvaluation(inPlace ? state : state.clone(), value, gradient);
+            case SEARCH -> s = onSearchEvaluation(inPlace ? state : state.clone(), value, gradient, point);
             case ACCEPT -> {
                 final double[] t = inPlace ? state : state.clone();
-                s = finishIteration(t, t[ALPHA], value, gradient);
+                s = finishIteration(t, t[ALPHA], value, gradient, point);
             }
             default -> throw new IllegalStateException("the optimizer has stopped (" + reason(state) + ")");
         }
@@ -324,7 +338,7 @@ public abstract class QuasiNewton implements Serializable {
             pendingPoint(s, p);
             Arrays.fill(g, 0.0);
             final double v = f.valueAndGradient(p, g);
-            s = receiveInPlace(s, v, g);
+            s = receiveInPlace(s, v, g, p);
         }
         return s;
     }
@@ -402,7 +416,8 @@ public abstract class QuasiNewton implements Serializable {
         return checkOrContinue(s);
     }
 
-    private double[] onSearchEvaluation(final double[] s, final double value, final double[] grad) {
+    private double[] onSearchEvaluation(final double[] s, final double value, final double[] grad,
+                                        final double[] point) {
         final double alpha = s[ALPHA];
         final double[] fd = new double[2];
         phi(s, alpha, value, grad, fd);
@@ -416,7 +431,7 @@ public abstract class QuasiNewton implements Serializable {
             return failed(s);
         }
         if (outcome == ACCEPT_LAST) {
-            return finishIteration(s, alpha, value, grad);
+            return finishIteration(s, alpha, value, grad, point);
         }
         if (outcome == ACCEPT_OTHER) {
             s[PHASE] = ACCEPT; // the accepted point was not the last one evaluated: evaluate it again
@@ -424,9 +439,16 @@ public abstract class QuasiNewton implements Serializable {
         return s;
     }
 
-    private double[] finishIteration(double[] s, final double alpha, final double value, final double[] grad) {
-        final double[] newX = new double[n];
-        takeStep(s, alpha, newX);
+    /** {@code point}: the pending point (the step at {@code alpha}) if the caller has it, else null. */
+    private double[] finishIteration(double[] s, final double alpha, final double value, final double[] grad,
+                                     final double[] point) {
+        final double[] newX;
+        if (point != null) {
+            newX = point;
+        } else {
+            newX = new double[n];
+            takeStep(s, alpha, newX);
+        }
         s = updateHistory(s, newX, grad);
         System.arraycopy(newX, 0, s, header, n);
         System.arraycopy(grad, 0, s, header + n, n);
@@ -583,6 +605,44 @@ public abstract class QuasiNewton implements Serializable {
     }
 
     /**
+     * {@link #pushPair} of {@code (newX - x, newGrad - grad)} with x and grad of the state, computed in
+     * place in the pair's slot, with its two dot products in the same sweep: no temporary vectors and
+     * one pass over n instead of four (the same bits).
+     */
+    final double[] pushDifferencePair(double[] s, final double[] newX, final double[] newGrad) {
+        int k = (int) s[PAIRS];
+        final int slot;
+        if (k == m) {
+            slot = (int) s[ring];
+            s[ring] = (slot + 1) % m;
+            k--;
+        } else {
+            if (s.length < maxStateLength()) {
+                s = Arrays.copyOf(s, maxStateLength());
+            }
+            slot = slot(s, k);
+        }
+        final int off = header + vectors() * n + 2 * slot * n;
+        final int yo = off + n;
+        final int x = xOff();
+        final int g = gradOff();
+        double sy = 0.0;
+        double yy = 0.0;
+        for (int i = 0; i < n; i++) {
+            final double sv = newX[i] - s[x + i];
+            final double yv = newGrad[i] - s[g + i];
+            s[off + i] = sv;
+            s[yo + i] = yv;
+            sy += sv * yv;
+            yy += yv * yv;
+        }
+        s[pairDots + 2 * slot] = sy;
+        s[pairDots + 2 * slot + 1] = yy;
+        s[PAIRS] = k + 1;
+        return s;
+    }
+
+    /**
      * breeze's LBFGS.ApproximateInverseHessian times {@code g} (two-loop recursion, newest pair first),
      * negated: the L-BFGS direction, written at {@code out} in {@code s}.
      */
@@ -597,28 +657,70 @@ public abstract class QuasiNewton implements Serializable {
             }
             diag = sy / yy;
         }
-        System.arraycopy(s, gOff, s, out, n);
+        if (k == 0) {
+            for (int j = 0; j < n; j++) {
+                s[out + j] = -s[gOff + j]; // (g * 1.0) * -1.0, the same bits
+            }
+            return;
+        }
+        // The passes are fused (each axpy computes the next dot product on the fly, the copy, the scaling
+        // by diag and the negation ride along), so each vector element sees the same operations in the
+        // same order as in the unfused recursion (bit-identical), with about half the sweeps over n.
         final double[] as = new double[k];
         final double[] rho = new double[k];
         for (int i = 0; i < k; i++) {
-            final int p = pairOff(s, k - 1 - i);
             rho[i] = pairSy(s, k - 1 - i);
-            as[i] = dot(s, p, s, out, n) / rho[i];
+        }
+        // first loop, newest pair first: q = g; a_i = s_i . q / rho_i; q -= a_i y_i
+        int p = pairOff(s, k - 1);
+        double dot = 0.0;
+        for (int j = 0; j < n; j++) {
+            final double q = s[gOff + j];
+            s[out + j] = q;
+            dot += s[p + j] * q;
+        }
+        for (int i = 0; i < k; i++) {
+            as[i] = dot / rho[i];
             if (Double.isNaN(as[i])) {
                 throw new SearchFailure("NaN history");
             }
-            axpy(-as[i], s, p + n, s, out, n);
+            final double a = -as[i];
+            final int y = p + n;
+            dot = 0.0;
+            if (i + 1 < k) {
+                final int pn = pairOff(s, k - 2 - i);
+                for (int j = 0; j < n; j++) {
+                    final double q = s[out + j] + a * s[y + j];
+                    s[out + j] = q;
+                    dot += s[pn + j] * q;
+                }
+                p = pn;
+            } else {
+                // last pair: then q *= diag, and the second loop's first dot (y of the oldest pair)
+                for (int j = 0; j < n; j++) {
+                    final double q = (s[out + j] + a * s[y + j]) * diag;
+                    s[out + j] = q;
+                    dot += s[y + j] * q;
+                }
+            }
         }
-        for (int j = 0; j < n; j++) {
-            s[out + j] *= diag;
-        }
+        // second loop, oldest pair first: beta = y_i . q / rho_i; q += (a_i - beta) s_i; finally q = -q
         for (int i = k - 1; i >= 0; i--) {
-            final int p = pairOff(s, k - 1 - i);
-            final double beta = dot(s, p + n, s, out, n) / rho[i];
-            axpy(as[i] - beta, s, p, s, out, n);
-        }
-        for (int j = 0; j < n; j++) {
-            s[out + j] *= -1.0;
+            final int pi = pairOff(s, k - 1 - i);
+            final double c = as[i] - dot / rho[i];
+            dot = 0.0;
+            if (i > 0) {
+                final int yn = pairOff(s, k - i) + n;
+                for (int j = 0; j < n; j++) {
+                    final double q = s[out + j] + c * s[pi + j];
+                    s[out + j] = q;
+                    dot += s[yn + j] * q;
+                }
+            } else {
+                for (int j = 0; j < n; j++) {
+                    s[out + j] = (s[out + j] + c * s[pi + j]) * -1.0;
+                }
+            }
         }
     }
 
