@@ -583,24 +583,31 @@ public abstract class QuasiNewton implements Serializable {
      * for all m at once (one allocation, rather than one copy of a growing state per pair).
      */
     final double[] pushPair(double[] s, final double[] sv, final double[] yv) {
-        int k = (int) s[PAIRS];
-        final int slot;
-        if (k == m) {
-            slot = (int) s[ring];
-            s[ring] = (slot + 1) % m;
-            k--;
-        } else {
-            if (s.length < maxStateLength()) {
-                s = Arrays.copyOf(s, maxStateLength());
-            }
-            slot = slot(s, k); // the ring starts at 0 and has not wrapped
-        }
+        s = claimNewestPair(s);
+        final int slot = slot(s, (int) s[PAIRS] - 1);
         final int off = header + vectors() * n + 2 * slot * n;
         System.arraycopy(sv, 0, s, off, n);
         System.arraycopy(yv, 0, s, off + n, n);
         s[pairDots + 2 * slot] = dot(sv, 0, yv, 0, n);
         s[pairDots + 2 * slot + 1] = dot(yv, 0, yv, 0, n);
-        s[PAIRS] = k + 1;
+        return s;
+    }
+
+    /**
+     * Makes the newest pair's place, {@code slot(s, pairs - 1)} afterwards: over the oldest when m are stored
+     * (the ring turns), else the next free one. Returns the state, grown to room for all m pairs at once on
+     * the first pair.
+     */
+    private double[] claimNewestPair(double[] s) {
+        final int k = (int) s[PAIRS];
+        if (k == m) {
+            s[ring] = ((int) s[ring] + 1) % m;
+            return s;
+        }
+        if (s.length < maxStateLength()) {
+            s = Arrays.copyOf(s, maxStateLength());
+        }
+        s[PAIRS] = k + 1; // the ring starts at 0 and has not wrapped
         return s;
     }
 
@@ -610,18 +617,8 @@ public abstract class QuasiNewton implements Serializable {
      * one pass over n instead of four (the same bits).
      */
     final double[] pushDifferencePair(double[] s, final double[] newX, final double[] newGrad) {
-        int k = (int) s[PAIRS];
-        final int slot;
-        if (k == m) {
-            slot = (int) s[ring];
-            s[ring] = (slot + 1) % m;
-            k--;
-        } else {
-            if (s.length < maxStateLength()) {
-                s = Arrays.copyOf(s, maxStateLength());
-            }
-            slot = slot(s, k);
-        }
+        s = claimNewestPair(s);
+        final int slot = slot(s, (int) s[PAIRS] - 1);
         final int off = header + vectors() * n + 2 * slot * n;
         final int yo = off + n;
         final int x = xOff();
@@ -638,7 +635,6 @@ public abstract class QuasiNewton implements Serializable {
         }
         s[pairDots + 2 * slot] = sy;
         s[pairDots + 2 * slot + 1] = yy;
-        s[PAIRS] = k + 1;
         return s;
     }
 
