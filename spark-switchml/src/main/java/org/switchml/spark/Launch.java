@@ -221,19 +221,13 @@ final class Launch {
                         + "result on the driver %.1f ms", ms(firstHello - submitNs), ms(doneNs - lastEnd))
                 : "the rest is Spark's scheduling and the result's way back";
         if (LOG.isTraceEnabled()) {
-            long origin = Long.MAX_VALUE;
-            for (final TaskOutcome o : out) {
-                if (o.timings != null && o.timings.length > 4) {
-                    origin = Math.min(origin, o.timings[4]);
-                }
-            }
             final StringBuilder sb = new StringBuilder();
             for (final TaskOutcome o : out) {
                 if (o.timings != null && o.timings.length > 9) {
                     final long[] t = o.timings;
                     sb.append(String.format(" | task %d rank %d: hello %.1f plan %.1f switch %.1f-%.1f end %.1f",
-                            o.partition, t[9], ms(t[4] - origin), ms(t[5] - origin), ms(t[6] - origin),
-                            ms(t[7] - origin), ms(t[8] - origin)));
+                            o.partition, t[9], ms(t[4] - firstHello), ms(t[5] - firstHello),
+                            ms(t[6] - firstHello), ms(t[7] - firstHello), ms(t[8] - firstHello)));
                 }
             }
             LOG.trace("spark-switchml: stage {} timeline (ms from the first hello){}", s.stageKey(), sb);
