@@ -47,7 +47,8 @@ public final class ReplicatedLoop {
         /**
          * The contribution of {@code records} for {@code iteration}; length {@code vectorLength}. Called by
          * several tasks of one executor at once with the same {@code state}, which it must not modify.
-         * Contributions are summed, so a task's vector must be the sum of its records' parts.
+         * Contributions are summed, so a task's vector must be the sum of its records' parts. Return a new
+         * array: the loop owns it (an executor sums its tasks' vectors into the first of them).
          */
         double[] contribution(List<T> records, double[] state, int iteration);
 
@@ -317,11 +318,21 @@ public final class ReplicatedLoop {
      * Each task computes its records' contribution; the executor's step (allreduce, then
      * {@link Body#update}) runs once per executor, and its tasks share the new state.
      */
+    /**
+     * Per executor JVM: the first state of each running loop stage attempt, taken by its first task and shared
+     * with the others until the first step has replaced it.
+     */
+    private static final java.util.concurrent.ConcurrentMap<Long, double[]> FIRST_STATES =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     private static final class LoopTask<T> implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
         private static final long serialVersionUID = 1L;
         private final TaskSettings settings;
         private final RDD<T> source;
-        private final double[] state;
+        /** The stage's first state, packed: a first model is mostly zeros, and every task deserializes it. */
+        private final PackedVector state;
+        /** Names this stage attempt's first state in {@link #FIRST_STATES}. */
+        private final long stateId = java.util.concurrent.ThreadLocalRandom.current().nextLong();
         private final int start;
         private final int length;
         private final Body<T> body;
@@ -334,7 +345,7 @@ public final class ReplicatedLoop {
             this.progressId = progressId;
             this.settings = settings;
             this.source = source;
-            this.state = state;
+            this.state = new PackedVector(state);
             this.start = start;
             this.length = length;
             this.body = body;
@@ -350,9 +361,20 @@ public final class ReplicatedLoop {
             final long t1 = System.nanoTime();
             final List<T> records = Launch.readAll(source, m.partitions());
             final long t2 = System.nanoTime();
+            // The executor's tasks share one copy of the first state, as they share every later one (the
+            // update runs once per executor): one array and one pending point per executor, not per task.
+            double[] s = FIRST_STATES.computeIfAbsent(stateId, id -> state.values());
+            try {
+                return iterate(m, task, s, records, t1, t2);
+            } finally {
+                FIRST_STATES.remove(stateId);
+            }
+        }
+
+        private TaskOutcome iterate(final StageMember m, final int task, double[] s, final List<T> records,
+                                    final long t1, final long t2) {
             final boolean timed = options.checkpointSeconds() > 0;
             final long deadline = System.nanoTime() + (long) (options.checkpointSeconds() * 1e9);
-            double[] s = state;
             long lastReport = t2;
             final List<double[]> scalars = new ArrayList<>();
             int it = start;
@@ -370,6 +392,9 @@ public final class ReplicatedLoop {
                         body.update(current, timed ? Arrays.copyOf(sum, length) : sum, iteration),
                         timed && sum[length] > 0));
                 s = step.step().state();
+                if (it == start) {
+                    FIRST_STATES.remove(stateId); // every local task has taken it; the step replaced it
+                }
                 if (m.reports()) {
                     final double[] sc = step.step().scalars() == null ? new double[0] : step.step().scalars();
                     scalars.add(sc);

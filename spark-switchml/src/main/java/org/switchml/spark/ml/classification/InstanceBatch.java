@@ -20,6 +20,8 @@ public final class InstanceBatch implements Serializable {
     final int[] indices;
     /** Sparse only: row r spans [rowStart[r], rowStart[r + 1]). */
     final int[] rowStart;
+    /** The sparse kernels' by-column copy of the block this batch starts, made on first use (not cached bytes). */
+    transient volatile ColumnBlock columnBlock;
 
     private InstanceBatch(final int rows, final int numFeatures, final double[] labels, final double[] weights,
                           final double[] values, final int[] indices, final int[] rowStart) {

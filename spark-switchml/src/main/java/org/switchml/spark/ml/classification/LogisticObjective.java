@@ -1,7 +1,9 @@
 package org.switchml.spark.ml.classification;
 
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The logistic regression objective in MLlib 4.0.1's training space, in plain Java: binomial or
@@ -169,32 +171,46 @@ public final class LogisticObjective implements Serializable {
         final double[] out = new double[dim + 3];
         final double[] lossAndWeight = new double[2];
         final double[] multiplierSum = new double[sets];
-        final double[] effective = p.effective;
-        if (multinomial) {
-            // dense batches accumulate their gradient F x K column-major (see addMultinomialDense)
-            double[] denseGrad = null;
-            for (final InstanceBatch b : batches) {
-                if (b.indices == null) {
-                    checkFeatures(b);
-                    if (denseGrad == null) {
-                        denseGrad = new double[f * sets];
-                    }
-                    addMultinomialDense(b, p.transposed(), p.offset, denseGrad, lossAndWeight, multiplierSum);
-                } else {
-                    addMultinomial(b, effective, p.offset, out, lossAndWeight, multiplierSum);
+        // Runs of sparse batches go through column blocks, dense batches one by one, in batch order.
+        final List<InstanceBatch> run = new ArrayList<>();
+        int runRows = 0;
+        final int blockRows = ColumnBlock.rowsFor(sets);
+        double[] denseGrad = null;
+        for (final InstanceBatch b : batches) {
+            checkFeatures(b);
+            if (b.indices != null) {
+                run.add(b);
+                runRows += b.rows;
+                if (runRows >= blockRows) {
+                    addSparse(ColumnBlock.of(run), p, out, lossAndWeight, multiplierSum);
+                    run.clear();
+                    runRows = 0;
                 }
+                continue;
             }
-            if (denseGrad != null) {
-                for (int j = 0; j < f; j++) {
-                    for (int c = 0; c < sets; c++) {
-                        out[j * sets + c] += denseGrad[c * f + j];
-                    }
+            if (!run.isEmpty()) {
+                addSparse(ColumnBlock.of(run), p, out, lossAndWeight, multiplierSum);
+                run.clear();
+                runRows = 0;
+            }
+            if (multinomial) {
+                // dense batches accumulate their gradient F x K column-major (see addMultinomialDense)
+                if (denseGrad == null) {
+                    denseGrad = new double[f * sets];
                 }
+                addMultinomialDense(b, p.transposed(), p.offset, denseGrad, lossAndWeight, multiplierSum);
+            } else {
+                addBinaryDense(b, p.effective, p.offset[0], out, lossAndWeight, multiplierSum);
             }
-        } else {
-            final double offset = p.offset[0];
-            for (final InstanceBatch b : batches) {
-                addBinary(b, effective, offset, out, lossAndWeight, multiplierSum);
+        }
+        if (!run.isEmpty()) {
+            addSparse(ColumnBlock.of(run), p, out, lossAndWeight, multiplierSum);
+        }
+        if (denseGrad != null) {
+            for (int j = 0; j < f; j++) {
+                for (int c = 0; c < sets; c++) {
+                    out[j * sets + c] += denseGrad[c * f + j];
+                }
             }
         }
         // One sweep: back to the training space (d/dw_j of x_j / std_j * w_j), then, when fitting with the
@@ -279,40 +295,65 @@ public final class LogisticObjective implements Serializable {
         return offset;
     }
 
-    /** Adds a batch's loss, weight, unscaled gradient sum and multiplier sum ({@code coef}: effective). */
-    private void addBinary(final InstanceBatch b, final double[] coef, final double offset, final double[] grad,
+    private void addSparse(final ColumnBlock block, final Prepared p, final double[] grad,
                            final double[] lossAndWeight, final double[] multiplierSums) {
-        checkFeatures(b);
-        if (b.indices == null) {
-            addBinaryDense(b, coef, offset, grad, lossAndWeight, multiplierSums);
-            return;
+        if (multinomial) {
+            addMultinomial(block, p.effective, p.offset, grad, lossAndWeight, multiplierSums);
+        } else {
+            addBinary(block, p.effective, p.offset[0], grad, lossAndWeight, multiplierSums);
         }
-        double loss = 0.0;
-        double weightSum = 0.0;
-        double multiplierSum = 0.0;
-        for (int r = 0; r < b.rows; r++) {
-            final double w = b.weights[r];
-            weightSum += w;
-            if (!(w > 0)) {
-                continue;
-            }
-            double margin = offset;
-            for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
-                margin += b.values[p] * coef[b.indices[p]];
-            }
-            final double multiplier = binaryMultiplier(w, b.labels[r], margin);
-            loss += binaryLoss(w, b.labels[r], margin);
-            multiplierSum += multiplier;
-            if (multiplier == 0.0) {
-                continue;
-            }
-            for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {
-                grad[b.indices[p]] += multiplier * b.values[p];
+    }
+
+    /**
+     * Adds a block of sparse rows' loss, weight, unscaled gradient sum and multiplier sum ({@code coef}:
+     * effective): margins by column, then each row's multiplier (the loss and the sums batch by batch, in
+     * row order), then the gradient by column. Rows of weight 0 and rows whose multiplier is 0 add
+     * {@code ±0} terms, which leave every sum's bits as if they were skipped.
+     */
+    private void addBinary(final ColumnBlock block, final double[] coef, final double offset, final double[] grad,
+                           final double[] lossAndWeight, final double[] multiplierSums) {
+        final double[] m = new double[block.rows];
+        Arrays.fill(m, offset);
+        final int[] columns = block.columns;
+        final int[] start = block.columnStart;
+        final int[] rowIndex = block.rowIndex;
+        final double[] values = block.values;
+        for (int i = 0; i < columns.length; i++) {
+            final double w = coef[columns[i]];
+            for (int q = start[i]; q < start[i + 1]; q++) {
+                m[rowIndex[q]] += values[q] * w;
             }
         }
-        multiplierSums[0] += multiplierSum;
-        lossAndWeight[0] += loss;
-        lossAndWeight[1] += weightSum;
+        int g = 0;
+        for (final InstanceBatch b : block.batches) {
+            double loss = 0.0;
+            double weightSum = 0.0;
+            double multiplierSum = 0.0;
+            for (int r = 0; r < b.rows; r++, g++) {
+                final double w = b.weights[r];
+                weightSum += w;
+                if (!(w > 0)) {
+                    m[g] = 0.0;
+                    continue;
+                }
+                final double margin = m[g];
+                final double multiplier = binaryMultiplier(w, b.labels[r], margin);
+                loss += binaryLoss(w, b.labels[r], margin);
+                multiplierSum += multiplier;
+                m[g] = multiplier;
+            }
+            multiplierSums[0] += multiplierSum;
+            lossAndWeight[0] += loss;
+            lossAndWeight[1] += weightSum;
+        }
+        for (int i = 0; i < columns.length; i++) {
+            final int j = columns[i];
+            double sum = grad[j];
+            for (int q = start[i]; q < start[i + 1]; q++) {
+                sum += m[rowIndex[q]] * values[q];
+            }
+            grad[j] = sum;
+        }
     }
 
     /**
@@ -360,44 +401,58 @@ public final class LogisticObjective implements Serializable {
         return w * (1.0 / (1.0 + Math.exp(-margin)) - label);
     }
 
-    /** As {@link #addBinary} for the softmax, for a sparse batch (dense ones: {@link #addMultinomialDense}). */
-    private void addMultinomial(final InstanceBatch b, final double[] coef, final double[] offset,
+    /** As {@link #addBinary} for the softmax (dense batches: {@link #addMultinomialDense}). */
+    private void addMultinomial(final ColumnBlock block, final double[] coef, final double[] offset,
                                 final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
-        checkFeatures(b);
         final int k = numClasses;
-        final double[] margins = new double[k];
-        final double[] multiplierSum = new double[k];
-        double loss = 0.0;
-        double weightSum = 0.0;
-        for (int r = 0; r < b.rows; r++) {
-            final double w = b.weights[r];
-            weightSum += w;
-            if (!(w > 0)) {
-                continue;
-            }
-            System.arraycopy(offset, 0, margins, 0, k);
-            final int end = b.rowStart[r + 1];
-            for (int p = b.rowStart[r]; p < end; p++) {
-                final double x = b.values[p];
-                final int cj = b.indices[p] * k;
+        final double[] m = new double[block.rows * k];
+        for (int r = 0; r < block.rows; r++) {
+            System.arraycopy(offset, 0, m, r * k, k);
+        }
+        final int[] columns = block.columns;
+        final int[] start = block.columnStart;
+        final int[] rowIndex = block.rowIndex;
+        final double[] values = block.values;
+        for (int i = 0; i < columns.length; i++) {
+            final int cj = columns[i] * k;
+            for (int q = start[i]; q < start[i + 1]; q++) {
+                final double x = values[q];
+                final int o = rowIndex[q] * k;
                 for (int c = 0; c < k; c++) {
-                    margins[c] += x * coef[cj + c];
-                }
-            }
-            loss += multipliers(margins, 0, k, w, (int) b.labels[r], multiplierSum);
-            for (int p = b.rowStart[r]; p < end; p++) {
-                final double x = b.values[p];
-                final int cj = b.indices[p] * k;
-                for (int c = 0; c < k; c++) {
-                    grad[cj + c] += x * margins[c];
+                    m[o + c] += x * coef[cj + c];
                 }
             }
         }
-        for (int c = 0; c < k; c++) {
-            multiplierSums[c] += multiplierSum[c];
+        int g = 0;
+        for (final InstanceBatch b : block.batches) {
+            final double[] multiplierSum = new double[k];
+            double loss = 0.0;
+            double weightSum = 0.0;
+            for (int r = 0; r < b.rows; r++, g++) {
+                final double w = b.weights[r];
+                weightSum += w;
+                if (!(w > 0)) {
+                    Arrays.fill(m, g * k, (g + 1) * k, 0.0);
+                    continue;
+                }
+                loss += multipliers(m, g * k, k, w, (int) b.labels[r], multiplierSum);
+            }
+            for (int c = 0; c < k; c++) {
+                multiplierSums[c] += multiplierSum[c];
+            }
+            lossAndWeight[0] += loss;
+            lossAndWeight[1] += weightSum;
         }
-        lossAndWeight[0] += loss;
-        lossAndWeight[1] += weightSum;
+        for (int i = 0; i < columns.length; i++) {
+            final int cj = columns[i] * k;
+            for (int q = start[i]; q < start[i + 1]; q++) {
+                final double x = values[q];
+                final int o = rowIndex[q] * k;
+                for (int c = 0; c < k; c++) {
+                    grad[cj + c] += x * m[o + c];
+                }
+            }
+        }
     }
 
     /**

@@ -57,8 +57,8 @@ import java.util.Locale;
  * sums; the statistics always use fp64) and {@link #checkpointInterval()} (return the optimizer state
  * to the driver every that many evaluations, so a failure retries from there; 0 = never).
  *
- * <p>Partitions: until the switch layer accepts any number of partitions (issue 7), an input with more
- * partitions than task slots (or than the switch's 32 workers) is repartitioned to that many first.
+ * <p>Partitions: any number, as they come (no repartition): each executor sums its tasks' parts in
+ * memory and is one worker of the switch job.
  */
 public class SwitchMLLogisticRegression extends LogisticRegression {
     private static final long serialVersionUID = 1L;
@@ -66,7 +66,6 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     private static final String PRECISION_KEY = "spark.switchml.precision";
     /** Label slots in the statistics when the label column carries no class count. */
     private static final int DEFAULT_LABEL_CAPACITY = 64;
-    /** The switch's limit on workers per job. */
 
     private final Param<String> precision = new Param<>(this, "precision",
             "precision of the sums through the switch during the fit: fp64 or fp32 (statistics always use fp64)",
@@ -550,11 +549,6 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
             sc.setLocalProperty(PRECISION_KEY, previous);
         }
     }
-
-    /**
-     * Until the switch layer takes any number of partitions (issue 7): at most one partition per task
-     * slot and at most 32, by a repartition (a coalesce cannot precede a barrier stage).
-     */
 
     /**
      * The rows in batches of about 1 MiB of dense features, several per partition, unscaled; every row

@@ -27,8 +27,9 @@ import java.util.Arrays;
  * for L-BFGS-B the 2k x 2k middle matrix), then vectors of length {@code n}: {@code x}, {@code grad},
  * {@code dir} (plus the pseudo-gradient for OWL-QN), then room for {@code m} curvature pairs
  * {@code (s, y)} used as a ring: a new pair overwrites the oldest, so nothing moves once {@code m} are
- * stored. Before the first evaluation the state holds {@code x} only; room for the pairs is made at
- * the first pair, all at once. {@link #maxStateLength()} is that size.
+ * stored. Before the first evaluation the state holds {@code x} only; the first evaluation makes
+ * room for everything at once ({@link #maxStateLength()}), as does the first pair after the history was
+ * dropped.
  *
  * <p>Large models: {@link #receiveInPlace} updates the state in its own array, and the dot products
  * of the stored pairs are kept rather than recomputed, so an iteration passes over the {@code (s, y)}
@@ -249,7 +250,9 @@ public abstract class QuasiNewton implements Serializable {
         double[] s;
         switch (phase) {
             case START -> {
-                s = Arrays.copyOf(state, header + vectors() * n);
+                // Room for all m pairs at once: growing later would copy the working vectors and need the
+                // old and the new state at once (2.2 GB at 10^7 coefficients).
+                s = Arrays.copyOf(state, maxStateLength());
                 s = initial(s, value, gradient);
             }
             case SEARCH -> s = onSearchEvaluation(inPlace ? state : state.clone(), value, gradient, point);
