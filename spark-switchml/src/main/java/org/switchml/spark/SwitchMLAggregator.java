@@ -168,11 +168,15 @@ public final class SwitchMLAggregator {
         public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
             return Launch.member(settings, (m, task) -> {
                 final long t1 = System.nanoTime();
-                final double[][] acc = {zero == null ? new double[length] : Arrays.copyOf(zero, length)};
+                final double[] start = zero == null ? new double[length] : Arrays.copyOf(zero, length);
+                final double[][] acc = {start};
                 Launch.read(source, m.partitions(), r -> acc[0] = seqOp.apply(acc[0], r));
                 Inputs.requireVector(acc[0], length, "the fold of task " + task);
                 final long t2 = System.nanoTime();
-                final double[] sum = m.step(acc[0], global -> global);
+                // The executor sums its tasks' vectors into the first: hand it an array of ours, never one the
+                // seqOp may have returned from elsewhere (a cached record, say).
+                final double[] mine = acc[0] == start ? start : acc[0].clone();
+                final double[] sum = m.step(mine, global -> global);
                 final TaskOutcome o = TaskOutcome.ok(task, m.reports() ? sum : null);
                 o.workers = m.plan().workers();
                 o.timings = m.timings(t2 - t1, System.nanoTime() - t2);
