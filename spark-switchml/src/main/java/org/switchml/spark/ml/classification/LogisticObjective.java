@@ -326,25 +326,8 @@ public final class LogisticObjective implements Serializable {
         }
         int g = 0;
         for (final InstanceBatch b : block.batches) {
-            double loss = 0.0;
-            double weightSum = 0.0;
-            double multiplierSum = 0.0;
-            for (int r = 0; r < b.rows; r++, g++) {
-                final double w = b.weights[r];
-                weightSum += w;
-                if (!(w > 0)) {
-                    m[g] = 0.0;
-                    continue;
-                }
-                final double margin = m[g];
-                final double multiplier = binaryMultiplier(w, b.labels[r], margin);
-                loss += binaryLoss(w, b.labels[r], margin);
-                multiplierSum += multiplier;
-                m[g] = multiplier;
-            }
-            multiplierSums[0] += multiplierSum;
-            lossAndWeight[0] += loss;
-            lossAndWeight[1] += weightSum;
+            binaryMultipliers(b, m, g, lossAndWeight, multiplierSums);
+            g += b.rows;
         }
         for (int i = 0; i < columns.length; i++) {
             final int j = columns[i];
@@ -368,29 +351,40 @@ public final class LogisticObjective implements Serializable {
         final double[] m = new double[rows];
         Arrays.fill(m, offset);
         BLAS.dgemv("T", f, rows, 1.0, b.values, f, coef, 1, 1.0, m, 1);
+        if (binaryMultipliers(b, m, 0, lossAndWeight, multiplierSums)) {
+            BLAS.dgemv("N", f, rows, 1.0, b.values, f, m, 1, 1.0, grad, 1);
+        }
+    }
+
+    /**
+     * A batch's rows from margins to multipliers in place (row r's margin at {@code m[o + r]}; rows of weight
+     * 0 get 0), adding the batch's loss, weight and multiplier sums (each summed over the batch first).
+     * Returns whether any multiplier is non-zero.
+     */
+    private static boolean binaryMultipliers(final InstanceBatch b, final double[] m, final int o,
+                                             final double[] lossAndWeight, final double[] multiplierSums) {
         double loss = 0.0;
         double weightSum = 0.0;
         double multiplierSum = 0.0;
         boolean any = false;
-        for (int r = 0; r < rows; r++) {
+        for (int r = 0; r < b.rows; r++) {
             final double w = b.weights[r];
             weightSum += w;
             if (!(w > 0)) {
-                m[r] = 0.0;
+                m[o + r] = 0.0;
                 continue;
             }
-            final double margin = m[r];
+            final double margin = m[o + r];
             loss += binaryLoss(w, b.labels[r], margin);
-            m[r] = binaryMultiplier(w, b.labels[r], margin);
-            multiplierSum += m[r];
-            any |= m[r] != 0.0;
-        }
-        if (any) {
-            BLAS.dgemv("N", f, rows, 1.0, b.values, f, m, 1, 1.0, grad, 1);
+            final double multiplier = binaryMultiplier(w, b.labels[r], margin);
+            m[o + r] = multiplier;
+            multiplierSum += multiplier;
+            any |= multiplier != 0.0;
         }
         multiplierSums[0] += multiplierSum;
         lossAndWeight[0] += loss;
         lossAndWeight[1] += weightSum;
+        return any;
     }
 
     private static double binaryLoss(final double w, final double label, final double margin) {
@@ -425,23 +419,8 @@ public final class LogisticObjective implements Serializable {
         }
         int g = 0;
         for (final InstanceBatch b : block.batches) {
-            final double[] multiplierSum = new double[k];
-            double loss = 0.0;
-            double weightSum = 0.0;
-            for (int r = 0; r < b.rows; r++, g++) {
-                final double w = b.weights[r];
-                weightSum += w;
-                if (!(w > 0)) {
-                    Arrays.fill(m, g * k, (g + 1) * k, 0.0);
-                    continue;
-                }
-                loss += multipliers(m, g * k, k, w, (int) b.labels[r], multiplierSum);
-            }
-            for (int c = 0; c < k; c++) {
-                multiplierSums[c] += multiplierSum[c];
-            }
-            lossAndWeight[0] += loss;
-            lossAndWeight[1] += weightSum;
+            multinomialMultipliers(b, m, g, k, lossAndWeight, multiplierSums);
+            g += b.rows;
         }
         for (int i = 0; i < columns.length; i++) {
             final int cj = columns[i] * k;
@@ -473,19 +452,26 @@ public final class LogisticObjective implements Serializable {
             System.arraycopy(offset, 0, m, r * k, k);
         }
         BLAS.dgemm("T", "N", k, rows, f, 1.0, coefT, f, b.values, f, 1.0, m, k);
+        multinomialMultipliers(b, m, 0, k, lossAndWeight, multiplierSums);
+        BLAS.dgemm("N", "T", f, k, rows, 1.0, b.values, f, m, k, 1.0, gradT, f);
+    }
+
+    /** {@link #binaryMultipliers} for the softmax: row r's K margins at {@code m[(o + r) * k ..]}. */
+    private static void multinomialMultipliers(final InstanceBatch b, final double[] m, final int o, final int k,
+                                               final double[] lossAndWeight, final double[] multiplierSums) {
         final double[] multiplierSum = new double[k];
         double loss = 0.0;
         double weightSum = 0.0;
-        for (int r = 0; r < rows; r++) {
+        for (int r = 0; r < b.rows; r++) {
             final double w = b.weights[r];
             weightSum += w;
+            final int at = (o + r) * k;
             if (!(w > 0)) {
-                Arrays.fill(m, r * k, (r + 1) * k, 0.0);
+                Arrays.fill(m, at, at + k, 0.0);
                 continue;
             }
-            loss += multipliers(m, r * k, k, w, (int) b.labels[r], multiplierSum);
+            loss += multipliers(m, at, k, w, (int) b.labels[r], multiplierSum);
         }
-        BLAS.dgemm("N", "T", f, k, rows, 1.0, b.values, f, m, k, 1.0, gradT, f);
         for (int c = 0; c < k; c++) {
             multiplierSums[c] += multiplierSum[c];
         }
