@@ -314,24 +314,24 @@ public final class ReplicatedLoop {
     }
 
     /**
+     * Per executor JVM: the first state of each running loop stage attempt (by the stage's state id and Spark's
+     * attempt number), taken by its first task and shared with the others until the first step replaced it.
+     */
+    private static final java.util.concurrent.ConcurrentMap<String, double[]> FIRST_STATES =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
      * One stage of the loop: iterations from {@code start} until a checkpoint, convergence or the end.
      * Each task computes its records' contribution; the executor's step (allreduce, then
      * {@link Body#update}) runs once per executor, and its tasks share the new state.
      */
-    /**
-     * Per executor JVM: the first state of each running loop stage attempt, taken by its first task and shared
-     * with the others until the first step has replaced it.
-     */
-    private static final java.util.concurrent.ConcurrentMap<Long, double[]> FIRST_STATES =
-            new java.util.concurrent.ConcurrentHashMap<>();
-
     private static final class LoopTask<T> implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
         private static final long serialVersionUID = 1L;
         private final TaskSettings settings;
         private final RDD<T> source;
         /** The stage's first state, packed: a first model is mostly zeros, and every task deserializes it. */
         private final PackedVector state;
-        /** Names this stage attempt's first state in {@link #FIRST_STATES}. */
+        /** Names this stage's first state in {@link #FIRST_STATES} (with Spark's attempt number). */
         private final long stateId = java.util.concurrent.ThreadLocalRandom.current().nextLong();
         private final int start;
         private final int length;
@@ -363,16 +363,18 @@ public final class ReplicatedLoop {
             final long t2 = System.nanoTime();
             // The executor's tasks share one copy of the first state, as they share every later one (the
             // update runs once per executor): one array and one pending point per executor, not per task.
-            double[] s = FIRST_STATES.computeIfAbsent(stateId, id -> state.values());
+            // A Spark retry of the same stage gets its own copy (the update may change a resumed state in place).
+            final String key = stateId + "/" + org.apache.spark.TaskContext.get().stageAttemptNumber();
+            final double[] s = FIRST_STATES.computeIfAbsent(key, id -> state.values());
             try {
-                return iterate(m, task, s, records, t1, t2);
+                return iterate(m, task, s, records, t1, t2, key);
             } finally {
-                FIRST_STATES.remove(stateId);
+                FIRST_STATES.remove(key);
             }
         }
 
         private TaskOutcome iterate(final StageMember m, final int task, double[] s, final List<T> records,
-                                    final long t1, final long t2) {
+                                    final long t1, final long t2, final String key) {
             final boolean timed = options.checkpointSeconds() > 0;
             final long deadline = System.nanoTime() + (long) (options.checkpointSeconds() * 1e9);
             long lastReport = t2;
@@ -393,7 +395,7 @@ public final class ReplicatedLoop {
                         timed && sum[length] > 0));
                 s = step.step().state();
                 if (it == start) {
-                    FIRST_STATES.remove(stateId); // every local task has taken it; the step replaced it
+                    FIRST_STATES.remove(key); // every local task has taken it; the step replaced it
                 }
                 if (m.reports()) {
                     final double[] sc = step.step().scalars() == null ? new double[0] : step.step().scalars();
