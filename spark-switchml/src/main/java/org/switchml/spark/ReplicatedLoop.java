@@ -314,7 +314,7 @@ public final class ReplicatedLoop {
     }
 
     /**
-     * Per executor JVM: the first state of each running loop stage attempt (by the stage's state id and Spark's
+     * Per executor JVM: the first state of each running loop stage attempt (by its stage key and Spark's
      * attempt number), taken by its first task and shared with the others until the first step replaced it.
      */
     private static final java.util.concurrent.ConcurrentMap<String, double[]> FIRST_STATES =
@@ -331,8 +331,6 @@ public final class ReplicatedLoop {
         private final RDD<T> source;
         /** The stage's first state, packed: a first model is mostly zeros, and every task deserializes it. */
         private final PackedVector state;
-        /** Names this stage's first state in {@link #FIRST_STATES} (with Spark's attempt number). */
-        private final long stateId = java.util.concurrent.ThreadLocalRandom.current().nextLong();
         private final int start;
         private final int length;
         private final Body<T> body;
@@ -364,7 +362,7 @@ public final class ReplicatedLoop {
             // The executor's tasks share one copy of the first state, as they share every later one (the
             // update runs once per executor): one array and one pending point per executor, not per task.
             // A Spark retry of the same stage gets its own copy (the update may change a resumed state in place).
-            final String key = stateId + "/" + org.apache.spark.TaskContext.get().stageAttemptNumber();
+            final String key = settings.stageKey() + "/" + org.apache.spark.TaskContext.get().stageAttemptNumber();
             final double[] s = FIRST_STATES.computeIfAbsent(key, id -> state.values());
             try {
                 return iterate(m, task, s, records, t1, t2, key);
