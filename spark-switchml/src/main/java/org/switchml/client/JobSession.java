@@ -97,12 +97,23 @@ public final class JobSession {
      */
     public double[] allReduce(final double[] in, final boolean fp64, final long timeoutMs,
                               final java.util.function.BooleanSupplier waitOn) {
+        final double[] out = new double[in.length];
+        allReduce(in, out, fp64, timeoutMs, waitOn);
+        return out;
+    }
+
+    /**
+     * As {@link #allReduce(double[], boolean, long, java.util.function.BooleanSupplier)}, writing the sum into
+     * {@code out}, which may be {@code in} itself: a block is encoded (and re-encoded for a retransmission)
+     * only until its result arrives, and its result is decoded after that, so the sum can replace the input
+     * block by block. A call that fails leaves {@code out} partly written (and {@code in}, when the same).
+     */
+    public void allReduce(final double[] in, final double[] out, final boolean fp64, final long timeoutMs,
+                          final java.util.function.BooleanSupplier waitOn) {
         if (timeoutMs < 1) {
             throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
         }
-        final double[] out = new double[in.length];
         run(VectorCodec.forDoubles(in, out, spec.k(), spec.numWorkers(), fp64), timeoutMs, waitOn);
-        return out;
     }
 
     /** Bound on the wait for a result in this session's calls. */

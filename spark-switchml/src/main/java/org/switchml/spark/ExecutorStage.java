@@ -188,7 +188,10 @@ final class ExecutorStage {
                     && !Boolean.TRUE.equals(runtime.ask(new Rendezvous.AllStreaming(key)));
         }
         try {
-            return js.allReduce(v, s.fp64(), s.resultTimeoutMs(), waitOn);
+            // In place: v is the executor's own sum (of vectors its tasks handed over), and with 10^7 elements
+            // a result array would be 80 MB of new garbage per step.
+            js.allReduce(v, v, s.fp64(), s.resultTimeoutMs(), waitOn);
+            return v;
         } catch (final SwitchMLTimeoutException e) {
             throw new SwitchUnreachableException(e.getMessage(), e);
         } finally {

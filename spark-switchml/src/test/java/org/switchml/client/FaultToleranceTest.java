@@ -61,6 +61,20 @@ class FaultToleranceTest {
                 for (int r = 0; r < n; r++) {
                     assertArrayEquals(expected, results.get(r), name + ": rank " + r + ", length " + length);
                 }
+                // In place, fp64 (as an executor allreduces its sum): a retransmission re-encodes a block from
+                // the input, so the sum may replace a block only once its result arrived.
+                final double[][] buf = new double[n][];
+                for (int r = 0; r < n; r++) {
+                    buf[r] = in[r].clone();
+                }
+                TestCluster.parallel(n, r -> {
+                    job.session(r).allReduce(buf[r], buf[r], true, job.session(r).resultTimeoutMs(), null);
+                    return buf[r];
+                });
+                final double[] expected64 = Reference.fp64(in, K);
+                for (int r = 0; r < n; r++) {
+                    assertArrayEquals(expected64, buf[r], 0.0, name + ": in place, fp64, rank " + r + ", length " + length);
+                }
             }
             final JobCounters counters = c.sw.counters(job.spec().jobId());
             System.out.println("[faults] " + name + ": " + counters);

@@ -145,9 +145,17 @@ public final class LogisticObjective implements Serializable {
 
     /** {@link Prepared} for the point {@code coef} (one sweep over the coefficients). */
     public Prepared prepare(final double[] coef) {
+        return prepare(coef, null);
+    }
+
+    /**
+     * {@link Prepared} for the point {@code coef}, its effective coefficients written into {@code spare} when
+     * that is an array of the right length (every element is overwritten), else into a new one.
+     */
+    public Prepared prepare(final double[] coef, final double[] spare) {
         final int sets = coefficientSets();
         final int f = numFeatures;
-        final double[] effective = new double[f * sets];
+        final double[] effective = spare != null && spare.length == f * sets ? spare : new double[f * sets];
         for (int j = 0; j < f; j++) {
             final double inv = inverseStd[j];
             for (int c = 0; c < sets; c++) {
@@ -165,10 +173,24 @@ public final class LogisticObjective implements Serializable {
 
     /** A partition's gradient sum, loss sum and weight sum at the point {@code p} was prepared for. */
     public double[] contribution(final Iterable<InstanceBatch> batches, final Prepared p) {
+        return contribution(batches, p, null);
+    }
+
+    /**
+     * As {@link #contribution(Iterable, Prepared)}, into {@code spare} (zeroed first) when that is an array
+     * of length {@link #vectorLength()}, else into a new array.
+     */
+    public double[] contribution(final Iterable<InstanceBatch> batches, final Prepared p, final double[] spare) {
         final int dim = dim();
         final int sets = coefficientSets();
         final int f = numFeatures;
-        final double[] out = new double[dim + 3];
+        final double[] out;
+        if (spare != null && spare.length == dim + 3) {
+            out = spare;
+            Arrays.fill(out, 0.0);
+        } else {
+            out = new double[dim + 3];
+        }
         final double[] lossAndWeight = new double[2];
         final double[] multiplierSum = new double[sets];
         // Runs of sparse batches go through column blocks, dense batches one by one, in batch order.
@@ -295,6 +317,23 @@ public final class LogisticObjective implements Serializable {
         return offset;
     }
 
+    /**
+     * A thread's margins array for column blocks, reused: a block's margins are about 2 MB, which the JVM
+     * allocates outside the young generation, and one new array per block and evaluation starts a
+     * concurrent collection cycle nearly every evaluation once the optimizer state fills the heap.
+     */
+    private static final ThreadLocal<double[]> MARGINS = new ThreadLocal<>();
+
+    /** At least {@code length} elements (only those are used; the caller initializes them). */
+    private static double[] margins(final int length) {
+        double[] m = MARGINS.get();
+        if (m == null || m.length < length) {
+            m = new double[length];
+            MARGINS.set(m);
+        }
+        return m;
+    }
+
     private void addSparse(final ColumnBlock block, final Prepared p, final double[] grad,
                            final double[] lossAndWeight, final double[] multiplierSums) {
         if (multinomial) {
@@ -312,8 +351,8 @@ public final class LogisticObjective implements Serializable {
      */
     private void addBinary(final ColumnBlock block, final double[] coef, final double offset, final double[] grad,
                            final double[] lossAndWeight, final double[] multiplierSums) {
-        final double[] m = new double[block.rows];
-        Arrays.fill(m, offset);
+        final double[] m = margins(block.rows);
+        Arrays.fill(m, 0, block.rows, offset);
         final int[] columns = block.columns;
         final int[] start = block.columnStart;
         final int[] rowIndex = block.rowIndex;
@@ -399,7 +438,7 @@ public final class LogisticObjective implements Serializable {
     private void addMultinomial(final ColumnBlock block, final double[] coef, final double[] offset,
                                 final double[] grad, final double[] lossAndWeight, final double[] multiplierSums) {
         final int k = numClasses;
-        final double[] m = new double[block.rows * k];
+        final double[] m = margins(block.rows * k);
         for (int r = 0; r < block.rows; r++) {
             System.arraycopy(offset, 0, m, r * k, k);
         }
