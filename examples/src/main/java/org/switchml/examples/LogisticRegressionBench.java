@@ -410,7 +410,7 @@ public final class LogisticRegressionBench {
     private static void warmUp(final SparkSession spark, final Options o, final PrintStream out) {
         final long t0 = System.nanoTime();
         final boolean large = o.cases().contains("comm");
-        final Dataset<Row> small = large
+        final Dataset<Row> warm = large
                 ? sparse(spark, 20_000, 1 << 18, 10, 20, o.partitions(), o.seed() + 1)
                 : sparse(spark, 4_000, 4_096, 5, 20, o.partitions(), o.seed() + 1);
         final double data = seconds(t0);
@@ -418,10 +418,10 @@ public final class LogisticRegressionBench {
         int i = 0;
         for (final LogisticRegression lr : new LogisticRegression[] {switchml(o), new LogisticRegression()}) {
             final long t1 = System.nanoTime();
-            lr.setMaxIter(10).fit(small);
+            lr.setMaxIter(10).fit(warm);
             took[i++] = seconds(t1);
         }
-        small.unpersist();
+        warm.unpersist();
         out.printf("warm-up (%s): data %.1f s, a 10-iteration fit with switchml %.1f s, with stock MLlib %.1f s%n",
                 large ? "2^18 features x 10 classes" : "4096 features x 5 classes", data, took[0], took[1]);
     }

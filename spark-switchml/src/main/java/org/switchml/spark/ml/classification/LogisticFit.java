@@ -100,11 +100,39 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
         }
     };
 
-    /** See {@link #WORKSPACES}; guarded by {@link #WORKSPACES}. */
+    /** See {@link #WORKSPACES}. An array is either here or in use by one evaluation, never both. */
     private static final class Workspace {
         private double[] point;
         private double[] effective;
         private double[] grad;
+
+        /** The point array to fill ({@code n} elements), taken out. */
+        synchronized double[] takePoint(final int n) {
+            final double[] p = point != null ? point : new double[n];
+            point = null;
+            return p;
+        }
+
+        /** The effective-coefficients array, or null (then {@code prepare} makes one), taken out. */
+        synchronized double[] takeEffective() {
+            final double[] e = effective;
+            effective = null;
+            return e;
+        }
+
+        /** The gradient array to fill ({@code n} elements), taken out. */
+        synchronized double[] takeGrad(final int n) {
+            final double[] g = grad != null ? grad : new double[n];
+            grad = null;
+            return g;
+        }
+
+        /** Hands back what an evaluation used, once nothing reads it any more. */
+        synchronized void giveBack(final double[] point, final double[] effective, final double[] grad) {
+            this.point = point;
+            this.effective = effective;
+            this.grad = grad;
+        }
     }
 
     /** Names this fit's entries in {@link #PENDING} and {@link #WORKSPACES} on every executor. */
@@ -129,16 +157,9 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
         synchronized (p) {
             if (p.point == null) {
                 final Workspace w = workspace();
-                final double[] point;
-                final double[] effective;
-                synchronized (WORKSPACES) {
-                    point = w.point != null ? w.point : new double[optimizer.dimension()];
-                    effective = w.effective;
-                    w.point = null;
-                    w.effective = null;
-                }
+                final double[] point = w.takePoint(optimizer.dimension());
                 optimizer.pendingPoint(state, point);
-                p.prepared = objective.prepare(point, effective);
+                p.prepared = objective.prepare(point, w.takeEffective());
                 p.point = point;
             }
         }
@@ -168,14 +189,7 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
             PENDING.remove(fitId);
         }
         final Workspace w = workspace();
-        double[] grad;
-        synchronized (WORKSPACES) {
-            grad = w.grad;
-            w.grad = null;
-        }
-        if (grad == null) {
-            grad = new double[objective.dim()];
-        }
+        final double[] grad = w.takeGrad(objective.dim());
         final double value = objective.valueAndGradient(sum, point, grad);
         // In place: the loop runs this once per executor, after all of the executor's tasks have
         // contributed, and then hands every task the new state; the old one is not used again. With 10^7
@@ -183,11 +197,7 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
         final double[] next = optimizer.receiveInPlace(state, value, grad, point);
         // The optimizer copied what it keeps of point and grad; all of this executor's tasks contributed at
         // the point, so nothing reads these arrays until the next evaluation takes them back.
-        synchronized (WORKSPACES) {
-            w.point = point;
-            w.effective = pending.prepared.effective;
-            w.grad = grad;
-        }
+        w.giveBack(point, pending.prepared.effective, grad);
         final boolean done = optimizer.done(next);
         final double[] scalars = {optimizer.iterations(next), optimizer.adjustedValue(next),
             optimizer.adjustedGradientNorm(next), optimizer.evaluations(next), System.nanoTime() / 1e6,
