@@ -5,6 +5,9 @@ import io.netty.channel.Channel;
 import io.netty.channel.socket.DatagramPacket;
 
 import java.net.InetSocketAddress;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -23,11 +26,20 @@ public final class PacketSender {
     private long sent;
     private long dropped;
     private boolean dirty;
+    /** Datagrams the fault plan holds back (reordering), not yet written; event loop only. */
+    private final Set<DatagramPacket> held = Collections.newSetFromMap(new IdentityHashMap<>());
 
+    /**
+     * @param channel the endpoint's channel; datagrams are written to it
+     * @param faults  the faults to apply to what this endpoint sends ({@link FaultPlan#NONE} in production)
+     */
     public PacketSender(final Channel channel, final FaultPlan faults) {
         this.channel = channel;
         this.faults = faults;
         this.random = new SplittableRandom(faults.seed());
+        // A held datagram whose scheduled write never runs (the event loop shut down with the channel)
+        // would leak its buffer: release what is still held when the channel closes.
+        channel.closeFuture().addListener(f -> releaseHeld());
     }
 
     /** Queues {@code buf} (ownership passes to this call) for {@code recipient}. */
@@ -52,13 +64,24 @@ public final class PacketSender {
         }
         if (faults.reorder() > 0 && random.nextDouble() < faults.reorder()) {
             final long delay = 1 + random.nextLong(REORDER_DELAY_MAX_MICROS);
+            final DatagramPacket late = new DatagramPacket(buf, recipient);
+            held.add(late);
             channel.eventLoop().schedule(() -> {
-                channel.writeAndFlush(new DatagramPacket(buf, recipient), channel.voidPromise());
+                if (held.remove(late)) {
+                    channel.writeAndFlush(late, channel.voidPromise());
+                }
             }, delay, TimeUnit.MICROSECONDS);
             sent++;
             return false;
         }
         return true;
+    }
+
+    private void releaseHeld() {
+        for (final DatagramPacket p : held) {
+            p.release();
+        }
+        held.clear();
     }
 
     /** Flushes what {@link #send} queued. */
