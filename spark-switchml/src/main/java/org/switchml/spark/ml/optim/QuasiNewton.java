@@ -33,7 +33,8 @@ import java.util.Arrays;
  *
  * <p>Large models: {@link #receiveInPlace} updates the state in its own array, and the dot products
  * of the stored pairs are kept rather than recomputed, so an iteration passes over the {@code (s, y)}
- * vectors about 4m times and copies none of them (10^7 coefficients: a 1.9 GB state).
+ * vectors about 4m times and copies none of them (10^7 coefficients: a 1.9 GB state); {@link Lbfgs}
+ * computes its direction vector-free from 2^18 coefficients on, in two passes.
  */
 public abstract class QuasiNewton implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -312,7 +313,7 @@ public abstract class QuasiNewton implements Serializable {
     /** L2 norm of the adjusted gradient at x; NaN before the first evaluation. */
     public final double adjustedGradientNorm(final double[] state) {
         check(state);
-        return state[PHASE] == START ? Double.NaN : norm(state, adjGradOffset(), n);
+        return state[PHASE] == START ? Double.NaN : adjustedGradientNormOf(state);
     }
 
     /** The adjusted value of every emitted breeze state, the initial one first: MLlib's objectiveHistory. */
@@ -392,6 +393,25 @@ public abstract class QuasiNewton implements Serializable {
     /** Adds the pair (newX - x, newGrad - grad) when the optimizer accepts it; may reallocate. */
     abstract double[] updateHistory(double[] s, double[] newX, double[] newGrad);
 
+    /**
+     * {@link #updateHistory}, then x := newX and grad := newGrad in the state. Optimizers may do the moves
+     * in the sweep that stores the pair.
+     */
+    double[] updateHistoryAndMove(double[] s, final double[] newX, final double[] newGrad) {
+        s = updateHistory(s, newX, newGrad);
+        System.arraycopy(newX, 0, s, header, n);
+        System.arraycopy(newGrad, 0, s, header + n, n);
+        return s;
+    }
+
+    /**
+     * The L2 norm of the adjusted gradient at x. Optimizers may answer from the sum of squares of a sweep
+     * they made anyway, if it has the same bits (the same products, added in the same order).
+     */
+    double adjustedGradientNormOf(final double[] s) {
+        return norm(s, adjGradOffset(), n);
+    }
+
     /** Drops every pair (breeze's initialHistory). */
     double[] resetHistory(final double[] s) {
         s[PAIRS] = 0;
@@ -452,9 +472,7 @@ public abstract class QuasiNewton implements Serializable {
             newX = new double[n];
             takeStep(s, alpha, newX);
         }
-        s = updateHistory(s, newX, grad);
-        System.arraycopy(newX, 0, s, header, n);
-        System.arraycopy(grad, 0, s, header + n, n);
+        s = updateHistoryAndMove(s, newX, grad);
         s[VALUE] = value;
         adjustAtX(s);
         rememberValue(s, s[ADJ_VALUE]);
@@ -512,7 +530,7 @@ public abstract class QuasiNewton implements Serializable {
                 return Reason.FUNCTION_VALUES_CONVERGED;
             }
         }
-        if (norm(s, adjGradOffset(), n) <= Math.max(tol * Math.abs(s[ADJ_VALUE]), 1e-8)) {
+        if (adjustedGradientNormOf(s) <= Math.max(tol * Math.abs(s[ADJ_VALUE]), 1e-8)) {
             return Reason.GRADIENT_CONVERGED;
         }
         if (s[SEARCH_FAILED] != 0) {
@@ -562,7 +580,7 @@ public abstract class QuasiNewton implements Serializable {
     }
 
     /** Ring slot of stored pair j (j = 0 oldest). */
-    private int slot(final double[] s, final int j) {
+    final int slot(final double[] s, final int j) {
         return ((int) s[ring] + j) % m;
     }
 
@@ -574,6 +592,11 @@ public abstract class QuasiNewton implements Serializable {
     /** {@code s_j . y_j} of stored pair j, computed once when it was stored. */
     final double pairSy(final double[] s, final int j) {
         return s[pairDots + 2 * slot(s, j)];
+    }
+
+    /** Header slot of {@code s.y} of the pair in ring slot {@code slot}; {@code y.y} follows it. */
+    final int pairDotsOffset(final int slot) {
+        return pairDots + 2 * slot;
     }
 
     /** {@code y_j . y_j} of stored pair j. */
@@ -601,7 +624,7 @@ public abstract class QuasiNewton implements Serializable {
      * (the ring turns), else the next free one. Returns the state, grown to room for all m pairs at once on
      * the first pair.
      */
-    private double[] claimNewestPair(double[] s) {
+    final double[] claimNewestPair(double[] s) {
         final int k = (int) s[PAIRS];
         if (k == m) {
             s[ring] = ((int) s[ring] + 1) % m;
