@@ -11,8 +11,9 @@ package org.switchml.spark.ml.optim;
  * two-loop recursion is the same, but run on the coefficients of the direction in the basis of the stored
  * vectors and the gradient, from their dot products; those of a new pair with the stored ones (and the new
  * gradient's with all of them) are computed in the sweep that stores the pair, and kept in the state. Then
- * one sweep forms the direction. Two sweeps over the history per iteration instead of about {@code 2m};
- * the update of a 10^7-coefficient model reads about half as much memory. The iterates are those of the
+ * one sweep forms the direction. Two sweeps over the history per iteration instead of about {@code 2m}:
+ * about half the memory read (at 10^7 coefficients on a 2-vCPU VM, the pair update and the direction took
+ * 20 % less time; docs/benchmarks.md). The iterates are those of the
  * two-loop form up to rounding (not bit-identical with breeze); every task still computes the same bits.
  */
 public final class Lbfgs extends QuasiNewton {
