@@ -30,16 +30,15 @@ public final class Lbfgs extends QuasiNewton {
     private final int ys;
     /** y_t . y_u by ring slots [t * m + u] (symmetric). */
     private final int yy;
-    /** g . s_u and g . y_u of the current gradient, by ring slot [2u], [2u + 1]. */
+    /**
+     * g . s_u and g . y_u of the state's gradient, by ring slot [2u], [2u + 1]: written for every stored pair
+     * by each push, which also moves the gradient in; so they are current whenever a pair is stored.
+     */
     private final int gdots;
-    /** 1 while {@link #gdots} belong to the state's gradient (set by a push, cleared by a history reset). */
-    private final int gdotsFresh;
-    /** The sum of squares of the state's gradient, from the push that stored it, and 1 while it is that. */
+    /** The sum of squares of the state's gradient, from the push that moved it in (every iteration ends so). */
     private final int gradSquares;
-    private final int gradSquaresValid;
-    /** grad . dir, from the sweep that wrote dir, and 1 until the line search that starts on it took it. */
+    /** grad . dir, from the sweep that wrote dir. */
     private final int gradDotDir;
-    private final int gradDotDirValid;
 
     /**
      * @param n       coefficients
@@ -53,16 +52,13 @@ public final class Lbfgs extends QuasiNewton {
 
     /** As {@link #Lbfgs(int, int, int, double)}, choosing the form of the direction explicitly (tests). */
     Lbfgs(final int n, final int m, final int maxIter, final double tol, final boolean vectorFree) {
-        super(vectorFree ? 4 : 1, n, m, maxIter, tol, vectorFree ? 2 * m * m + 2 * m + 5 : 0);
+        super(vectorFree ? 4 : 1, n, m, maxIter, tol, vectorFree ? 2 * m * m + 2 * m + 2 : 0);
         this.vectorFree = vectorFree;
         this.ys = extra;
         this.yy = ys + m * m;
         this.gdots = yy + m * m;
-        this.gdotsFresh = gdots + 2 * m;
-        this.gradSquares = gdotsFresh + 1;
-        this.gradSquaresValid = gradSquares + 1;
-        this.gradDotDir = gradSquaresValid + 1;
-        this.gradDotDirValid = gradDotDir + 1;
+        this.gradSquares = gdots + 2 * m;
+        this.gradDotDir = gradSquares + 1;
     }
 
     /** Whether the direction is computed vector-free. */
@@ -91,9 +87,6 @@ public final class Lbfgs extends QuasiNewton {
         if (!vectorFree || s[PAIRS] == 0) {
             twoLoop(s, gradOff(), dirOff());
             return;
-        }
-        if (s[gdotsFresh] == 0) {
-            throw new IllegalStateException("vector-free direction without the gradient's dot products");
         }
         final int k = (int) s[PAIRS];
         final double sy = pairSy(s, k - 1);
@@ -169,19 +162,13 @@ public final class Lbfgs extends QuasiNewton {
             }
         }
         s[gradDotDir] = gd;
-        s[gradDotDirValid] = 1;
     }
 
     @Override
     void beginSearch(final double[] s) {
         final double init = s[ITER] == 0 ? 1.0 / norm(s, dirOff(), n) : 1.0;
-        final double dd;
-        if (vectorFree && s[gradDotDirValid] == 1) {
-            dd = s[gradDotDir];
-            s[gradDotDirValid] = 0;
-        } else {
-            dd = dot(s, gradOff(), s, dirOff(), n);
-        }
+        // direction() has just written dir; vector-free with pairs stored, its sweep summed grad . dir
+        final double dd = vectorFree && s[PAIRS] > 0 ? s[gradDotDir] : dot(s, gradOff(), s, dirOff(), n);
         beginStrongWolfe(s, init, Double.POSITIVE_INFINITY, s[VALUE], dd);
     }
 
@@ -221,16 +208,9 @@ public final class Lbfgs extends QuasiNewton {
 
     @Override
     double adjustedGradientNormOf(final double[] s) {
-        return vectorFree && s[gradSquaresValid] == 1 ? Math.sqrt(s[gradSquares]) : super.adjustedGradientNormOf(s);
-    }
-
-    @Override
-    double[] resetHistory(final double[] s) {
-        final double[] r = super.resetHistory(s);
-        if (vectorFree) {
-            r[gdotsFresh] = 0;
-        }
-        return r;
+        // Past iteration 0 the gradient was moved in by a push, which summed its squares; before, it came from
+        // the first evaluation.
+        return vectorFree && s[ITER] > 0 ? Math.sqrt(s[gradSquares]) : super.adjustedGradientNormOf(s);
     }
 
     /**
@@ -251,9 +231,6 @@ public final class Lbfgs extends QuasiNewton {
         final int[] uo = new int[others];
         for (int u = 0; u < others; u++) {
             uo[u] = pairOff(s, u);
-        }
-        if (others > 0 && s[gdotsFresh] == 0) {
-            throw new IllegalStateException("the stored pairs' products with the gradient are missing");
         }
         // Per other pair: y.s_u and y.y_u, each summed per block, then in block order. The new gradient's
         // products follow from them, g_new.v = y.v + g_old.v, with g_old.v kept from the last push.
@@ -331,9 +308,7 @@ public final class Lbfgs extends QuasiNewton {
         }
         s[gdots + 2 * t] = gs;
         s[gdots + 2 * t + 1] = gy;
-        s[gdotsFresh] = 1;
         s[gradSquares] = gg;
-        s[gradSquaresValid] = 1;
         return s;
     }
 }

@@ -591,7 +591,7 @@ public abstract class QuasiNewton implements Serializable {
 
     /** {@code s_j . y_j} of stored pair j, computed once when it was stored. */
     final double pairSy(final double[] s, final int j) {
-        return s[pairDots + 2 * slot(s, j)];
+        return s[pairDotsOffset(slot(s, j))];
     }
 
     /** Header slot of {@code s.y} of the pair in ring slot {@code slot}; {@code y.y} follows it. */
@@ -601,7 +601,7 @@ public abstract class QuasiNewton implements Serializable {
 
     /** {@code y_j . y_j} of stored pair j. */
     final double pairYy(final double[] s, final int j) {
-        return s[pairDots + 2 * slot(s, j) + 1];
+        return s[pairDotsOffset(slot(s, j)) + 1];
     }
 
     /**
@@ -614,8 +614,8 @@ public abstract class QuasiNewton implements Serializable {
         final int off = header + vectors() * n + 2 * slot * n;
         System.arraycopy(sv, 0, s, off, n);
         System.arraycopy(yv, 0, s, off + n, n);
-        s[pairDots + 2 * slot] = dot(sv, 0, yv, 0, n);
-        s[pairDots + 2 * slot + 1] = dot(yv, 0, yv, 0, n);
+        s[pairDotsOffset(slot)] = dot(sv, 0, yv, 0, n);
+        s[pairDotsOffset(slot) + 1] = dot(yv, 0, yv, 0, n);
         return s;
     }
 
@@ -659,8 +659,8 @@ public abstract class QuasiNewton implements Serializable {
             sy += sv * yv;
             yy += yv * yv;
         }
-        s[pairDots + 2 * slot] = sy;
-        s[pairDots + 2 * slot + 1] = yy;
+        s[pairDotsOffset(slot)] = sy;
+        s[pairDotsOffset(slot) + 1] = yy;
         return s;
     }
 
