@@ -55,12 +55,12 @@ public final class LogisticRegressionBench {
 
     static final String USAGE = "usage: LogisticRegressionBench [--case comm|overhead|compute|all] [--rows N] "
             + "[--features N] [--classes K] [--nnz N] [--max-iter N] [--partitions P] [--reg R] "
-            + "[--precision fp64|fp32] [--seed S] [--fashion-mnist DIR] [--repeat N] [--no-stock] [--progress] [--profile] [--help]";
+            + "[--precision fp64|fp32] [--seed S] [--fashion-mnist DIR] [--repeat N] [--warm-up auto|large|small|none] [--no-stock] [--progress] [--profile] [--help]";
 
     /** Command line; -1 means the case's default. */
     record Options(List<String> cases, int rows, int features, int classes, int nnz, int maxIter, int partitions,
                    double reg, String precision, long seed, Path fashionMnist, boolean stock, boolean progress,
-                   boolean profile, int repeat) {
+                   boolean profile, int repeat, String warmUp) {
     }
 
     /** One fit's outcome. */
@@ -97,6 +97,9 @@ public final class LogisticRegressionBench {
                     + "  --fashion-mnist  directory of the IDX files (default: the dataset-fashion-mnist package's)\n"
                     + "  --repeat       overhead: fits per estimator and maxIter, interleaved; medians are compared\n"
                     + "                 (default 1)\n"
+                    + "  --warm-up      the JIT warm-up fit before the cases: large (2^18 features x 10 classes), small\n"
+                    + "                 (4096 x 5), none (the first fit is the application's first), or auto (default:\n"
+                    + "                 large before the comm case, else small)\n"
                     + "  --no-stock     skip stock MLlib (switchml only)\n"
                     + "  --progress     log every iteration of the switchml fits\n"
                     + "  --profile      log where each switch stage's time goes (rendezvous, compute, switch)\n"
@@ -164,6 +167,7 @@ public final class LogisticRegressionBench {
         boolean progress = false;
         boolean profile = false;
         int repeat = 1;
+        String warmUp = "auto";
         for (int i = 0; i < args.length; i++) {
             final String a = args[i];
             switch (a) {
@@ -174,7 +178,7 @@ public final class LogisticRegressionBench {
                 case "--progress" -> progress = true;
                 case "--profile" -> profile = true;
                 case "--case", "--rows", "--features", "--classes", "--nnz", "--max-iter", "--partitions", "--reg",
-                     "--precision", "--seed", "--fashion-mnist", "--repeat" -> {
+                     "--precision", "--seed", "--fashion-mnist", "--repeat", "--warm-up" -> {
                     if (i + 1 >= args.length) {
                         throw new IllegalArgumentException(a + " needs a value");
                     }
@@ -195,6 +199,12 @@ public final class LogisticRegressionBench {
                         case "--seed" -> seed = whole(a, v, 0);
                         case "--repeat" -> repeat = whole(a, v, 1);
                         case "--fashion-mnist" -> fmnist = Paths.get(v);
+                        case "--warm-up" -> {
+                            if (!List.of("auto", "large", "small", "none").contains(v)) {
+                                throw new IllegalArgumentException("--warm-up '" + v + "' must be auto, large, small or none");
+                            }
+                            warmUp = v;
+                        }
                         case "--reg" -> {
                             try {
                                 reg = Double.parseDouble(v);
@@ -220,7 +230,7 @@ public final class LogisticRegressionBench {
             throw new IllegalArgumentException("--nnz " + nnz + " exceeds --features " + features);
         }
         return new Options(cases, rows, features, classes, nnz, maxIter, partitions, reg, precision, seed, fmnist,
-                stock, progress, profile, repeat);
+                stock, progress, profile, repeat, warmUp);
     }
 
     private static int whole(final String option, final String v, final int min) {
@@ -408,8 +418,12 @@ public final class LogisticRegressionBench {
      * first allreduces running at a quarter of their later rate.
      */
     private static void warmUp(final SparkSession spark, final Options o, final PrintStream out) {
+        if (o.warmUp().equals("none")) {
+            out.println("warm-up: none (each estimator's first fit is its first in this application)");
+            return;
+        }
         final long t0 = System.nanoTime();
-        final boolean large = o.cases().contains("comm");
+        final boolean large = o.warmUp().equals("large") || (o.warmUp().equals("auto") && o.cases().contains("comm"));
         final Dataset<Row> warm = large
                 ? sparse(spark, 20_000, 1 << 18, 10, 20, o.partitions(), o.seed() + 1)
                 : sparse(spark, 4_000, 4_096, 5, 20, o.partitions(), o.seed() + 1);

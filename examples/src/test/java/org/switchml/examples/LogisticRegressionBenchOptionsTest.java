@@ -21,12 +21,13 @@ class LogisticRegressionBenchOptionsTest {
         assertEquals(16, o.partitions());
         assertEquals("fp64", o.precision());
         assertEquals(1, o.repeat());
+        assertEquals("auto", o.warmUp());
     }
 
     @Test
     void flagsParse() {
         final LogisticRegressionBench.Options o = LogisticRegressionBench.parse(new String[] {"--case", "overhead",
-            "--rows", "2000", "--max-iter", "20", "--repeat", "3", "--precision", "fp32", "--no-stock", "--reg", "0.01"});
+            "--rows", "2000", "--max-iter", "20", "--repeat", "3", "--precision", "fp32", "--no-stock", "--reg", "0.01", "--warm-up", "none"});
         assertEquals(List.of("overhead"), o.cases());
         assertEquals(2000, o.rows());
         assertEquals(20, o.maxIter());
@@ -34,6 +35,7 @@ class LogisticRegressionBenchOptionsTest {
         assertEquals("fp32", o.precision());
         assertFalse(o.stock());
         assertEquals(0.01, o.reg());
+        assertEquals("none", o.warmUp());
     }
 
     @Test
@@ -41,7 +43,7 @@ class LogisticRegressionBenchOptionsTest {
         assertNull(LogisticRegressionBench.parse(new String[] {"--help"}));
         for (final String[] args : new String[][] {{"--case", "fast"}, {"--rows"}, {"--rows", "x"}, {"--rows", "0"},
             {"--classes", "2"}, {"--reg", "-1"}, {"--precision", "fp16"}, {"--repeat", "0"}, {"--bogus"},
-            {"--features", "10", "--nnz", "11"}}) {
+            {"--features", "10", "--nnz", "11"}, {"--warm-up", "huge"}}) {
             assertThrows(IllegalArgumentException.class, () -> LogisticRegressionBench.parse(args), String.join(" ", args));
         }
     }
