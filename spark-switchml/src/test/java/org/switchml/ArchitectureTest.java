@@ -6,13 +6,24 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The package rules of the design: dependencies point one way, from spark down to protocol.
+ * The package rules of the design: dependencies point one way, from spark.ml down to protocol.
  * protocol ← transport ← {dataplane, client}; p4info (P4Runtime names) ← {dataplane.runtime (the switch's
- * own P4Runtime server, beside the dataplane), control (the controller)}; everything ← spark ← spark.ml.
+ * own P4Runtime server, beside the dataplane), control (the controller)}. Inside Spark:
+ * spark.config ← spark.rpc ← {spark.registrar, spark.executor} ← spark.driver ← spark (the public API)
+ * ← spark.ml (the estimators).
  */
 class ArchitectureTest {
     private static JavaClasses classes;
@@ -100,7 +111,110 @@ class ArchitectureTest {
     }
 
     @Test
+    void noGrpcAboveTheControlPlane() {
+        // Spark code asks the controller (org.switchml.control) for what it needs; the gRPC and P4Runtime
+        // types stay below it.
+        noClasses().that().resideInAPackage("org.switchml.spark..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "io.grpc..", "p4..", "com.google.protobuf..", "com.google.rpc..")
+                .check(classes);
+    }
+
+    @Test
+    void sparkConfigurationKnowsNoOtherSparkRoom() {
+        noClasses().that().resideInAPackage("org.switchml.spark.config")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.spark", "org.switchml.spark.rpc..", "org.switchml.spark.registrar..",
+                        "org.switchml.spark.executor..", "org.switchml.spark.driver..", "org.switchml.spark.ml..")
+                .check(classes);
+    }
+
+    @Test
+    void sparkMessagesKnowOnlyTheConfiguration() {
+        noClasses().that().resideInAPackage("org.switchml.spark.rpc")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.spark", "org.switchml.spark.registrar..", "org.switchml.spark.executor..",
+                        "org.switchml.spark.driver..", "org.switchml.spark.ml..")
+                .check(classes);
+    }
+
+    @Test
+    void registrarsKnowNeitherDriverNorExecutor() {
+        noClasses().that().resideInAPackage("org.switchml.spark.registrar")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.spark", "org.switchml.spark.executor..", "org.switchml.spark.driver..",
+                        "org.switchml.spark.ml..")
+                .check(classes);
+    }
+
+    @Test
+    void theExecutorSideKnowsNoDriverSide() {
+        // An executor reaches the driver only through messages (org.switchml.spark.rpc), and never the switch's
+        // control plane.
+        noClasses().that().resideInAPackage("org.switchml.spark.executor")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.spark", "org.switchml.spark.registrar..", "org.switchml.spark.driver..",
+                        "org.switchml.spark.ml..", "org.switchml.control..", "org.switchml.dataplane..")
+                .check(classes);
+    }
+
+    @Test
+    void theDriverSideIsBelowThePublicApi() {
+        noClasses().that().resideInAPackage("org.switchml.spark.driver")
+                .should().dependOnClassesThat().resideInAnyPackage("org.switchml.spark", "org.switchml.spark.ml..")
+                .check(classes);
+    }
+
+    @Test
+    void theSparkApiKnowsNoEstimator() {
+        noClasses().that().resideInAPackage("org.switchml.spark..")
+                .and().resideOutsideOfPackage("org.switchml.spark.ml..")
+                .should().dependOnClassesThat().resideInAPackage("org.switchml.spark.ml..")
+                .check(classes);
+    }
+
+    @Test
+    void estimatorsReachTheSwitchOnlyThroughTheSparkApi() {
+        noClasses().that().resideInAPackage("org.switchml.spark.ml..")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.spark.rpc..", "org.switchml.spark.registrar..", "org.switchml.spark.executor..",
+                        "org.switchml.spark.driver..", "org.switchml.client..", "org.switchml.transport..",
+                        "org.switchml.dataplane..", "org.switchml.control..", "org.switchml.p4info..")
+                .check(classes);
+    }
+
+    @Test
+    void theSparkPackageHoldsOnlyPublicApi() {
+        classes().that().resideInAPackage("org.switchml.spark").and().areTopLevelClasses()
+                .and().doNotHaveSimpleName("package-info")
+                .should().bePublic()
+                .check(classes);
+    }
+
+    @Test
     void packagesAreFreeOfCycles() {
-        slices().matching("org.switchml.(*)..").should().beFreeOfCycles().check(classes);
+        // Every package is its own slice, sub-packages included: org.switchml.spark and org.switchml.spark.ml
+        // are two slices, so a dependency back from one to the other is a cycle.
+        slices().matching("org.switchml.(**)").should().beFreeOfCycles().check(classes);
+    }
+
+    @Test
+    void everyPackageSaysWhatItIsFor() throws IOException {
+        final Path root = Path.of("src/main/java");
+        final List<Path> missing;
+        try (Stream<Path> dirs = Files.walk(root)) {
+            missing = dirs.filter(Files::isDirectory)
+                    .filter(d -> hasJavaSources(d) && !Files.exists(d.resolve("package-info.java")))
+                    .toList();
+        }
+        assertTrue(missing.isEmpty(), "packages without a package-info.java: " + missing);
+    }
+
+    private static boolean hasJavaSources(final Path dir) {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.anyMatch(f -> f.toString().endsWith(".java"));
+        } catch (final IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }

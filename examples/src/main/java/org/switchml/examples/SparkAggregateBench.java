@@ -1,10 +1,11 @@
 package org.switchml.examples;
 
+import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLAggregator;
+import org.switchml.spark.SwitchMLDriver;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.spark.SwitchMLAggregator;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -244,7 +245,7 @@ public final class SparkAggregateBench {
                     sum = r.sum();
                     if (PROFILE) {
                         System.out.println("switch counters of job " + Integer.toUnsignedString(r.jobId()) + ": "
-                                + org.switchml.spark.DriverRuntime.forContext(seeds.context()).finalCounters(r.jobId()));
+                                + SwitchMLDriver.of(seeds.context()).finalCounters(r.jobId()).map(Object::toString).orElse("not reported"));
                     }
                 } else {
                     sum = seeds.treeAggregate(new double[dim], SparkAggregateBench::fill, SparkAggregateBench::add, 2, m == 2);

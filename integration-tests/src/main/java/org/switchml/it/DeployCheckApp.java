@@ -3,13 +3,16 @@ package org.switchml.it;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
+import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLAggregator;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
+import org.switchml.spark.registrar.JobRegistrar;
+import org.switchml.spark.registrar.P4RuntimeRegistrar;
 import org.switchml.control.SwitchController;
 import org.switchml.control.SwitchCounterSnapshot;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
-import org.switchml.spark.DriverRuntime;
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.spark.SwitchMLAggregator;
 
 import java.util.List;
 import java.util.SplittableRandom;
@@ -87,7 +90,7 @@ public final class DeployCheckApp {
         System.out.println("DEPLOY-CHECK OK viaSwitch=true workers=" + r.workers() + " partitions="
                 + vectors.getNumPartitions() + " dim=" + dim + " sumError=" + err + " loopError=" + loopErr
                 + " switchMs=" + Math.round(switchMs) + " fallbacks="
-                + DriverRuntime.forContext(spark.sparkContext()).fallbackCount());
+                + DriverRuntimes.forContext(spark.sparkContext()).fallbackCount());
         return null;
     }
 
@@ -98,11 +101,11 @@ public final class DeployCheckApp {
      * running the protocol satisfies once no packet is between its ingress and egress counters.
      */
     static void printCounters(final SparkSession spark) {
-        final org.switchml.spark.JobRegistrar reg = DriverRuntime.forContext(spark.sparkContext()).registrar();
+        final JobRegistrar reg = DriverRuntimes.forContext(spark.sparkContext()).registrar();
         final SwitchController c;
-        if (reg instanceof org.switchml.spark.P4RuntimeRegistrar p) {
+        if (reg instanceof P4RuntimeRegistrar p) {
             c = p.controller();
-        } else if (reg instanceof org.switchml.spark.EmbeddedSwitchRegistrar e) {
+        } else if (reg instanceof EmbeddedSwitchRegistrar e) {
             c = e.controller();
         } else {
             System.out.println("DEPLOY-CHECK COUNTERS unavailable: registrar " + reg);

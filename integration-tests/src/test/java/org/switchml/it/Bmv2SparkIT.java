@@ -1,5 +1,7 @@
 package org.switchml.it;
 
+import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLAggregator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,5 +1,16 @@
 package org.switchml.spark;
 
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.driver.StageLauncher;
+import org.switchml.spark.executor.Inputs;
+import org.switchml.spark.executor.StageMember;
+import org.switchml.spark.executor.TaskFrame;
+import org.switchml.spark.rpc.PackedVector;
+import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.spark.rpc.TaskOutcome;
+import org.switchml.spark.rpc.TaskSettings;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
@@ -163,9 +174,10 @@ public final class ReplicatedLoop {
                                  final Body<T> body, final Options options, final Progress progress) {
         final SparkContext sc = data.sparkContext();
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
-        final DriverRuntime rt = DriverRuntime.forContext(sc);
+        final DriverRuntime rt = DriverRuntimes.forContext(sc);
         final Gate gate = progress == null ? null : new Gate(progress);
-        final long progressId = gate == null ? 0 : rt.addProgress(gate);
+        final long progressId = gate == null ? 0
+                : rt.addProgress(p -> gate.onIteration(p.iteration(), p.scalars(), p.nanos(), p.jobId()));
         try {
             return loop(data, initialState, vectorLength, body, options, gate, progressId, sc, fallback, rt);
         } finally {
@@ -227,7 +239,7 @@ public final class ReplicatedLoop {
             final int start = done;
             final List<TaskOutcome> outcomes;
             try {
-                outcomes = Launch.run(data, rt, jobId,
+                outcomes = StageLauncher.run(data, rt, jobId,
                         s -> new LoopTask<>(s, data, from, start, vectorLength, body, options, progressId));
             } finally {
                 rt.remove(jobId);
@@ -246,7 +258,7 @@ public final class ReplicatedLoop {
                 // The stage's iterations are lost with it: resume from the last checkpoint (state, done). Run on
                 // the driver only up to the next checkpoint, then try the switch again: a switch that came back
                 // (restarted) gets the next stage as a new registration, one still down costs no stage.
-                final String reason = Launch.unreachable(unreachable, fallback, rt);
+                final String reason = StageLauncher.unreachable(unreachable, fallback, rt);
                 final int until = options.checkpointIterations() > 0
                         ? (int) Math.min(options.maxIterations(), (long) done + options.checkpointIterations())
                         : options.maxIterations();
@@ -380,12 +392,12 @@ public final class ReplicatedLoop {
 
         @Override
         public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
-            return Launch.member(settings, this::iterate);
+            return TaskFrame.member(settings, this::iterate);
         }
 
         private TaskOutcome iterate(final StageMember m, final int task) {
             final long t1 = System.nanoTime();
-            final List<T> records = Launch.readAll(source, m.partitions());
+            final List<T> records = TaskFrame.readAll(source, m.partitions());
             final long t2 = System.nanoTime();
             // The executor's tasks share one copy of the first state, as they share every later one (the
             // update runs once per executor): one array and one pending point per executor, not per task.

@@ -1,5 +1,13 @@
 package org.switchml.spark;
 
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.driver.StageLauncher;
+import org.switchml.spark.executor.Inputs;
+import org.switchml.spark.executor.TaskFrame;
+import org.switchml.spark.rpc.TaskOutcome;
+import org.switchml.spark.rpc.TaskSettings;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
@@ -37,7 +45,7 @@ public final class SwitchMLAggregator {
      * Local property a barrier task can read ({@code TaskContext.get().getLocalProperty}) to learn which
      * attempt of its switch call it belongs to: "0" first, then one more per retry.
      */
-    public static final String ATTEMPT_PROPERTY = "spark.switchml.attempt";
+    public static final String ATTEMPT_PROPERTY = StageLauncher.ATTEMPT_PROPERTY;
 
     private SwitchMLAggregator() {
     }
@@ -91,11 +99,11 @@ public final class SwitchMLAggregator {
             return new Result(zero.clone(), true, 0, null, 0);
         }
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
-        final DriverRuntime rt = DriverRuntime.forContext(sc);
+        final DriverRuntime rt = DriverRuntimes.forContext(sc);
         final int jobId = rt.newJobId();
         final List<TaskOutcome> outcomes;
         try {
-            outcomes = Launch.run(rdd, rt, jobId, s -> new AggregateTask<>(s, rdd, length, zero, seqOp));
+            outcomes = StageLauncher.run(rdd, rt, jobId, s -> new AggregateTask<>(s, rdd, length, zero, seqOp));
         } finally {
             rt.remove(jobId);
         }
@@ -103,7 +111,7 @@ public final class SwitchMLAggregator {
         int workers = 0;
         for (final TaskOutcome o : outcomes) {
             if (o.status == TaskOutcome.UNREACHABLE) {
-                final String reason = Launch.unreachable(o, fallback, rt);
+                final String reason = StageLauncher.unreachable(o, fallback, rt);
                 LOG.warn("spark-switchml: switch {} unreachable ({}); computing job {} with treeAggregate instead "
                         + "({}=treeAggregate)", rt.switchName(), reason, Integer.toUnsignedString(jobId),
                         SwitchMLConfig.FALLBACK.key());
@@ -166,11 +174,11 @@ public final class SwitchMLAggregator {
 
         @Override
         public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
-            return Launch.member(settings, (m, task) -> {
+            return TaskFrame.member(settings, (m, task) -> {
                 final long t1 = System.nanoTime();
                 final double[] start = zero == null ? new double[length] : Arrays.copyOf(zero, length);
                 final double[][] acc = {start};
-                Launch.read(source, m.partitions(), r -> acc[0] = seqOp.apply(acc[0], r));
+                TaskFrame.read(source, m.partitions(), r -> acc[0] = seqOp.apply(acc[0], r));
                 Inputs.requireVector(acc[0], length, "the fold of task " + task);
                 final long t2 = System.nanoTime();
                 // The executor sums its tasks' vectors into the first: hand it an array of ours, never one the

@@ -1,5 +1,7 @@
 package org.switchml.spark;
 
+import org.switchml.spark.rpc.TaskOutcome;
+import org.switchml.spark.rpc.TaskSettings;
 import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;
@@ -7,23 +9,35 @@ import com.esotericsoftware.kryo.io.Output;
 import com.esotericsoftware.kryo.serializers.JavaSerializer;
 import org.apache.spark.serializer.KryoRegistrator;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.ServiceLoader;
 
 /**
  * Registers every spark-switchml class that crosses the wire, so it works with
  * {@code spark.kryo.registrationRequired=true}. Set {@code spark.kryo.registrator=} this class.
  *
- * <p>{@link TaskOutcome} (shuffle data and task results, carrying O(dim) vectors) has a compact
- * serializer; the small records ({@link RegisterJob}, the loop's {@link ReplicatedLoop.Step} and
- * options, {@link TaskSettings}) go through Java serialization inside Kryo, because Kryo 4 cannot
- * construct records.
+ * <p>{@link TaskOutcome} (task results, carrying O(dim) vectors) has a compact serializer; the small
+ * records (the loop's {@link ReplicatedLoop.Step} and options, {@link TaskSettings}) go through Java
+ * serialization inside Kryo, because Kryo 4 cannot construct records. Libraries built on this one (the
+ * estimators of org.switchml.spark.ml) add their classes as a {@link KryoClasses} service.
  */
 public final class SwitchMLKryoRegistrator implements KryoRegistrator {
 
+    /** Classes that another part of spark-switchml ships through Spark and registers with Kryo. */
+    public interface KryoClasses {
+        /** Classes to register; each goes through Java serialization inside Kryo. */
+        List<Class<?>> classes();
+    }
+
     /** The classes this registrator registers (tests check each round-trips). */
     public static List<Class<?>> registeredClasses() {
-        return List.of(TaskOutcome.class, RegisterJob.class, TaskSettings.class, ReplicatedLoop.Step.class,
-                ReplicatedLoop.Options.class);
+        final List<Class<?>> out = new ArrayList<>(List.of(TaskOutcome.class, TaskSettings.class,
+                ReplicatedLoop.Step.class, ReplicatedLoop.Options.class));
+        for (final KryoClasses more : ServiceLoader.load(KryoClasses.class, SwitchMLKryoRegistrator.class.getClassLoader())) {
+            out.addAll(more.classes());
+        }
+        return out;
     }
 
     @Override
@@ -35,20 +49,7 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
                 kryo.register(c, new JavaSerializer());
             }
         }
-        // The estimator's cached input blocks (spill to disk with MEMORY_AND_DISK). Named, not linked:
-        // this package sits below org.switchml.spark.ml.
-        for (final String name : ESTIMATOR_CLASSES) {
-            try {
-                kryo.register(Class.forName(name, false, SwitchMLKryoRegistrator.class.getClassLoader()), new JavaSerializer());
-            } catch (final ClassNotFoundException e) {
-                throw new IllegalStateException("spark-switchml jar incomplete: " + name, e);
-            }
-        }
     }
-
-    /** Classes of org.switchml.spark.ml that Spark may serialize with Kryo. */
-    static final List<String> ESTIMATOR_CLASSES = List.of(
-            "org.switchml.spark.ml.classification.InstanceBatch");
 
     /** Field-by-field, with null-aware arrays. */
     static final class OutcomeSerializer extends Serializer<TaskOutcome> {

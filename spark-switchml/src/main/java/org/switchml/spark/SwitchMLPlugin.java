@@ -1,12 +1,19 @@
 package org.switchml.spark;
 
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.executor.ExecutorRuntime;
+import org.switchml.spark.rpc.Rendezvous;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.api.plugin.SparkPlugin;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 
-import java.util.HashMap;
+import java.io.Serializable;
 import java.util.Map;
 
 /**
@@ -33,19 +40,16 @@ public final class SwitchMLPlugin implements SparkPlugin {
 
         @Override
         public Map<String, String> init(final SparkContext sc, final PluginContext ctx) {
-            final Map<String, String> all = new HashMap<>();
-            for (final scala.Tuple2<String, String> kv : sc.conf().getAll()) {
-                all.put(kv._1(), kv._2());
-            }
+            final Map<String, String> all = DriverRuntimes.settings(sc.conf());
             // Fail the application at start-up on a bad setting, not at the first aggregation.
             SwitchMLConfig.validate(SwitchMLConfig.of(all), all.keySet());
             // A switch that cannot be reached does not stop the application (one warning; fallback later).
             runtime = DriverRuntime.create(SwitchMLConfig.of(all), sc.conf().get("spark.driver.host", "127.0.0.1"), all);
-            DriverRuntime.installPluginRuntime(runtime);
+            DriverRuntimes.installPluginRuntime(runtime);
             final DriverRuntime rt = runtime;
-            sc.addSparkListener(new org.apache.spark.scheduler.SparkListener() {
+            sc.addSparkListener(new SparkListener() {
                 @Override
-                public void onExecutorRemoved(final org.apache.spark.scheduler.SparkListenerExecutorRemoved e) {
+                public void onExecutorRemoved(final SparkListenerExecutorRemoved e) {
                     rt.removeWorker(e.executorId());
                 }
             });
@@ -56,7 +60,7 @@ public final class SwitchMLPlugin implements SparkPlugin {
         public Object receive(final Object message) {
             if (message instanceof byte[] bytes) {
                 final Object reply = runtime.receive(Rendezvous.decode(bytes));
-                return reply == null ? null : Rendezvous.encode((java.io.Serializable) reply);
+                return reply == null ? null : Rendezvous.encode((Serializable) reply);
             }
             return runtime.receive(message);
         }
@@ -64,7 +68,7 @@ public final class SwitchMLPlugin implements SparkPlugin {
         @Override
         public void shutdown() {
             if (runtime != null) {
-                DriverRuntime.clearPluginRuntime(runtime);
+                DriverRuntimes.clearPluginRuntime(runtime);
                 runtime.close();
             }
         }
@@ -76,11 +80,7 @@ public final class SwitchMLPlugin implements SparkPlugin {
 
         @Override
         public void init(final PluginContext ctx, final Map<String, String> extraConf) {
-            final Map<String, String> conf = new HashMap<>();
-            for (final scala.Tuple2<String, String> kv : ctx.conf().getAll()) {
-                conf.put(kv._1(), kv._2());
-            }
-            runtime = ExecutorRuntime.forPlugin(ctx, conf);
+            runtime = ExecutorRuntime.forPlugin(ctx, DriverRuntimes.settings(ctx.conf()));
             ExecutorRuntime.install(runtime);
         }
 

@@ -1,5 +1,7 @@
 package org.switchml.spark;
 
+import org.switchml.spark.config.ConfigEntry;
+import org.switchml.spark.config.SwitchMLConfig;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.testing.Seeds;
 
 import java.io.IOException;
@@ -149,7 +151,7 @@ class CrashLocalClusterTest {
     }
 
     private static DriverRuntime runtime() {
-        return DriverRuntime.forContext(jsc.sc());
+        return DriverRuntimes.forContext(jsc.sc());
     }
 
     private static ReplicatedLoop.Result run(final ReplicatedLoop.Progress progress) {

@@ -7,7 +7,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
-import org.switchml.testing.Reference;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.driver.StagePlans;
 import org.switchml.testing.Seeds;
 
 import java.nio.file.Path;
@@ -74,7 +75,7 @@ class LocalClusterTest {
         // Attempt 0 failed, attempt 1 ran as generation 1. (Generation 0 may have been installed twice: ahead
         // of the tasks for the executors the driver knew, then again if an executor had not yet announced
         // its worker socket.)
-        assertEquals(List.of(0, 1), DriverRuntime.forContext(jsc.sc()).generationsOf(viaSwitch.jobIds().get(0))
+        assertEquals(List.of(0, 1), DriverRuntimes.forContext(jsc.sc()).generationsOf(viaSwitch.jobIds().get(0))
                 .stream().distinct().toList());
         SparkTestSupport.assertWithinBlockRelative(onDriver.state(), viaSwitch.state(), dim, 1e-10);
     }

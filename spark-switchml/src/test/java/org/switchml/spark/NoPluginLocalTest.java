@@ -5,6 +5,9 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.driver.StagePlans;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 
@@ -32,7 +35,7 @@ class NoPluginLocalTest {
         final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim],
                 SparkTestSupport::addRow);
         assertTrue(r.viaSwitch());
-        assertTrue(DriverRuntime.forContext(jsc.sc()).registrar() instanceof EmbeddedSwitchRegistrar);
+        assertTrue(DriverRuntimes.forContext(jsc.sc()).registrar() instanceof EmbeddedSwitchRegistrar);
         // One executor (this JVM) is the switch's only worker; loopback gets the large packets.
         assertArrayEquals(Reference.fp64(new double[][] {SparkTestSupport.oneExecutorVector(rows, dim, 2)},
                 StagePlans.BEST_SOFTWARE_K), r.sum(), 0.0);

@@ -1,5 +1,10 @@
 package org.switchml.spark;
 
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
+import org.switchml.spark.registrar.P4RuntimeRegistrar;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 
 import org.junit.jupiter.api.Test;

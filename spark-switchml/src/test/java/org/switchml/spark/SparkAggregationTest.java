@@ -9,6 +9,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.dataplane.JobCounters;
 import org.switchml.protocol.DropReason;
 import org.switchml.testing.Reference;
@@ -69,7 +71,7 @@ class SparkAggregationTest {
     }
 
     private static DriverRuntime runtime() {
-        return DriverRuntime.forContext(jsc.sc());
+        return DriverRuntimes.forContext(jsc.sc());
     }
 
     @Test

@@ -5,6 +5,8 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.testing.Seeds;
 
 import java.net.InetAddress;
@@ -40,7 +42,7 @@ class StartupUnreachableTest {
 
     @Test
     void theContextStartsAndTheFirstAggregationFallsBackNamingWhatWasTried() {
-        final DriverRuntime rt = DriverRuntime.forContext(jsc.sc());
+        final DriverRuntime rt = DriverRuntimes.forContext(jsc.sc());
         final String why = rt.unreachableReason();
         assertTrue(why != null && why.contains("connection refused at 127.0.0.1:" + deadPort)
                 && why.contains("P4Runtime server 127.0.0.1:" + deadPort), why);

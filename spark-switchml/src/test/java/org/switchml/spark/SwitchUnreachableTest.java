@@ -11,6 +11,9 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.driver.StagePlans;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.SwitchMLException;
@@ -63,7 +66,7 @@ class SwitchUnreachableTest {
     }
 
     private static DriverRuntime runtime() {
-        return DriverRuntime.forContext(jsc.sc());
+        return DriverRuntimes.forContext(jsc.sc());
     }
 
     @Test

@@ -1,5 +1,6 @@
 package org.switchml.spark;
 
+import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;

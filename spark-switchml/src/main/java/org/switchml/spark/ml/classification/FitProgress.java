@@ -2,11 +2,11 @@ package org.switchml.spark.ml.classification;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.dataplane.JobCounters;
-import org.switchml.spark.DriverRuntime;
-import org.switchml.spark.EmbeddedSwitchRegistrar;
-import org.switchml.spark.JobRegistrar;
 import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLDriver;
+import org.switchml.dataplane.JobCounters;
+
+import java.util.Optional;
 
 /**
  * Turns the loop's per-evaluation reports (task 0's scalars, live through the plugin's endpoint) into
@@ -20,7 +20,7 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private final int maxIter;
     private final double megabytesPerEvaluation;
     private final FitListener listener;
-    private final DriverRuntime runtime;
+    private final SwitchMLDriver driver;
 
     private int reportedHistory;
     private int totalEvaluations;
@@ -36,12 +36,12 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private long retransmissionsSince;
 
     FitProgress(final String uid, final int maxIter, final double megabytesPerEvaluation, final FitListener listener,
-                final DriverRuntime runtime) {
+                final SwitchMLDriver driver) {
         this.uid = uid;
         this.maxIter = maxIter;
         this.megabytesPerEvaluation = megabytesPerEvaluation;
         this.listener = listener;
-        this.runtime = runtime;
+        this.driver = driver;
     }
 
     @Override
@@ -100,18 +100,18 @@ final class FitProgress implements ReplicatedLoop.Progress {
      * new job); false when they cannot be known (an external switch, or the driver path).
      */
     private boolean countRetransmissions(final int jobId) {
-        final JobRegistrar r = jobId < 0 ? null : runtime.registrar();
-        if (!(r instanceof EmbeddedSwitchRegistrar embedded)) {
+        if (jobId < 0 || !driver.countsJobs()) {
             return false;
         }
         final JobCounters c;
         try {
-            c = embedded.counters(jobId);
+            final Optional<JobCounters> live = driver.liveCounters(jobId);
+            if (live.isEmpty()) {
+                return true; // the stage's job is already removed; the fit's totals have it
+            }
+            c = live.get();
         } catch (final RuntimeException e) {
             return true; // a busy or closing switch: counted with the next report, or in the fit's totals
-        }
-        if (c == null) {
-            return true; // the stage's job is already removed; the fit's totals have it
         }
         if (jobId != liveJob) {
             liveJob = jobId;

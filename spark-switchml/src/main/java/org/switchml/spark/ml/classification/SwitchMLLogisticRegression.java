@@ -28,10 +28,9 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.storage.StorageLevel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.dataplane.JobCounters;
-import org.switchml.spark.DriverRuntime;
-import org.switchml.spark.EmbeddedSwitchRegistrar;
 import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLDriver;
+import org.switchml.dataplane.JobCounters;
 import org.switchml.spark.ml.optim.Lbfgs;
 import org.switchml.spark.ml.optim.Lbfgsb;
 import org.switchml.spark.ml.optim.Owlqn;
@@ -39,6 +38,7 @@ import org.switchml.spark.ml.optim.QuasiNewton;
 import scala.Option;
 import scala.Tuple3;
 
+import java.util.Optional;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -281,7 +281,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
 
     private LogisticRegressionModel train(final Dataset<?> dataset, final SparkContext sc,
                                           final JavaRDD<InstanceBatch> batches, final String callers) {
-        final SwitchUse use = new SwitchUse(DriverRuntime.forContext(sc));
+        final SwitchUse use = new SwitchUse(SwitchMLDriver.of(sc));
         final long t0 = System.nanoTime();
         // One ordinary job reads the input into the cache: bad input fails here exactly as in MLlib (a
         // failure inside the barrier stages would be retried as a stage and lose its message).
@@ -437,13 +437,13 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
 
     /** What this fit sent through the switch: its jobs (for the counters), bytes, and fallbacks. */
     private static final class SwitchUse {
-        private final DriverRuntime runtime;
+        private final SwitchMLDriver driver;
         private final List<Integer> jobIds = new ArrayList<>();
         private double megabytes;
         private int fallbacks;
 
-        SwitchUse(final DriverRuntime runtime) {
-            this.runtime = runtime;
+        SwitchUse(final SwitchMLDriver driver) {
+            this.driver = driver;
         }
 
         void ran(final ReplicatedLoop.Result r, final int vectorLength, final boolean fp64) {
@@ -459,14 +459,15 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         long[] counters() {
             final long[] out = new long[4];
             for (final int id : jobIds) {
-                final JobCounters c = runtime.finalCounters(id);
-                if (c == null) {
+                final Optional<JobCounters> counted = driver.finalCounters(id);
+                if (counted.isEmpty()) {
                     // an external switch keeps its counters (or a fallback stage never reached one)
-                    if (runtime.registrar() instanceof EmbeddedSwitchRegistrar) {
+                    if (driver.countsJobs()) {
                         continue;
                     }
                     return new long[] {-1, -1, -1, -1};
                 }
+                final JobCounters c = counted.get();
                 out[0] += c.packetsIn();
                 out[1] += c.packetsOut();
                 out[2] += c.retransmissions();
@@ -494,7 +495,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         final int interval = getCheckpointInterval();
         final boolean fp64 = !"fp32".equals(getPrecision());
         final FitProgress progress = new FitProgress(uid(), getMaxIter(),
-                objective.vectorLength() * (fp64 ? 8.0 : 4.0) / 1e6, listener, use.runtime);
+                objective.vectorLength() * (fp64 ? 8.0 : 4.0) / 1e6, listener, use.driver);
         final LogisticFit body = new LogisticFit(objective, optimizer);
         final String previous = sc.getLocalProperty(PRECISION_KEY);
         sc.setLocalProperty(PRECISION_KEY, getPrecision());

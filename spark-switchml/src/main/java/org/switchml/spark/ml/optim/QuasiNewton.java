@@ -1,5 +1,6 @@
 package org.switchml.spark.ml.optim;
 
+import org.switchml.spark.ReplicatedLoop;
 import java.io.Serializable;
 import java.util.Arrays;
 

@@ -28,8 +28,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.switchml.spark.DriverRuntime;
-import org.switchml.spark.EmbeddedSwitchRegistrar;
+import org.switchml.spark.SwitchMLPlugin;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.testing.Seeds;
 
 import java.nio.file.Path;
@@ -515,7 +516,7 @@ class SwitchMLLogisticRegressionTest {
         assertFalse(spark.sparkContext().conf().contains("spark.plugins"));
         final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
         lr.setMaxIter(5).fit(binomial);
-        assertTrue(DriverRuntime.forContext(spark.sparkContext()).registrar() instanceof EmbeddedSwitchRegistrar);
+        assertTrue(DriverRuntimes.forContext(spark.sparkContext()).registrar() instanceof EmbeddedSwitchRegistrar);
         final FitReport r = lr.lastFit();
         assertTrue(r.viaSwitch() && r.fallbacks() == 0 && r.packetsIn() > 0 && r.packetsOut() > 0, r.toString());
     }

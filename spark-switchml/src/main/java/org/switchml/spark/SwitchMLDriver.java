@@ -1,0 +1,62 @@
+package org.switchml.spark;
+
+import org.apache.spark.SparkContext;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.dataplane.JobCounters;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What an application's driver can learn about the switch its calls go through: the switch's name, the
+ * counters of a switch job (each call's {@code jobId}), and how many calls fell back. For reports and
+ * diagnostics; the calls themselves are {@link SwitchMLAggregator} and {@link ReplicatedLoop}.
+ */
+public final class SwitchMLDriver {
+    private final DriverRuntime runtime;
+
+    private SwitchMLDriver(final DriverRuntime runtime) {
+        this.runtime = runtime;
+    }
+
+    /**
+     * The driver side of {@code sc}'s application: the plugin's, or, for a local master without the plugin,
+     * an embedded switch started on first use.
+     */
+    public static SwitchMLDriver of(final SparkContext sc) {
+        return new SwitchMLDriver(DriverRuntimes.forContext(sc));
+    }
+
+    /** The switch's dataplane address, or what is tried while it is unreachable. */
+    public String switchName() {
+        return runtime.switchName();
+    }
+
+    /** Whether the switch reports per-job counters (the embedded software switch does). */
+    public boolean countsJobs() {
+        final var r = runtime.registrar();
+        return r != null && r.countsJobs();
+    }
+
+    /** The counters of a job still installed (a running stage), when the switch reports them. */
+    public Optional<JobCounters> liveCounters(final int jobId) {
+        final var r = runtime.registrar();
+        return r == null ? Optional.empty() : r.counters(jobId);
+    }
+
+    /** The final counters of a finished job, when the switch reports them (waits for its removal, at most 10 s). */
+    public Optional<JobCounters> finalCounters(final int jobId) {
+        return Optional.ofNullable(runtime.finalCounters(jobId));
+    }
+
+    /** The job generations a call's job was installed under, in order (one per barrier stage attempt). */
+    public List<Integer> generationsOf(final int jobId) {
+        return runtime.generationsOf(jobId);
+    }
+
+    /** How many calls fell back to treeAggregate because the switch was unreachable. */
+    public long fallbackCount() {
+        return runtime.fallbackCount();
+    }
+}

@@ -1,0 +1,265 @@
+package org.switchml.spark.config;
+
+
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The registry of every {@code spark.switchml.*} setting. Each is a typed {@link ConfigEntry} with doc,
+ * default and validation; docs/configuration.md is generated from {@link #ENTRIES} by
+ * {@link #markdown()}.
+ *
+ * <p>Per-call settings (precision, fallback, timeouts) are read from the calling thread's Spark local
+ * properties first ({@code sc.setLocalProperty}), then from the SparkConf, then the default.
+ */
+public final class SwitchMLConfig {
+    /** The plugin to name in {@code spark.plugins}. */
+    public static final String PLUGIN_CLASS = "org.switchml.spark.SwitchMLPlugin";
+    /** The registrator to name in {@code spark.kryo.registrator}. */
+    public static final String KRYO_REGISTRATOR_CLASS = "org.switchml.spark.SwitchMLKryoRegistrator";
+    /** What to do when the switch cannot be reached. */
+    public enum Fallback {
+        /** Compute the same sum with {@code treeAggregate}, log one warning and count it. */
+        TREE_AGGREGATE,
+        /** Fail the call with an error naming the switch. */
+        FAIL
+    }
+
+    /** Value encoding of {@code double[]} vectors on the wire. */
+    public enum Precision {
+        /** FP64_SPLIT: two int32 lanes per element, at least 50 significant bits per block. */
+        FP64,
+        /** FP32_BLOCK: one int32 per element, about 27 significant bits per block (n = 4). */
+        FP32
+    }
+
+    private SwitchMLConfig() {
+    }
+
+    public static final ConfigEntry<String> SWITCH_ADDRESS = new ConfigEntry<>("spark.switchml.switch.address",
+            "Dataplane address of an external switch, `host:port[,port...]` (one port per lane). Empty: the "
+                    + "driver plugin starts an embedded software switch (programmed over P4Runtime on loopback). "
+                    + "Needs `spark.switchml.p4runtime.address` or `spark.switchml.registrar`.",
+            "", s -> {
+                if (!s.isEmpty()) {
+                    SwitchAddress.parse(s);
+                }
+                return s;
+            }, s -> true, "empty or host:port[,port...]");
+
+    public static final ConfigEntry<String> P4RUNTIME_ADDRESS = new ConfigEntry<>("spark.switchml.p4runtime.address",
+            "P4Runtime server (`host:port`) of the external switch named by `spark.switchml.switch.address`, "
+                    + "e.g. a standalone software switch (`bin/switchml-switch`) or BMv2 (`simple_switch_grpc`, with "
+                    + "`spark.switchml.p4.json`). Jobs are "
+                    + "installed through the P4Runtime controller. Ignored with an embedded switch.",
+            "", s -> {
+                if (!s.isEmpty()) {
+                    final int c = s.lastIndexOf(':');
+                    if (c <= 0) {
+                        throw new IllegalArgumentException("want host:port, got '" + s + "'");
+                    }
+                    final int port = Integer.parseInt(s.substring(c + 1));
+                    if (port < 1 || port > 65535) {
+                        throw new IllegalArgumentException("bad port in '" + s + "'");
+                    }
+                }
+                return s;
+            }, s -> true, "empty or host:port");
+
+    public static final ConfigEntry<String> P4_JSON = new ConfigEntry<>("spark.switchml.p4.json",
+            "The BMv2 program the driver pushes with the P4Info when it connects to "
+                    + "`spark.switchml.p4runtime.address`: the JSON p4c compiled from p4/switchml.p4 "
+                    + "(`p4/compile.sh` writes `p4/build/switchml.json`). Set: the switch is BMv2, so k is 64 "
+                    + "(what the program aggregates) and every worker must be in `spark.switchml.p4.hosts`. "
+                    + "Empty: the switch is a software switch (P4Info only).",
+            "", s -> s, s -> true, "empty or a file path");
+
+    public static final ConfigEntry<String> P4_HOSTS = new ConfigEntry<>("spark.switchml.p4.hosts",
+            "The P4 switch's host table: a file with one line `IPv4 SWITCH_PORT MAC` per host on its data ports "
+                    + "(`#` comments), written once per topology. The driver looks each executor's worker address "
+                    + "up there for the switch port and MAC of its results (docs/control-plane.md, 'Host "
+                    + "table'). Needed with `spark.switchml.p4.json`.",
+            "", s -> s, s -> true, "empty or a file path");
+
+    public static final ConfigEntry<String> REGISTRAR = new ConfigEntry<>("spark.switchml.registrar",
+            "Class implementing `org.switchml.spark.registrar.JobRegistrar` with a public constructor "
+                    + "`(SwitchAddress, Map<String,String>)`: installs jobs on the external switch. Empty: "
+                    + "`org.switchml.spark.registrar.P4RuntimeRegistrar` when `spark.switchml.p4runtime.address` is set.",
+            "", s -> s, s -> true, "empty or a class name");
+
+    public static final ConfigEntry<String> SWITCH_HOST = new ConfigEntry<>("spark.switchml.switch.host",
+            "Address the embedded software switch binds. Empty: the driver's `spark.driver.host`.",
+            "", s -> s, s -> true, "empty or a host name / IPv4 address");
+
+    public static final ConfigEntry<Integer> SWITCH_LANES = new ConfigEntry<>("spark.switchml.switch.lanes",
+            "Lanes (UDP ports, one dataplane thread each) of the embedded software switch.",
+            "2", Integer::parseInt, v -> v >= 1 && v <= 16, "an integer in 1..16");
+
+    public static final ConfigEntry<Integer> K = new ConfigEntry<>("spark.switchml.k",
+            "int32 elements per packet. `auto`: 64 on a P4 switch (what p4/switchml.p4 is built for); on the "
+                    + "software switch the largest k whose datagram fits the smallest MTU of the workers' and the "
+                    + "switch's interfaces without IP fragmentation (362 on a 1500-byte network, 2236 at 9000), at "
+                    + "most 4096 (the software switch's best measured k, which loopback gets). A number overrides "
+                    + "it: 2.." + Wire.MAX_K + ", even in fp64 precision. Per call.",
+            "auto", SwitchMLConfig::parseAuto, v -> v == 0 || (v >= 2 && v <= Wire.MAX_K),
+            "auto or an integer in 2.." + Wire.MAX_K);
+
+    public static final ConfigEntry<Integer> POOL_SIZE = new ConfigEntry<>("spark.switchml.poolSize",
+            "Slots per job (packets in flight per worker). `auto`: about 128 KiB in flight per worker, 4..128 "
+                    + "slots (8 at k=4096, 128 at k=64). Per call.",
+            "auto", SwitchMLConfig::parseAuto, v -> v == 0 || (v >= 1 && v <= 65536), "auto or an integer in 1..65536");
+
+    public static final ConfigEntry<Precision> PRECISION = new ConfigEntry<>("spark.switchml.precision",
+            "`fp64`: FP64_SPLIT encoding, error at most n*2^(E-2B-2) per element (about 1e-16 of the block "
+                    + "maximum). `fp32`: FP32_BLOCK, error at most n*2^(E-B-1) (about 1.5e-8 of the block maximum "
+                    + "for 4 workers), half the bytes. See docs/protocol.md section 5. Per call.",
+            "fp64", s -> Precision.valueOf(s.toUpperCase(Locale.ROOT)), v -> true, "fp64 or fp32");
+
+    public static final ConfigEntry<Fallback> FALLBACK = new ConfigEntry<>("spark.switchml.fallback",
+            "When the switch is unreachable (registration fails or no result within the result timeout): "
+                    + "`treeAggregate` computes the sum with Spark's treeAggregate, logs one warning and counts "
+                    + "it; `fail` throws. Per call.",
+            "treeAggregate", SwitchMLConfig::parseFallback, v -> true, "treeAggregate or fail");
+
+    public static final ConfigEntry<Long> RESULT_TIMEOUT = new ConfigEntry<>("spark.switchml.resultTimeout",
+            "Bound on the wait for a switch result; an allreduce with no progress for this long fails "
+                    + "(library default 30s; shorter under Spark so a dead switch or a dead attempt frees its "
+                    + "slots quickly). Per call.",
+            "10s", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms (e.g. 500ms, 10s)");
+
+    public static final ConfigEntry<Long> RETRANSMIT_TIMEOUT = new ConfigEntry<>("spark.switchml.retransmitTimeout",
+            "Retransmission timeout of a packet before round trips are measured; then it follows them (at "
+                    + "least 1ms), and it backs off, up to 500ms, only while no result at all arrives. A packet "
+                    + "overtaken by later results is sent again after about one round trip, whatever the timeout "
+                    + "(docs/design.md, loss recovery). Read by each executor's worker when it starts.",
+            "20ms", SwitchMLConfig::parseMillis, v -> v >= 1 && v <= 500, "a duration in 1ms..500ms");
+
+    public static final ConfigEntry<Long> START_TIMEOUT = new ConfigEntry<>("spark.switchml.stageStartTimeout",
+            "Bound on the wait of a barrier stage's tasks for each other before the first allreduce: every task "
+                    + "says hello to the driver, and every executor reads and folds its partitions. A task that "
+                    + "Spark kills or that fails ends the wait at once; this bound only ends a stage that is stuck. "
+                    + "Per call.",
+            "10m", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms");
+
+    public static final ConfigEntry<Integer> STAGE_ATTEMPTS = new ConfigEntry<>("spark.switchml.stageAttempts",
+            "How many times a barrier stage is run before the call fails; each retry registers a new job "
+                    + "generation and the replicated loop resumes from its last checkpoint.",
+            "4", Integer::parseInt, v -> v >= 1 && v <= 100, "an integer in 1..100");
+
+    public static final ConfigEntry<Long> KILL_POLL_INTERVAL = new ConfigEntry<>("spark.switchml.killPollInterval",
+            "How often a barrier task checks whether Spark killed it; a killed task closes its socket so "
+                    + "its slot frees promptly.",
+            "100ms", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms");
+
+    public static final ConfigEntry<Long> SLOT_WAIT = new ConfigEntry<>("spark.switchml.slotWaitTimeout",
+            "Before launching a barrier stage on a cluster, how long to wait for the executors the "
+                    + "application asked for (`local-cluster` workers, or `spark.executor.instances`) to register; "
+                    + "the stage then runs on the task slots there are, but needs at least one. Local masters do "
+                    + "not wait.",
+            "60s", SwitchMLConfig::parseMillis, v -> v >= 0, "a duration >= 0");
+
+    public static final ConfigEntry<String> WORKER_HOST = new ConfigEntry<>("spark.switchml.worker.host",
+            "Address each executor's worker socket binds (one socket per executor, for the life of the "
+                    + "application). Empty: the executor's host as Spark reports it. Set it when that name resolves "
+                    + "to an interface the switch cannot reach (e.g. a management network). A subnet "
+                    + "`a.b.c.d/len` (e.g. the switch's data network, `10.0.0.0/24`) makes each executor bind its "
+                    + "own interface address in that subnet, so one setting serves every executor.",
+            "", s -> {
+                if (s.contains("/")) {
+                    WorkerHosts.parseSubnet(s);
+                }
+                return s;
+            }, s -> true, "empty, a host name / IPv4 address, or an IPv4 subnet a.b.c.d/len");
+
+    /** Every setting, in documentation order. */
+    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, P4RUNTIME_ADDRESS, P4_JSON, P4_HOSTS,
+            REGISTRAR, SWITCH_HOST,
+            SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
+            STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
+
+    /** Settings from a SparkConf. */
+    public static Function<String, String> of(final SparkConf conf) {
+        return k -> conf.contains(k) ? conf.get(k) : null;
+    }
+
+    /** Settings from a map (e.g. a plugin's init map). */
+    public static Function<String, String> of(final Map<String, String> map) {
+        return map::get;
+    }
+
+    /** Settings for a call from the driver thread: local properties, then the SparkConf. */
+    public static Function<String, String> forCall(final SparkContext sc) {
+        final SparkConf conf = sc.conf();
+        return k -> {
+            final String local = sc.getLocalProperty(k);
+            return local != null ? local : (conf.contains(k) ? conf.get(k) : null);
+        };
+    }
+
+    /** Validates every {@code spark.switchml.*} key present: unknown keys and bad values fail. */
+    public static void validate(final Function<String, String> settings, final Iterable<String> keys) {
+        for (final String key : keys) {
+            if (!key.startsWith("spark.switchml.")) {
+                continue;
+            }
+            final ConfigEntry<?> e = ENTRIES.stream().filter(x -> x.key().equals(key)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("unknown setting " + key + "; known: " + ENTRIES));
+            e.from(settings);
+        }
+    }
+
+    /** {@code auto} is 0; anything else must be an integer. */
+    static int parseAuto(final String s) {
+        return s.equalsIgnoreCase("auto") ? 0 : Integer.parseInt(s);
+    }
+
+    static Fallback parseFallback(final String s) {
+        switch (s.toLowerCase(Locale.ROOT)) {
+            case "treeaggregate":
+                return Fallback.TREE_AGGREGATE;
+            case "fail":
+                return Fallback.FAIL;
+            default:
+                throw new IllegalArgumentException("unknown fallback " + s);
+        }
+    }
+
+    /** Parses {@code 250ms}, {@code 10s}, {@code 2m} or a bare number of milliseconds. */
+    static long parseMillis(final String s) {
+        final String t = s.toLowerCase(Locale.ROOT);
+        if (t.endsWith("ms")) {
+            return Long.parseLong(t.substring(0, t.length() - 2).trim());
+        } else if (t.endsWith("s")) {
+            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 1000;
+        } else if (t.endsWith("m")) {
+            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 60_000;
+        }
+        return Long.parseLong(t);
+    }
+
+    /** docs/configuration.md, generated from {@link #ENTRIES}. */
+    public static String markdown() {
+        final StringBuilder sb = new StringBuilder();
+        sb.append("# spark-switchml configuration\n\n")
+                .append("<!-- Generated from org.switchml.spark.config.SwitchMLConfig; do not edit. Regenerate with\n")
+                .append("     mvn -pl spark-switchml test -Dtest=ConfigurationDocTest -Dswitchml.docs.write=true -->\n\n")
+                .append("Enable with `spark.plugins=" + PLUGIN_CLASS + "` and, with Kryo,\n")
+                .append("`spark.kryo.registrator=" + KRYO_REGISTRATOR_CLASS + "`. Settings marked\n")
+                .append("\"Per call\" may also be set as a Spark local property (`sc.setLocalProperty`) on the\n")
+                .append("thread that calls the operator.\n\n")
+                .append("| key | default | valid values | meaning |\n|---|---|---|---|\n");
+        for (final ConfigEntry<?> e : ENTRIES) {
+            sb.append("| `").append(e.key()).append("` | ")
+                    .append(e.defaultText().isEmpty() ? "(empty)" : "`" + e.defaultText() + "`").append(" | ")
+                    .append(e.validText()).append(" | ").append(e.doc().replace("|", "\\|")).append(" |\n");
+        }
+        return sb.toString();
+    }
+}

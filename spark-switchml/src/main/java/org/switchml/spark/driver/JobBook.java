@@ -1,0 +1,153 @@
+package org.switchml.spark.driver;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.spark.registrar.JobRegistrar;
+import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobSpec;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The driver's switch jobs: their ids, their installation and removal on the switch (on one thread of
+ * their own, off the tasks' critical path and off Spark's RPC threads), the generations each id was
+ * installed under, and the final counters of a removed job when the switch reports them.
+ */
+final class JobBook implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(JobBook.class);
+
+    private final RegistrarLink link;
+    private final AtomicInteger nextJobId;
+    private final Map<Integer, List<Integer>> generations = new ConcurrentHashMap<>();
+    private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
+    private final Map<Integer, Future<?>> removals = new ConcurrentHashMap<>();
+    private final ExecutorService registrations = Executors.newSingleThreadExecutor(r -> {
+        final Thread t = new Thread(r, "switchml-register");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
+
+    JobBook(final RegistrarLink link) {
+        this.link = link;
+        // Random base: two applications sharing an external switch should not pick the same ids.
+        this.nextJobId = new AtomicInteger(new SplittableRandom().nextInt(1 << 30));
+    }
+
+    int newJobId() {
+        return nextJobId.incrementAndGet() & 0x7FFF_FFFF;
+    }
+
+    /**
+     * Installs a job synchronously; returns the spec as installed.
+     *
+     * @throws IllegalStateException when the switch is unreachable or the book closed
+     */
+    JobSpec register(final JobSpec spec) {
+        if (closed) {
+            throw new IllegalStateException("spark-switchml driver runtime is closed");
+        }
+        final JobRegistrar r = link.available();
+        if (r == null) {
+            throw new IllegalStateException(link.unreachableReason());
+        }
+        final JobSpec installed;
+        try {
+            installed = r.register(spec);
+        } catch (final RuntimeException e) {
+            if (!r.reachable()) {
+                link.lost(r, e.getMessage());
+            }
+            throw e;
+        }
+        generations.computeIfAbsent(spec.jobId(), id -> Collections.synchronizedList(new ArrayList<>()))
+                .add(spec.generation());
+        return installed;
+    }
+
+    /** Runs {@code work} on the registration thread, after what is queued there. */
+    <T> CompletableFuture<T> onRegistrationThread(final Supplier<T> work) {
+        return CompletableFuture.supplyAsync(work, registrations);
+    }
+
+    /** Removes a finished job in the background, keeping its final counters when the switch reports them. */
+    void remove(final int jobId) {
+        final JobRegistrar r = link.current();
+        if (r == null || closed) {
+            return;
+        }
+        // Off the caller's path: the call returns while the switch forgets the job. Counter reads wait.
+        final FutureTask<Void> f = new FutureTask<>(() -> removeNow(r, jobId), null);
+        removals.put(jobId, f);
+        try {
+            registrations.execute(f);
+        } catch (final RejectedExecutionException e) {
+            removals.remove(jobId); // closing
+        }
+    }
+
+    /** Removes a job from {@code r} on the calling thread. */
+    void removeNow(final JobRegistrar r, final int jobId) {
+        try {
+            r.counters(jobId).ifPresent(c -> finalCounters.put(jobId, c));
+            r.remove(jobId);
+        } catch (final RuntimeException e) {
+            LOG.debug("spark-switchml: cannot remove job {}: {}", Integer.toUnsignedString(jobId), e.toString());
+        } finally {
+            removals.remove(jobId);
+        }
+    }
+
+    /** The generations registered for a job id, in order (one per barrier stage attempt). */
+    List<Integer> generationsOf(final int jobId) {
+        final List<Integer> g = generations.get(jobId);
+        if (g == null) {
+            return List.of();
+        }
+        synchronized (g) {
+            return List.copyOf(g);
+        }
+    }
+
+    /** Counters of a removed job (when its switch reports them), or null. */
+    JobCounters finalCounters(final int jobId) {
+        awaitRemoval(jobId);
+        return finalCounters.get(jobId);
+    }
+
+    /** Waits (at most 10 s) until a removal of {@code jobId} that is under way has finished. */
+    void awaitRemoval(final int jobId) {
+        final Future<?> pending = removals.get(jobId);
+        if (pending != null) {
+            try {
+                pending.get(10, TimeUnit.SECONDS);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (final ExecutionException | TimeoutException e) {
+                LOG.debug("spark-switchml: removal of job {} did not finish: {}", Integer.toUnsignedString(jobId), e.toString());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        registrations.shutdownNow();
+    }
+}

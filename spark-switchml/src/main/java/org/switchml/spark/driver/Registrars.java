@@ -1,0 +1,97 @@
+package org.switchml.spark.driver;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
+import org.switchml.spark.registrar.JobRegistrar;
+import org.switchml.spark.registrar.P4RuntimeRegistrar;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.transport.FaultPlan;
+
+import java.lang.reflect.Constructor;
+import java.util.Collections;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Which registrar the settings ask for: an external switch through P4Runtime or through a registrar class
+ * named in the settings, or (by default) a software switch embedded in the driver.
+ */
+final class Registrars {
+    private static final Logger LOG = LoggerFactory.getLogger(Registrars.class);
+
+    private Registrars() {
+    }
+
+    /**
+     * The link to the switch the settings name. A bad setting throws; a switch that cannot be reached does
+     * not (the link says why and tries again later).
+     *
+     * @param driverHost the driver's host, where an embedded switch binds unless the settings say otherwise
+     * @param all        every Spark setting, handed to an external registrar
+     */
+    static RegistrarLink link(final Function<String, String> settings, final String driverHost,
+                              final Map<String, String> all) {
+        final String external = SwitchMLConfig.SWITCH_ADDRESS.from(settings);
+        if (!external.isEmpty()) {
+            final SwitchAddress address = SwitchAddress.parse(external);
+            final String registrarClass = SwitchMLConfig.REGISTRAR.from(settings);
+            if (!registrarClass.isEmpty()) {
+                final Constructor<?> ctor = registrarConstructor(registrarClass);
+                return new RegistrarLink(() -> {
+                    try {
+                        return (JobRegistrar) ctor.newInstance(address, all);
+                    } catch (final ReflectiveOperationException e) {
+                        throw new IllegalStateException(registrarClass + ": " + (e.getCause() == null ? e : e.getCause()), e);
+                    }
+                }, "switch " + address + " (registrar " + registrarClass + ")", address);
+            }
+            final String p4rt = SwitchMLConfig.P4RUNTIME_ADDRESS.from(settings);
+            if (p4rt.isEmpty()) {
+                throw new IllegalArgumentException(SwitchMLConfig.SWITCH_ADDRESS.key() + "=" + external
+                        + " names an external switch, so " + SwitchMLConfig.P4RUNTIME_ADDRESS.key()
+                        + " (its P4Runtime server) or " + SwitchMLConfig.REGISTRAR.key()
+                        + " (a JobRegistrar class) must say how to install jobs on it");
+            }
+            return new RegistrarLink(() -> new P4RuntimeRegistrar(address, all),
+                    "the P4Runtime server " + p4rt + " of switch " + address, address);
+        }
+        String host = SwitchMLConfig.SWITCH_HOST.from(settings);
+        if (host.isEmpty()) {
+            host = driverHost;
+        }
+        final int lanes = SwitchMLConfig.SWITCH_LANES.from(settings);
+        final String bindHost = host;
+        return new RegistrarLink(() -> embedded(bindHost, lanes), "the embedded software switch on " + host, null);
+    }
+
+    /** A software switch in this JVM with its P4Runtime controller. */
+    private static JobRegistrar embedded(final String bindHost, final int lanes) {
+        final SoftwareSwitch sw = SoftwareSwitch.start(new SwitchOptions(bindHost,
+                Collections.nCopies(lanes, 0), false, FaultPlan.NONE));
+        LOG.info("spark-switchml: embedded software switch listening on {}", sw.address());
+        try {
+            return new EmbeddedSwitchRegistrar(sw, true);
+        } catch (final RuntimeException e) {
+            sw.close();
+            throw e;
+        }
+    }
+
+    /** The public {@code (SwitchAddress, Map)} constructor of a registrar class named in the settings. */
+    private static Constructor<?> registrarConstructor(final String registrarClass) {
+        try {
+            final Class<?> c = Class.forName(registrarClass, true, Thread.currentThread().getContextClassLoader());
+            if (!JobRegistrar.class.isAssignableFrom(c)) {
+                throw new ClassCastException(c.getName() + " does not implement " + JobRegistrar.class.getName());
+            }
+            return c.getConstructor(SwitchAddress.class, Map.class);
+        } catch (final ReflectiveOperationException | ClassCastException e) {
+            throw new IllegalArgumentException(SwitchMLConfig.REGISTRAR.key() + "=" + registrarClass
+                    + ": cannot create a JobRegistrar with a public (SwitchAddress, Map) constructor: " + e, e);
+        }
+    }
+}

@@ -1,0 +1,219 @@
+package org.switchml.spark.executor;
+
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.plugin.PluginContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
+import org.switchml.spark.rpc.Endpoints;
+import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.protocol.SwitchMLException;
+
+import java.io.IOException;
+import java.io.Serializable;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * One executor's side of spark-switchml, for the life of the application: its worker socket (the
+ * switch's worker for every task of this executor: SwitchML's one worker per host), the way to the
+ * driver, and the state of the barrier stages running here.
+ *
+ * <p>With the plugin it is created by the executor plugin at executor start. With a local master and no
+ * plugin, the driver JVM is the only executor: it is created on first use next to the driver runtime.
+ */
+public final class ExecutorRuntime implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ExecutorRuntime.class);
+    private static volatile ExecutorRuntime installed;
+    /** Where a task finds its runtime when no executor plugin installed one (a local master without the plugin). */
+    private static volatile Supplier<ExecutorRuntime> localFallback = () -> null;
+
+    private final String executorId;
+    private final SwitchMLClient worker;
+    private final int mtu;
+    private final Function<Object, Object> driver;
+    /** One-way messages to the driver. */
+    private final Consumer<Object> tell;
+    private final Map<String, ExecutorStage> stages = new ConcurrentHashMap<>();
+
+    /** Why this executor has no worker socket (null when it has one). */
+    private final String broken;
+
+    private ExecutorRuntime(final String executorId, final SwitchMLClient worker, final String broken,
+                            final Function<Object, Object> driver, final Consumer<Object> tell) {
+        this.tell = tell;
+        this.executorId = executorId;
+        this.worker = worker;
+        this.broken = broken;
+        this.mtu = worker == null ? 0 : Endpoints.mtuOf(worker.localAddress().getAddress().getHostAddress());
+        this.driver = driver;
+    }
+
+    /**
+     * The executor plugin's runtime: binds the worker socket on {@code spark.switchml.worker.host} or this
+     * executor's host. Never throws (an exception here would stop the executor, and Spark would start
+     * new ones forever): without a socket, this executor's tasks report the switch unreachable and the
+     * driver falls back.
+     */
+    public static ExecutorRuntime forPlugin(final PluginContext ctx, final Map<String, String> conf) {
+        final String id = ctx.executorID();
+        final Function<Object, Object> driver = msg -> {
+            try {
+                final Object reply = ctx.ask(Rendezvous.encode((Serializable) msg));
+                return reply instanceof byte[] b ? Rendezvous.decode(b) : reply;
+            } catch (final Exception e) {
+                throw new SwitchMLException("executor " + id + ": the driver did not answer "
+                        + msg.getClass().getSimpleName() + ": " + e, e);
+            }
+        };
+        final Consumer<Object> tell = msg -> {
+            try {
+                ctx.send(Rendezvous.encode((Serializable) msg));
+            } catch (final IOException | RuntimeException e) {
+                LOG.debug("spark-switchml: executor {} could not tell the driver {}: {}", id, msg, e.toString());
+            }
+        };
+        String host = "";
+        try {
+            host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
+            if (host.isEmpty()) {
+                host = executorHost();
+            }
+            final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host));
+            LOG.info("spark-switchml: executor {} worker socket {}", id, worker.localAddress());
+            final ExecutorRuntime rt = new ExecutorRuntime(id, worker, null, driver, tell);
+            // Tell the driver now, so it can install a stage's job before the stage's tasks start.
+            tell.accept(rt.announcement());
+            return rt;
+        } catch (final RuntimeException e) {
+            final String why = "executor " + id + " cannot open its worker socket on " + host + ": " + e.getMessage();
+            LOG.error("spark-switchml: {}; its tasks will report the switch unreachable", why, e);
+            return new ExecutorRuntime(id, null, why, driver, tell);
+        }
+    }
+
+    /** The host Spark knows this executor by (its block manager's), else the local host's address. */
+    private static String executorHost() {
+        final SparkEnv env = SparkEnv.get();
+        if (env != null && env.blockManager() != null && env.blockManager().blockManagerId() != null) {
+            return env.blockManager().blockManagerId().host();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (final UnknownHostException e) {
+            return "127.0.0.1";
+        }
+    }
+
+    /** What the driver needs to know of this executor's worker socket. */
+    Rendezvous.Worker announcement() {
+        return new Rendezvous.Worker(executorId, Endpoints.endpoint(worker.localAddress()), mtu);
+    }
+
+    /** Why this executor cannot take part in switch jobs, or null. */
+    String broken() {
+        return broken;
+    }
+
+    /**
+     * The runtime of a local master without the plugin: the driver JVM is the executor, and {@code driver}
+     * answers its messages directly.
+     */
+    public static ExecutorRuntime forLocal(final Map<String, String> conf, final String driverHost,
+                                           final Function<Object, Object> driver) {
+        final String host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
+        final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host.isEmpty() ? driverHost : host));
+        final ExecutorRuntime e = new ExecutorRuntime("driver", worker, null, driver, driver::apply);
+        e.tell(e.announcement());
+        return e;
+    }
+
+    /** Where a task finds its runtime when no executor plugin installed one; the supplier may answer null. */
+    public static void setLocalFallback(final Supplier<ExecutorRuntime> fallback) {
+        localFallback = fallback;
+    }
+
+    private static ClientOptions clientOptions(final Map<String, String> conf, final String host) {
+        final long first = SwitchMLConfig.RETRANSMIT_TIMEOUT.from(conf::get);
+        return ClientOptions.defaults().withBindHost(host).withRetransmitTimeoutMs(first,
+                Math.max(first, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
+    }
+
+    public static void install(final ExecutorRuntime rt) {
+        installed = rt;
+    }
+
+    public static void uninstall(final ExecutorRuntime rt) {
+        if (installed == rt) {
+            installed = null;
+        }
+    }
+
+    /** The runtime of this executor; errors name spark.plugins when there is none. */
+    static ExecutorRuntime get() {
+        final ExecutorRuntime rt = installed;
+        if (rt != null) {
+            return rt;
+        }
+        final ExecutorRuntime local = localFallback.get();
+        if (local != null) {
+            return local;
+        }
+        throw new IllegalStateException("spark-switchml: this executor has no spark-switchml runtime; set spark.plugins="
+                + SwitchMLConfig.PLUGIN_CLASS + " and put the spark-switchml jar on the executor classpath (--jars)");
+    }
+
+    String executorId() {
+        return executorId;
+    }
+
+    SwitchMLClient worker() {
+        return worker;
+    }
+
+    int mtu() {
+        return mtu;
+    }
+
+    /** Sends {@code message} to the driver, one way. */
+    void tell(final Object message) {
+        tell.accept(message);
+    }
+
+    /** Sends {@code message} to the driver and returns its (immediate) answer. */
+    Object ask(final Object message) {
+        return driver.apply(message);
+    }
+
+    /** This executor's state of stage attempt {@code key}, created by the first of its tasks to arrive. */
+    ExecutorStage joinStage(final String key, final Rendezvous.Plan plan, final int rank) {
+        return stages.compute(key, (k, old) -> {
+            final ExecutorStage s = old != null ? old : new ExecutorStage(this, key, plan, rank);
+            s.enter();
+            return s;
+        });
+    }
+
+    /** A task of stage {@code s} is done with it; the last one to leave removes it. */
+    void leaveStage(final ExecutorStage s) {
+        stages.computeIfPresent(s.key(), (k, cur) -> cur == s && s.leave() ? null : cur);
+    }
+
+    @Override
+    public void close() {
+        for (final ExecutorStage s : stages.values()) {
+            s.fail(new SwitchMLException("executor " + executorId + ": spark-switchml is shutting down"));
+        }
+        if (worker != null) {
+            worker.close();
+        }
+    }
+}

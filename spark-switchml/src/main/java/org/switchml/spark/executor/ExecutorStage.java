@@ -1,0 +1,241 @@
+package org.switchml.spark.executor;
+
+import org.switchml.spark.rpc.Endpoints;
+import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLTimeoutException;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One barrier stage attempt as one executor sees it: the tasks of this executor sum their vectors in
+ * memory, and the last of them to arrive streams the executor's vector through the switch (the
+ * executor is one worker of the switch job) and runs the executor-level step on the sum; every task of
+ * the executor then gets that step's outcome.
+ *
+ * <p>The in-memory sum is taken in the tasks' local order, so a given placement of partitions always
+ * gives the same bits; the switch's integer sum then gives every executor the same bits.
+ */
+public final class ExecutorStage {
+    /** What the executor does with the global sum, once per step; its result is shared by the local tasks. */
+    @FunctionalInterface
+    public interface StepFunction<R> {
+        R apply(double[] sum);
+    }
+
+    private final ExecutorRuntime runtime;
+    private final String key;
+    private final Rendezvous.Plan plan;
+    private final int rank;
+    private final int localCount;
+
+    private int entered;
+    private final double[][] partials;
+    private int arrived;
+    private long cycle;
+    private Object result;
+    private RuntimeException failure;
+    private JobSession session;
+    private boolean first = true;
+    /** Time of the last step's allreduce (ns), for the profile. */
+    volatile long switchNs;
+    /** Monotonic clock marks of the last allreduce (start, end), for the stage's timeline in the profile. */
+    volatile long switchStart;
+    volatile long switchEnd;
+
+    ExecutorStage(final ExecutorRuntime runtime, final String key, final Rendezvous.Plan plan, final int rank) {
+        this.runtime = runtime;
+        this.key = key;
+        this.plan = plan;
+        this.rank = rank;
+        this.localCount = plan.localCount()[rank];
+        this.partials = new double[localCount][];
+    }
+
+    String key() {
+        return key;
+    }
+
+    int rank() {
+        return rank;
+    }
+
+    Rendezvous.Plan plan() {
+        return plan;
+    }
+
+    synchronized void enter() {
+        entered++;
+    }
+
+    /** Returns whether this was the last task inside. */
+    synchronized boolean leave() {
+        return --entered == 0;
+    }
+
+    /** Fails every waiting and future step of this executor, and the switch call in progress. */
+    void fail(final RuntimeException e) {
+        final JobSession s;
+        synchronized (this) {
+            if (failure == null) {
+                failure = e;
+            }
+            s = session;
+            notifyAll();
+        }
+        if (s != null) {
+            s.cancel(e);
+        }
+    }
+
+    /**
+     * Contributes this task's vector to the executor's sum; the last local task to arrive allreduces it
+     * through the switch and applies {@code fn}. Returns {@code fn}'s result to every local task.
+     *
+     * @throws SwitchUnreachableException when the switch did not answer within the bound or refused the job
+     */
+    @SuppressWarnings("unchecked")
+    <R> R step(final int localIndex, final double[] partial, final TaskSettings s, final StepFunction<R> fn) {
+        final double[][] mine;
+        final long myCycle;
+        synchronized (this) {
+            throwIfFailed();
+            if (partials[localIndex] != null) {
+                throw new IllegalStateException("task " + localIndex + " of executor " + runtime.executorId()
+                        + " contributed twice to one step of stage " + key);
+            }
+            partials[localIndex] = partial;
+            myCycle = cycle;
+            if (++arrived < localCount) {
+                final long deadline = System.nanoTime()
+                        + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs() + s.resultTimeoutMs() + 5_000);
+                while (cycle == myCycle && failure == null) {
+                    final long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        fail(new SwitchMLException(describe() + ": the executor's other tasks did not finish the step within "
+                                + (s.startTimeoutMs() + s.resultTimeoutMs() + 5_000) + " ms"));
+                        break;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(this, left);
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        fail(new SwitchMLException(describe() + ": interrupted"));
+                    }
+                }
+                if (cycle != myCycle) {
+                    return (R) result;
+                }
+                throwIfFailed();
+            }
+            mine = partials.clone();
+            java.util.Arrays.fill(partials, null);
+            arrived = 0;
+        }
+        final R r;
+        try {
+            r = fn.apply(allReduce(sum(mine), s));
+        } catch (final RuntimeException e) {
+            fail(e);
+            throw e;
+        }
+        synchronized (this) {
+            result = r;
+            cycle++;
+            notifyAll();
+        }
+        return r;
+    }
+
+    /**
+     * The local vectors summed in local task order (the same bits for the same placement), into the first
+     * of them: a step owns the vectors its tasks hand it, and with 10^7 elements a copy is 80 MB per step.
+     */
+    private static double[] sum(final double[][] parts) {
+        final double[] out = parts[0];
+        for (int t = 1; t < parts.length; t++) {
+            final double[] p = parts[t];
+            if (p.length != out.length) {
+                throw new IllegalArgumentException("tasks of one executor contributed vectors of lengths "
+                        + out.length + " and " + p.length);
+            }
+            for (int i = 0; i < out.length; i++) {
+                out[i] += p[i];
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Allreduces through the switch, bounded by the result timeout. In the stage's first call, silence
+     * may also mean that another executor is still reading its data: when the timeout passes, the driver
+     * is asked whether every executor has started streaming; if not, the call waits on, up to
+     * {@code spark.switchml.stageStartTimeout} in all.
+     */
+    private double[] allReduce(final double[] v, final TaskSettings s) {
+        final long t0 = System.nanoTime();
+        final JobSession js = session(s);
+        java.util.function.BooleanSupplier waitOn = null;
+        if (first) {
+            first = false;
+            runtime.tell(new Rendezvous.Streaming(key, rank));
+            final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs());
+            waitOn = () -> System.nanoTime() - deadline < 0
+                    && !Boolean.TRUE.equals(runtime.ask(new Rendezvous.AllStreaming(key)));
+        }
+        try {
+            // In place: v is the executor's own sum (of vectors its tasks handed over), and with 10^7 elements
+            // a result array would be 80 MB of new garbage per step.
+            js.allReduce(v, v, s.fp64(), s.resultTimeoutMs(), waitOn);
+            return v;
+        } catch (final SwitchMLTimeoutException e) {
+            throw new SwitchUnreachableException(e.getMessage(), e);
+        } finally {
+            switchEnd = System.nanoTime();
+            switchStart = t0;
+            switchNs = switchEnd - t0;
+        }
+    }
+
+    /** The executor's session in the stage's job (installed on the switch before the plan was given out). */
+    private JobSession session(final TaskSettings s) {
+        synchronized (this) {
+            throwIfFailed();
+            if (session != null) {
+                return session;
+            }
+        }
+        final List<InetSocketAddress> workers = new ArrayList<>();
+        for (final String e : plan.endpoints()) {
+            workers.add(Endpoints.parseEndpoint(e));
+        }
+        final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.secret(), plan.k(), plan.poolSize(),
+                workers);
+        final JobSession js = runtime.worker().join(spec, rank, SwitchAddress.parse(plan.switchAddress()),
+                s.resultTimeoutMs());
+        synchronized (this) {
+            session = js;
+            throwIfFailed();
+        }
+        return js;
+    }
+
+    private void throwIfFailed() {
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    String describe() {
+        return "job " + Integer.toUnsignedString(plan.jobId()) + " generation " + plan.generation() + " rank " + rank
+                + " (executor " + runtime.executorId() + ", worker " + runtime.worker().localAddress() + ", switch "
+                + plan.switchAddress() + ")";
+    }
+}

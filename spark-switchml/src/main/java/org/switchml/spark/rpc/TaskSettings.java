@@ -1,0 +1,44 @@
+package org.switchml.spark.rpc;
+
+import org.switchml.spark.config.SwitchMLConfig;
+import org.apache.spark.SparkContext;
+
+import java.io.Serializable;
+import java.util.function.Function;
+
+/**
+ * The settings one barrier stage attempt needs, resolved once on the driver and shipped in the stage's
+ * closure (not per iteration).
+ *
+ * @param jobId             the switch job
+ * @param generation        the attempt number; a retried stage registers a new generation
+ * @param tasks             barrier tasks in the stage
+ * @param k                 {@code spark.switchml.k}, or 0 to follow the path (MTU, switch kind)
+ * @param poolSize          {@code spark.switchml.poolSize}, or 0 for the automatic size
+ * @param fp64              FP64_SPLIT (else FP32_BLOCK) for {@code double[]}
+ * @param resultTimeoutMs   bound on the wait for a switch result
+ * @param startTimeoutMs    bound on the wait for the stage's other tasks and executors to be ready
+ * @param killPollMs        how often a task checks whether Spark killed it
+ */
+public record TaskSettings(int jobId, int generation, int tasks, int k, int poolSize, boolean fp64, long resultTimeoutMs,
+                    long startTimeoutMs, long killPollMs) implements Serializable {
+
+    /** Settings of attempt {@code generation} of job {@code jobId} with {@code tasks} tasks. */
+    public static TaskSettings resolve(final SparkContext sc, final int jobId, final int generation, final int tasks) {
+        final Function<String, String> s = SwitchMLConfig.forCall(sc);
+        final boolean fp64 = SwitchMLConfig.PRECISION.from(s) == SwitchMLConfig.Precision.FP64;
+        final int k = SwitchMLConfig.K.from(s);
+        if (fp64 && k > 0 && k % 2 != 0) {
+            throw new IllegalArgumentException(SwitchMLConfig.K.key() + "=" + k + " must be even with "
+                    + SwitchMLConfig.PRECISION.key() + "=fp64 (two lanes per element)");
+        }
+        return new TaskSettings(jobId, generation, tasks, k, SwitchMLConfig.POOL_SIZE.from(s), fp64,
+                SwitchMLConfig.RESULT_TIMEOUT.from(s), SwitchMLConfig.START_TIMEOUT.from(s),
+                SwitchMLConfig.KILL_POLL_INTERVAL.from(s));
+    }
+
+    /** Identifies this stage attempt in the rendezvous. */
+    public String stageKey() {
+        return Integer.toUnsignedString(jobId) + "." + generation;
+    }
+}
