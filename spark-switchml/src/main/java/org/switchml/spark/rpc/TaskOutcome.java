@@ -4,8 +4,8 @@ import org.switchml.spark.executor.StageMember;
 import java.io.Serializable;
 
 /**
- * What one barrier task sends back (through the closing shuffle) to the driver. Only partition 0 carries
- * vectors, so the driver receives O(dim) per stage.
+ * What one barrier task sends back to the driver as the stage's result. Only partition 0 carries vectors,
+ * so the driver receives O(dim) per stage.
  */
 public final class TaskOutcome implements Serializable {
     private static final long serialVersionUID = 1L;
