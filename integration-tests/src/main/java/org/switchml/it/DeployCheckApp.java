@@ -4,9 +4,9 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.switchml.control.SwitchController;
-import org.switchml.control.SwitchCounterSnapshot;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.spark.DriverRuntime;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLAggregator;
@@ -125,7 +125,7 @@ public final class DeployCheckApp {
                 stale += d == DropReason.STALE_SEQ ? n : 0;
                 dup += d == DropReason.DUPLICATE_PENDING ? n : 0;
             }
-            final SwitchCounterSnapshot sw = c.readSwitchCounters();
+            final SwitchCounters sw = c.readSwitchCounters();
             sb.append(" switchMALFORMED=").append(sw.drops(DropReason.MALFORMED)).append(" switchUNKNOWN_JOB=")
                     .append(sw.drops(DropReason.UNKNOWN_JOB)).append(" notSwitchml=").append(sw.notSwitchml());
             line = sb.toString();

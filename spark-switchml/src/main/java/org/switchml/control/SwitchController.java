@@ -16,8 +16,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
-import org.switchml.protocol.DropReason;
+import org.switchml.protocol.DropCounts;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.protocol.Wire;
 import p4.v1.P4RuntimeGrpc;
 import p4.v1.P4RuntimeOuterClass;
@@ -47,7 +49,6 @@ import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -91,7 +92,7 @@ public final class SwitchController implements AutoCloseable {
     private boolean closed;
 
     /** A registered job and its counter cells at registration time. */
-    private record Installed(RegisteredJob job, long[] baseline) {
+    private record Installed(RegisteredJob job, JobCounters baseline) {
     }
 
     private SwitchController(final ControllerOptions options, final ManagedChannel channel) {
@@ -311,7 +312,7 @@ public final class SwitchController implements AutoCloseable {
         final RegisteredJob job = new RegisteredJob(spec, res, att);
         final List<Update> parts = new ArrayList<>();
         try {
-            final long[] baseline = readJobCells(res.jobIndex());
+            final JobCounters baseline = readJobCells(res.jobIndex());
             for (final TableEntry e : workerEntries(job)) {
                 parts.add(update(Update.Type.INSERT, e));
             }
@@ -440,36 +441,21 @@ public final class SwitchController implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------- counters
 
-    /** The job's counters since its registration. */
-    public synchronized JobCounterSnapshot readJobCounters(final int jobId) {
+    /** The job's counters since its registration, with the P4 program's meanings (see {@link JobCounters}). */
+    public synchronized JobCounters readJobCounters(final int jobId) {
         final Installed installed = jobs.get(jobId);
         if (installed == null) {
             throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId) + " is not registered with "
                     + "this controller");
         }
-        final int index = installed.job().resources().jobIndex();
-        final long[] now = readJobCells(index);
-        final long[] d = new long[now.length];
-        for (int i = 0; i < d.length; i++) {
-            d[i] = now[i] - installed.baseline()[i];
-        }
-        final Map<DropReason, Long> drops = new EnumMap<>(DropReason.class);
-        for (final DropReason r : DropReason.values()) {
-            if (3 + r.ordinal() < d.length) {
-                drops.put(r, d[3 + r.ordinal()]);
-            }
-        }
-        return new JobCounterSnapshot(jobId, index, d[0], d[1], d[2], drops);
+        return readJobCells(installed.job().resources().jobIndex()).minus(installed.baseline());
     }
 
-    /** The switch-wide drop counter. */
-    public SwitchCounterSnapshot readSwitchCounters() {
+    /** The switch-wide drop counter, cumulative since the pipeline was committed. */
+    public SwitchCounters readSwitchCounters() {
         final long[] cells = readCounter(P4Names.DROP_REASON);
-        final Map<DropReason, Long> drops = new EnumMap<>(DropReason.class);
-        for (final DropReason r : DropReason.values()) {
-            drops.put(r, r.ordinal() < cells.length ? cells[r.ordinal()] : 0);
-        }
-        return new SwitchCounterSnapshot(drops,
+        // drop_reason's index is the DropReason ordinal; NOT_SWITCHML_INDEX follows the last reason.
+        return new SwitchCounters(DropCounts.of(r -> r.ordinal() < cells.length ? cells[r.ordinal()] : 0),
                 P4Names.NOT_SWITCHML_INDEX < cells.length ? cells[P4Names.NOT_SWITCHML_INDEX] : 0);
     }
 
@@ -489,8 +475,8 @@ public final class SwitchController implements AutoCloseable {
         return out;
     }
 
-    /** in, out, retransmissions, then the job_drops cells of each reason, of counter index {@code index}. */
-    private long[] readJobCells(final int index) {
+    /** The cells of counter index {@code index}: job_packets_in/out, job_retransmissions, its job_drops. */
+    private JobCounters readJobCells(final int index) {
         final P4InfoIndex.Counter in = p4.counter(P4Names.JOB_PACKETS_IN);
         final P4InfoIndex.Counter out = p4.counter(P4Names.JOB_PACKETS_OUT);
         final P4InfoIndex.Counter retx = p4.counter(P4Names.JOB_RETRANSMISSIONS);
@@ -510,14 +496,11 @@ public final class SwitchController implements AutoCloseable {
                 got.put(c.getCounterId() + "/" + c.getIndex().getIndex(), c.getData().getPacketCount());
             }
         }
-        final long[] cells = new long[3 + stride];
-        cells[0] = got.getOrDefault(in.id() + "/" + index, 0L);
-        cells[1] = got.getOrDefault(out.id() + "/" + index, 0L);
-        cells[2] = got.getOrDefault(retx.id() + "/" + index, 0L);
-        for (int r = 0; r < stride; r++) {
-            cells[3 + r] = got.getOrDefault(drops.id() + "/" + ((long) index * stride + r), 0L);
-        }
-        return cells;
+        // job_drops holds a stride of cells per job index, one per DropReason ordinal.
+        final DropCounts jobDrops = DropCounts.of(r -> r.ordinal() < stride
+                ? got.getOrDefault(drops.id() + "/" + ((long) index * stride + r.ordinal()), 0L) : 0);
+        return new JobCounters(got.getOrDefault(in.id() + "/" + index, 0L),
+                got.getOrDefault(out.id() + "/" + index, 0L), got.getOrDefault(retx.id() + "/" + index, 0L), jobDrops);
     }
 
     private static Entity counterCell(final int counterId, final long index) {

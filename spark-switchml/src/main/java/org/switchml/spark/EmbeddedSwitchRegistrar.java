@@ -3,7 +3,7 @@ package org.switchml.spark;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 
 import org.switchml.control.SwitchController;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;

@@ -11,7 +11,9 @@ import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.testing.Seeds;
 import p4.v1.P4RuntimeOuterClass.MulticastGroupEntry;
 import p4.v1.P4RuntimeOuterClass.Replica;
@@ -111,7 +113,7 @@ class Bmv2AllReduceTest {
         deleteTree(dir);
         Files.createDirectories(dir);
         bed.loss(lossPct);
-        final SwitchCounterSnapshot switchBefore = bed.controller.readSwitchCounters();
+        final SwitchCounters switchBefore = bed.controller.readSwitchCounters();
         // 1. Install every job over P4Runtime; check what landed on the switch.
         final List<RegisteredJob> jobs = new ArrayList<>();
         for (final JobPlan plan : plans) {
@@ -152,7 +154,7 @@ class Bmv2AllReduceTest {
                 dropOut += l[1];
             }
             final List<ClientStats> stats = java.util.Arrays.stream(bmv2).map(NamespaceWorker.Output::stats).toList();
-            final JobCounterSnapshot counters = settledCounters(spec.jobId(), stats, dropOut);
+            final JobCounters counters = settledCounters(spec.jobId(), stats, dropOut);
             System.out.println("[bmv2] " + label + " job " + j + " (n=" + spec.numWorkers() + "): BMv2 " + counters
                     + "; workers " + stats + "; nftables dropped " + dropIn + " results, " + dropOut + " contributions"
                     + "; software switch " + ref.counters + "; its workers " + ref.stats);
@@ -171,7 +173,7 @@ class Bmv2AllReduceTest {
             }
             assertTrue(bed.controller.removeJob(spec.jobId()));
         }
-        final SwitchCounterSnapshot switchAfter = bed.controller.readSwitchCounters();
+        final SwitchCounters switchAfter = bed.controller.readSwitchCounters();
         for (final DropReason d : EnumSet.of(DropReason.MALFORMED, DropReason.UNKNOWN_JOB)) {
             assertEquals(switchBefore.drops(d), switchAfter.drops(d), label + ": switch-wide " + d);
         }
@@ -275,11 +277,11 @@ class Bmv2AllReduceTest {
      * The job's counters once every contribution the workers sent, less those nftables dropped, has been
      * counted in (retransmissions may still be on their way when the last worker finishes): bounded polling.
      */
-    private static JobCounterSnapshot settledCounters(final int jobId, final List<ClientStats> stats, final long dropOut)
+    private static JobCounters settledCounters(final int jobId, final List<ClientStats> stats, final long dropOut)
             throws InterruptedException {
         final long expectIn = stats.stream().mapToLong(ClientStats::packetsSent).sum() - dropOut;
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        JobCounterSnapshot c = bed.controller.readJobCounters(jobId);
+        JobCounters c = bed.controller.readJobCounters(jobId);
         while (c.packetsIn() < expectIn && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
             c = bed.controller.readJobCounters(jobId);
@@ -301,7 +303,7 @@ class Bmv2AllReduceTest {
      *   <li>no other drop.</li>
      * </ul>
      */
-    static void checkCounters(final String what, final JobCounterSnapshot c, final List<ClientStats> stats,
+    static void checkCounters(final String what, final JobCounters c, final List<ClientStats> stats,
                               final long resultsLost, final long contributionsLost) {
         final int n = stats.size();
         final long p = stats.get(0).packetsSent() - stats.get(0).retransmissions();
@@ -328,7 +330,7 @@ class Bmv2AllReduceTest {
     }
 
     /** The software switch's results (rank 0's; all ranks are checked equal) and counters for the same calls. */
-    private record Reference(long[][] results, JobCounterSnapshot counters, List<ClientStats> stats) {
+    private record Reference(long[][] results, JobCounters counters, List<ClientStats> stats) {
     }
 
     private static Reference softwareSwitch(final int n, final long seed) throws Exception {

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
 import p4.v1.P4RuntimeOuterClass.Update;
 
 import java.io.IOException;
@@ -314,7 +315,7 @@ class StfConformanceTest {
         }
 
         void finish() {
-            final SwitchCounterSnapshot counters = bed.controller.readSwitchCounters();
+            final SwitchCounters counters = bed.controller.readSwitchCounters();
             final StringBuilder want = new StringBuilder();
             for (final DropReason r : DropReason.values()) {
                 if (expectedDrops[r.ordinal()] > 0) {

@@ -10,11 +10,11 @@ import com.google.protobuf.Any;
 import io.grpc.Status;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
-import org.switchml.dataplane.JobCounters;
 import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchCounters;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.protocol.Wire;
 import p4.v1.P4RuntimeGrpc;
 import p4.v1.P4RuntimeOuterClass;
@@ -51,7 +51,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -80,9 +82,9 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
 
     static final String API_VERSION = "1.3.0";
     private static final Logger LOG = Logger.getLogger(RuntimeService.class.getName());
-    /** Job drop reasons kept per job (the first two are switch-wide, as in the P4 program). */
-    private static final int FIRST_JOB_REASON = DropReason.STALE_GENERATION.ordinal();
-    private static final int CELLS = 3 + DropReason.values().length;
+    /** Drop reasons kept per job: all but the first two, which are switch-wide (as in the P4 program). */
+    private static final Set<DropReason> JOB_REASONS =
+            EnumSet.complementOf(EnumSet.of(DropReason.MALFORMED, DropReason.UNKNOWN_JOB));
 
     private final Object lock = new Object();
     private final SoftwareSwitch sw;
@@ -99,7 +101,7 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
     /** Jobs registered with the dataplane, by job id. */
     private final Map<Integer, LiveJob> live = new LinkedHashMap<>();
     /** Counter cells of removed jobs, per job index (P4 counters outlive the jobs that used them). */
-    private long[][] retained = new long[0][];
+    private JobCounters[] retained = new JobCounters[0];
     private SwitchCounters switchBaseline = SwitchCounters.ZERO;
 
     private record Pipeline(P4InfoIndex index, ForwardingPipelineConfig config) {
@@ -392,8 +394,9 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
         tables.clear();
         groups.clear();
         committed = p;
-        retained = new long[(int) p.index().counter(P4Names.JOB_PACKETS_IN).size()][CELLS];
-        switchBaseline = sw.switchCounters();
+        retained = new JobCounters[(int) p.index().counter(P4Names.JOB_PACKETS_IN).size()];
+        Arrays.fill(retained, JobCounters.ZERO);
+        switchBaseline = sw.traffic().counters();
     }
 
     @Override
@@ -815,16 +818,7 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
     private void retire(final LiveJob job) {
         final JobCounters c = sw.counters(job.spec().jobId());
         if (c != null && job.jobIndex() < retained.length) {
-            add(retained[job.jobIndex()], c);
-        }
-    }
-
-    private static void add(final long[] cells, final JobCounters c) {
-        cells[0] += c.packetsIn();
-        cells[1] += c.packetsOut();
-        cells[2] += c.retransmissions();
-        for (final DropReason r : DropReason.values()) {
-            cells[3 + r.ordinal()] += c.drops(r);
+            retained[job.jobIndex()] = retained[job.jobIndex()].plus(c);
         }
     }
 
@@ -936,22 +930,19 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
      */
     private Map<String, long[]> counterCells(final P4InfoIndex p4) {
         final int jobs = retained.length;
-        final long[][] perIndex = new long[jobs][];
-        for (int i = 0; i < jobs; i++) {
-            perIndex[i] = retained[i].clone();
-        }
+        final JobCounters[] perIndex = retained.clone();
         for (final LiveJob j : live.values()) {
             final JobCounters c = sw.counters(j.spec().jobId());
             if (c != null && j.jobIndex() < jobs) {
-                add(perIndex[j.jobIndex()], c);
+                perIndex[j.jobIndex()] = perIndex[j.jobIndex()].plus(c);
             }
         }
         // drop_reason is the dataplane's own switch-wide count (it outlives jobs, like the P4 counter).
-        final SwitchCounters now = sw.switchCounters();
+        final SwitchCounters now = sw.traffic().counters().minus(switchBaseline);
         final long[] dropReason = new long[(int) p4.counter(P4Names.DROP_REASON).size()];
         for (final DropReason r : DropReason.values()) {
             if (r.ordinal() < dropReason.length) {
-                dropReason[r.ordinal()] = now.drops(r) - switchBaseline.drops(r);
+                dropReason[r.ordinal()] = now.drops(r);
             }
         }
         final long stride = p4.counter(P4Names.JOB_DROPS).size() / Math.max(1, jobs);
@@ -960,17 +951,13 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
         final long[] retx = new long[jobs];
         final long[] drops = new long[(int) p4.counter(P4Names.JOB_DROPS).size()];
         for (int i = 0; i < jobs; i++) {
-            final long[] c = perIndex[i];
-            in[i] = c[0];
-            out[i] = c[1];
-            retx[i] = c[2];
-            for (int r = FIRST_JOB_REASON; r < DropReason.values().length; r++) {
-                final long d = c[3 + r];
-                if (r < stride) {
-                    drops[(int) (i * stride + r)] = d;
-                }
-                if (r >= DropReason.STALE_GENERATION.ordinal() && r <= DropReason.BAD_SLOT.ordinal()) {
-                    in[i] += d;   // dropped at steps 4-7, after the P4 program counted the packet in
+            final JobCounters c = perIndex[i];
+            in[i] = packetsInAsP4Counts(c);
+            out[i] = c.packetsOut();
+            retx[i] = c.retransmissions();
+            for (final DropReason r : JOB_REASONS) {
+                if (r.ordinal() < stride) {
+                    drops[(int) (i * stride + r.ordinal())] = c.drops(r);
                 }
             }
         }
@@ -981,6 +968,15 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
         cells.put(P4Names.JOB_RETRANSMISSIONS, retx);
         cells.put(P4Names.JOB_DROPS, drops);
         return cells;
+    }
+
+    /**
+     * job_packets_in as the P4 program counts it: every packet that passed steps 1-3, so the dataplane's
+     * packetsIn (steps 1-7 passed) plus the job's drops at steps 4-7.
+     */
+    private static long packetsInAsP4Counts(final JobCounters c) {
+        return c.packetsIn() + c.drops(DropReason.STALE_GENERATION) + c.drops(DropReason.UNKNOWN_SENDER)
+                + c.drops(DropReason.WRONG_K) + c.drops(DropReason.BAD_SLOT);
     }
 
     /** Ends every stream (server shutdown). */

@@ -2,7 +2,7 @@ package org.switchml.spark.ml.classification;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.spark.DriverRuntime;
 import org.switchml.spark.EmbeddedSwitchRegistrar;
 import org.switchml.spark.JobRegistrar;

@@ -28,7 +28,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.storage.StorageLevel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.spark.DriverRuntime;
 import org.switchml.spark.EmbeddedSwitchRegistrar;
 import org.switchml.spark.ReplicatedLoop;
@@ -470,9 +470,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 out[0] += c.packetsIn();
                 out[1] += c.packetsOut();
                 out[2] += c.retransmissions();
-                for (final long d : c.drops().values()) {
-                    out[3] += d;
-                }
+                out[3] += c.totalDrops();
             }
             return out;
         }
