@@ -24,12 +24,16 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -153,7 +157,7 @@ class Bmv2AllReduceTest {
                 dropIn += l[0];
                 dropOut += l[1];
             }
-            final List<ClientStats> stats = java.util.Arrays.stream(bmv2).map(NamespaceWorker.Output::stats).toList();
+            final List<ClientStats> stats = Arrays.stream(bmv2).map(NamespaceWorker.Output::stats).toList();
             final JobCounters counters = settledCounters(spec.jobId(), stats, dropOut);
             System.out.println("[bmv2] " + label + " job " + j + " (n=" + spec.numWorkers() + "): BMv2 " + counters
                     + "; workers " + stats + "; nftables dropped " + dropIn + " results, " + dropOut + " contributions"
@@ -210,7 +214,7 @@ class Bmv2AllReduceTest {
                             .map(w -> w.getHostString() + ":" + w.getPort()).toList()));
                     p.setProperty(pre + "rank", Integer.toString(r));
                     p.setProperty(pre + "seed", Long.toString(plans.get(j).seed()));
-                    p.setProperty(pre + "lengths", String.join(",", java.util.Arrays.stream(lengths)
+                    p.setProperty(pre + "lengths", String.join(",", Arrays.stream(lengths)
                             .mapToObj(Integer::toString).toList()));
                     extra.forEach((k, v) -> p.setProperty(pre + k, v));
                     p.setProperty(pre + "out", dir.resolve("job" + j + "-rank" + r + ".bin").toString());
@@ -267,9 +271,9 @@ class Bmv2AllReduceTest {
         final MulticastGroupEntry group = bed.controller.readMulticastGroups().stream()
                 .filter(g -> g.getMulticastGroupId() == job.resources().multicastGroup()).findFirst()
                 .orElseThrow(() -> new AssertionError("no multicast group " + job.resources().multicastGroup()));
-        final List<Integer> ports = group.getReplicasList().stream().sorted(java.util.Comparator.comparingInt(
+        final List<Integer> ports = group.getReplicasList().stream().sorted(Comparator.comparingInt(
                 Replica::getInstance)).map(Replica::getEgressPort).toList();
-        final List<Integer> expected = java.util.Arrays.stream(plan.hosts()).boxed().toList();
+        final List<Integer> expected = Arrays.stream(plan.hosts()).boxed().toList();
         assertEquals(expected, ports, "replica ports (rank order) of job " + spec.jobName());
     }
 
@@ -347,7 +351,7 @@ class Bmv2AllReduceTest {
                 final List<NamespaceWorker.Call> calls = NamespaceWorker.calls(LENGTHS);
                 final long[][][] results = new long[n][][];
                 final List<Thread> threads = new ArrayList<>();
-                final List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+                final List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
                 for (int r = 0; r < n; r++) {
                     final int rank = r;
                     final JobSession session = clients.get(r).join(spec, r, sw.sw.address());
@@ -401,8 +405,8 @@ class Bmv2AllReduceTest {
         if (!Files.exists(dir)) {
             return;
         }
-        try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-            for (final Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (final Path p : s.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(p);
             }
         }

@@ -18,6 +18,7 @@ import org.switchml.testing.UdpPeer;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -102,7 +103,7 @@ class ControllerCountersTest {
                     List.of(a.address(), b.address()))).spec().secret();
             final InetSocketAddress lane = bed.sw.address().laneAddresses().get(0);
             final int[] v = new int[k];
-            java.util.Arrays.fill(v, 5);
+            Arrays.fill(v, 5);
 
             a.send(new byte[12], lane);                                                          // MALFORMED
             a.send(UdpPeer.contribution(999, gen, secret, 0, 0, pool, v), lane);                  // UNKNOWN_JOB

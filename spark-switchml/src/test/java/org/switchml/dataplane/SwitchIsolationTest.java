@@ -20,6 +20,7 @@ import io.netty.buffer.Unpooled;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -90,7 +91,7 @@ class SwitchIsolationTest {
             badVersion[0] = 0x21;
             send(intruder, badVersion, lane0);
             final byte[] badLength = contribution(9, 4, secret, 0, 0, 0, K);
-            send(intruder, java.util.Arrays.copyOf(badLength, badLength.length - 4), lane0);
+            send(intruder, Arrays.copyOf(badLength, badLength.length - 4), lane0);
             // Unknown job; valid job without its secret; unregistered sender (claims rank 0), wrong generation.
             send(intruder, contribution(12345, 0, secret, 0, 0, 0, K), lane0);
             send(intruder, contribution(9, 4, secret + 1, 0, 0, 0, K), lane0);
