@@ -585,7 +585,7 @@ public final class AllReduceBench {
             try {
                 sb.append("  ").append(target.label).append(" counters of job ").append(jobIds.get(target.ordinal()))
                         .append(": ").append(sw.counters(jobIds.get(target.ordinal()))).append('\n');
-                sb.append("  ").append(target.label).append(" switch counters: ").append(sw.switchCounters());
+                sb.append("  ").append(target.label).append(" switch counters: ").append(sw.traffic());
                 for (int r = 0; r < n; r++) {
                     sb.append("\n  rank ").append(r).append(" (").append(clients.get(r).localAddress()).append("): ")
                             .append(clients.get(r).stats());

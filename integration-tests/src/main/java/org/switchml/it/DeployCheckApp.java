@@ -10,9 +10,9 @@ import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.registrar.P4RuntimeRegistrar;
 import org.switchml.control.SwitchController;
-import org.switchml.control.SwitchCounterSnapshot;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.SwitchCounters;
 
 import java.util.List;
 import java.util.SplittableRandom;
@@ -128,7 +128,7 @@ public final class DeployCheckApp {
                 stale += d == DropReason.STALE_SEQ ? n : 0;
                 dup += d == DropReason.DUPLICATE_PENDING ? n : 0;
             }
-            final SwitchCounterSnapshot sw = c.readSwitchCounters();
+            final SwitchCounters sw = c.readSwitchCounters();
             sb.append(" switchMALFORMED=").append(sw.drops(DropReason.MALFORMED)).append(" switchUNKNOWN_JOB=")
                     .append(sw.drops(DropReason.UNKNOWN_JOB)).append(" notSwitchml=").append(sw.notSwitchml());
             line = sb.toString();

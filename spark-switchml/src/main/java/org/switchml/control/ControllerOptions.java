@@ -89,10 +89,6 @@ public record ControllerOptions(String host, int port, long deviceId, long elect
         return new ControllerOptions(host, port, deviceId, electionId, index, rpcTimeoutMs, hosts);
     }
 
-    public ControllerOptions withRpcTimeoutMs(final long ms) {
-        return new ControllerOptions(host, port, deviceId, electionId, p4info, ms, hosts);
-    }
-
     /** The same options with the switch's host table (where each worker hangs off a BMv2 switch). */
     public ControllerOptions withHosts(final HostTable table) {
         return new ControllerOptions(host, port, deviceId, electionId, p4info, rpcTimeoutMs, table);

@@ -4,9 +4,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DatagramPacket;
+import io.netty.util.ReferenceCountUtil;
+import org.switchml.protocol.DropCounts;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Kind;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.protocol.Wire;
 import org.switchml.transport.FaultPlan;
 import org.switchml.transport.PacketSender;
@@ -62,15 +66,22 @@ final class Lane extends ChannelInboundHandlerAdapter {
         return jobs.remove(jobId) != null;
     }
 
-    long[] counters(final int jobId) {
+    /** This lane's counters of the job, or null when it is not installed. */
+    JobCounters counters(final int jobId) {
         final LaneJob job = jobs.get(jobId);
-        return job == null ? null : job.rawCounters();
+        return job == null ? null : job.counters();
+    }
+
+    /** This lane's switch-wide counts. */
+    SwitchTraffic traffic() {
+        return new SwitchTraffic(received, accepted,
+                new SwitchCounters(DropCounts.of(r -> drops[r.ordinal()]), 0), errors);
     }
 
     @Override
     public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
         if (!(msg instanceof DatagramPacket)) {
-            io.netty.util.ReferenceCountUtil.release(msg);
+            ReferenceCountUtil.release(msg);
             return;
         }
         final DatagramPacket packet = (DatagramPacket) msg;

@@ -1,10 +1,13 @@
 package org.switchml.dataplane;
 
+import org.switchml.protocol.DropCounts;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Wire;
 
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 
 /**
  * The part of one job's slot pool that one lane owns (slots {@code s} with {@code s mod lanes == lane}),
@@ -31,6 +34,7 @@ final class LaneJob {
     long packetsIn;
     long packetsOut;
     long retransmissions;
+    /** Drops by reason ordinal (the hot path counts into an array). */
     final long[] drops = new long[DropReason.values().length];
 
     LaneJob(final JobSpec spec, final int lane, final int lanes) {
@@ -47,7 +51,7 @@ final class LaneJob {
         this.seq = new int[2 * owned];
         this.used = new boolean[2 * owned];
         this.exponent = new short[2 * owned];
-        java.util.Arrays.fill(exponent, Wire.EXPONENT_NONE);
+        Arrays.fill(exponent, Wire.EXPONENT_NONE);
         this.sums = new int[2 * owned * k];
     }
 
@@ -56,13 +60,8 @@ final class LaneJob {
         return 2 * (slot / lanes) + set;
     }
 
-    /** Counters as a flat array: in, out, retransmissions, drops by ordinal. */
-    long[] rawCounters() {
-        final long[] r = new long[3 + drops.length];
-        r[0] = packetsIn;
-        r[1] = packetsOut;
-        r[2] = retransmissions;
-        System.arraycopy(drops, 0, r, 3, drops.length);
-        return r;
+    /** This lane's counters of the job. */
+    JobCounters counters() {
+        return new JobCounters(packetsIn, packetsOut, retransmissions, DropCounts.of(r -> drops[r.ordinal()]));
     }
 }

@@ -3,7 +3,7 @@ package org.switchml.dataplane;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
@@ -11,7 +11,6 @@ import org.switchml.transport.Transports;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -131,35 +130,25 @@ public final class SoftwareSwitch implements AutoCloseable {
 
     /** A snapshot of the job's counters, or {@code null} when no such job is installed. */
     public JobCounters counters(final int jobId) {
-        final List<long[]> raw = onEveryLane(lane -> lane.counters(jobId),
+        final List<JobCounters> perLane = onEveryLane(lane -> lane.counters(jobId),
                 "read counters of job " + Integer.toUnsignedString(jobId));
-        if (raw.get(0) == null) {
+        if (perLane.get(0) == null) {
             return null;
         }
-        return JobCounters.sum(raw);
+        JobCounters sum = JobCounters.ZERO;
+        for (final JobCounters c : perLane) {
+            sum = sum.plus(c);
+        }
+        return sum;
     }
 
     /** Switch-wide counters: every datagram received, accepted or dropped by reason, all jobs included. */
-    public SwitchCounters switchCounters() {
-        final List<long[]> raw = onEveryLane(l -> {
-            final long[] r = new long[3 + l.drops.length];
-            r[0] = l.received;
-            r[1] = l.accepted;
-            r[2] = l.errors;
-            System.arraycopy(l.drops, 0, r, 3, l.drops.length);
-            return r;
-        }, "read switch counters");
-        final long[] sum = new long[raw.get(0).length];
-        for (final long[] r : raw) {
-            for (int i = 0; i < sum.length; i++) {
-                sum[i] += r[i];
-            }
+    public SwitchTraffic traffic() {
+        SwitchTraffic sum = SwitchTraffic.ZERO;
+        for (final SwitchTraffic t : onEveryLane(Lane::traffic, "read switch counters")) {
+            sum = sum.plus(t);
         }
-        final Map<DropReason, Long> drops = new EnumMap<>(DropReason.class);
-        for (final DropReason reason : DropReason.values()) {
-            drops.put(reason, sum[3 + reason.ordinal()]);
-        }
-        return new SwitchCounters(sum[0], sum[1], drops, sum[2]);
+        return sum;
     }
 
     private interface LaneTask<T> {

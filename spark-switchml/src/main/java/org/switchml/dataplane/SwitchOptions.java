@@ -2,6 +2,7 @@ package org.switchml.dataplane;
 
 import org.switchml.transport.FaultPlan;
 
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -24,7 +25,7 @@ public record SwitchOptions(String host, List<Integer> ports, boolean reflect, F
 
     /** {@code lanes} lanes on free loopback ports, aggregating, no faults. */
     public static SwitchOptions loopback(final int lanes) {
-        return new SwitchOptions("127.0.0.1", java.util.Collections.nCopies(lanes, 0), false, FaultPlan.NONE);
+        return new SwitchOptions("127.0.0.1", Collections.nCopies(lanes, 0), false, FaultPlan.NONE);
     }
 
     /** The same options with faults on the switch's sends. */

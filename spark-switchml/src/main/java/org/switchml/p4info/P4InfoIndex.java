@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Name and id lookups over a P4Info: every table, match field, action, action parameter and counter the
@@ -25,8 +26,21 @@ import java.util.TreeMap;
  * ever written into code. The controller and the software switch's P4Runtime server both use it.
  */
 public final class P4InfoIndex {
+    /*
+     * The P4Info and P4Runtime classes we carry are gencode from before protobuf 22, and protobuf-java 3.25
+     * logs a "vulnerable protobuf generated type" warning for each such type it parses (the unbounded
+     * recursion it warns of concerns untrusted input; these messages come only from the controller and the
+     * switch it is configured to control). Its only opt-out is this system property, read at every parse.
+     * Both sides of P4Runtime here (SwitchController, SwitchRuntimeServer) resolve names through a
+     * P4InfoIndex before any message crosses the wire, so this class sets it, once, unless the user has. In
+     * the shaded jar the property's name is relocated with protobuf (org.switchml.shaded...), so it
+     * silences only our copy, never the protobuf that Spark or the application uses.
+     */
     static {
-        Gencode.quiet(); // before any P4Runtime message class loads
+        final String silencePre22Warning = "com.google.protobuf.use_unsafe_pre22_gencode";
+        if (System.getProperty(silencePre22Warning) == null) {
+            System.setProperty(silencePre22Warning, "true");
+        }
     }
 
     /** Classpath location of the P4Info of {@code p4/switchml.p4} (copied there at build time). */
@@ -278,11 +292,11 @@ public final class P4InfoIndex {
                 out.add("table " + t.name() + " has match fields " + describeFields(o.fields()) + ", expected "
                         + describeFields(t.fields()));
             }
-            final Set<String> mine = new java.util.TreeSet<>();
+            final Set<String> mine = new TreeSet<>();
             for (final int id : t.actionIds()) {
                 mine.add(actionsById.get(id).name());
             }
-            final Set<String> theirs = new java.util.TreeSet<>();
+            final Set<String> theirs = new TreeSet<>();
             for (final int id : o.actionIds()) {
                 final Action a = other.actionsById.get(id);
                 theirs.add(a == null ? "#" + id : a.name());

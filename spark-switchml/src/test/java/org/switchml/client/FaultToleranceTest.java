@@ -3,7 +3,7 @@ package org.switchml.client;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;

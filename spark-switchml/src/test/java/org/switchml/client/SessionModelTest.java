@@ -460,8 +460,8 @@ class SessionModelTest {
             for (int r = 0; r < n; r++) {
                 assertArrayEquals(sum, calls.get(r).get(60, TimeUnit.SECONDS), "rank " + r + " after the sequence");
             }
-            assertEquals(0, sw.switchCounters().errors());
-            assertTrue(sw.switchCounters().balanced(), sw.switchCounters().toString());
+            assertEquals(0, sw.traffic().errors());
+            assertTrue(sw.traffic().balanced(), sw.traffic().toString());
         }
 
         @Override

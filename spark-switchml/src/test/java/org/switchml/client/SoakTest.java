@@ -62,7 +62,7 @@ class SoakTest {
             });
             final ClientStats st = job.clients().get(0).stats();
             System.out.println("[soak] " + CALLS + " calls x " + N + " workers in " + (System.nanoTime() - t0) / 1_000_000
-                    + " ms; rank 0: " + st + "; switch: " + cluster.sw.switchCounters());
+                    + " ms; rank 0: " + st + "; switch: " + cluster.sw.traffic());
             assertTrue(st.retransmissions() > 0, "1 % loss caused no retransmission: the soak tested no recovery");
         }
         System.out.println("[soak] direct memory after " + WARM + " calls " + describe(samples[0]) + ", after " + CALLS

@@ -7,12 +7,12 @@ import org.junit.jupiter.api.Test;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;
-import org.switchml.dataplane.JobCounters;
 import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchCounters;
 import org.switchml.dataplane.SwitchOptions;
+import org.switchml.dataplane.SwitchTraffic;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Kind;
 import org.switchml.protocol.Wire;
@@ -111,7 +111,7 @@ class SpoofingTest {
             assertArrayEquals(sum(a), one.get(1));
 
             final JobCounters jobBefore = sw.counters(spec.jobId());
-            final SwitchCounters before = sw.switchCounters();
+            final SwitchTraffic before = sw.traffic();
             final long ignored0 = w0.stats().resultsIgnored();
             final long ignored1 = w1.stats().resultsIgnored();
             final int secret = spec.secret();
@@ -143,7 +143,7 @@ class SpoofingTest {
             assertNotNull(fence.receive(WAIT_MS), "fence result");
 
             final JobCounters job = sw.counters(spec.jobId());
-            final SwitchCounters after = sw.switchCounters();
+            final SwitchTraffic after = sw.traffic();
             System.out.println("[spoofing] " + forged + " forged datagrams; job " + job);
             assertEquals(forged, job.drops(DropReason.BAD_SECRET) - jobBefore.drops(DropReason.BAD_SECRET));
             assertEquals(jobBefore.packetsIn(), job.packetsIn(), "no forged datagram passed the secret check");

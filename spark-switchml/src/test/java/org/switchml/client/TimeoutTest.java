@@ -53,7 +53,7 @@ class TimeoutTest {
             final SwitchMLException again = assertThrows(SwitchMLException.class,
                     () -> job.session(0).allReduce(new float[10]));
             assertTrue(again.getMessage().contains("broken"), again.getMessage());
-            assertEquals(0, cluster.sw.switchCounters().errors());
+            assertEquals(0, cluster.sw.traffic().errors());
         }
     }
 

@@ -1,7 +1,7 @@
 package org.switchml.client;
 
 import org.junit.jupiter.api.Test;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
@@ -132,7 +132,7 @@ class WorkerCrashTest {
             }
             final JobCounters counters = cluster.sw.counters(JOB);
             assertNotNull(counters);
-            assertEquals(0, cluster.sw.switchCounters().errors());
+            assertEquals(0, cluster.sw.traffic().errors());
             assertTrue(cluster.sw.removeJob(JOB));
             assertNull(cluster.sw.counters(JOB), "the job's slots are gone with it");
         } finally {

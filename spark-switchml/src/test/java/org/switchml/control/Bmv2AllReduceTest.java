@@ -11,7 +11,9 @@ import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.testing.Seeds;
 import p4.v1.P4RuntimeOuterClass.MulticastGroupEntry;
 import p4.v1.P4RuntimeOuterClass.Replica;
@@ -22,12 +24,16 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -111,7 +117,7 @@ class Bmv2AllReduceTest {
         deleteTree(dir);
         Files.createDirectories(dir);
         bed.loss(lossPct);
-        final SwitchCounterSnapshot switchBefore = bed.controller.readSwitchCounters();
+        final SwitchCounters switchBefore = bed.controller.readSwitchCounters();
         // 1. Install every job over P4Runtime; check what landed on the switch.
         final List<RegisteredJob> jobs = new ArrayList<>();
         for (final JobPlan plan : plans) {
@@ -151,8 +157,8 @@ class Bmv2AllReduceTest {
                 dropIn += l[0];
                 dropOut += l[1];
             }
-            final List<ClientStats> stats = java.util.Arrays.stream(bmv2).map(NamespaceWorker.Output::stats).toList();
-            final JobCounterSnapshot counters = settledCounters(spec.jobId(), stats, dropOut);
+            final List<ClientStats> stats = Arrays.stream(bmv2).map(NamespaceWorker.Output::stats).toList();
+            final JobCounters counters = settledCounters(spec.jobId(), stats, dropOut);
             System.out.println("[bmv2] " + label + " job " + j + " (n=" + spec.numWorkers() + "): BMv2 " + counters
                     + "; workers " + stats + "; nftables dropped " + dropIn + " results, " + dropOut + " contributions"
                     + "; software switch " + ref.counters + "; its workers " + ref.stats);
@@ -171,7 +177,7 @@ class Bmv2AllReduceTest {
             }
             assertTrue(bed.controller.removeJob(spec.jobId()));
         }
-        final SwitchCounterSnapshot switchAfter = bed.controller.readSwitchCounters();
+        final SwitchCounters switchAfter = bed.controller.readSwitchCounters();
         for (final DropReason d : EnumSet.of(DropReason.MALFORMED, DropReason.UNKNOWN_JOB)) {
             assertEquals(switchBefore.drops(d), switchAfter.drops(d), label + ": switch-wide " + d);
         }
@@ -208,7 +214,7 @@ class Bmv2AllReduceTest {
                             .map(w -> w.getHostString() + ":" + w.getPort()).toList()));
                     p.setProperty(pre + "rank", Integer.toString(r));
                     p.setProperty(pre + "seed", Long.toString(plans.get(j).seed()));
-                    p.setProperty(pre + "lengths", String.join(",", java.util.Arrays.stream(lengths)
+                    p.setProperty(pre + "lengths", String.join(",", Arrays.stream(lengths)
                             .mapToObj(Integer::toString).toList()));
                     extra.forEach((k, v) -> p.setProperty(pre + k, v));
                     p.setProperty(pre + "out", dir.resolve("job" + j + "-rank" + r + ".bin").toString());
@@ -265,9 +271,9 @@ class Bmv2AllReduceTest {
         final MulticastGroupEntry group = bed.controller.readMulticastGroups().stream()
                 .filter(g -> g.getMulticastGroupId() == job.resources().multicastGroup()).findFirst()
                 .orElseThrow(() -> new AssertionError("no multicast group " + job.resources().multicastGroup()));
-        final List<Integer> ports = group.getReplicasList().stream().sorted(java.util.Comparator.comparingInt(
+        final List<Integer> ports = group.getReplicasList().stream().sorted(Comparator.comparingInt(
                 Replica::getInstance)).map(Replica::getEgressPort).toList();
-        final List<Integer> expected = java.util.Arrays.stream(plan.hosts()).boxed().toList();
+        final List<Integer> expected = Arrays.stream(plan.hosts()).boxed().toList();
         assertEquals(expected, ports, "replica ports (rank order) of job " + spec.jobName());
     }
 
@@ -275,11 +281,11 @@ class Bmv2AllReduceTest {
      * The job's counters once every contribution the workers sent, less those nftables dropped, has been
      * counted in (retransmissions may still be on their way when the last worker finishes): bounded polling.
      */
-    private static JobCounterSnapshot settledCounters(final int jobId, final List<ClientStats> stats, final long dropOut)
+    private static JobCounters settledCounters(final int jobId, final List<ClientStats> stats, final long dropOut)
             throws InterruptedException {
         final long expectIn = stats.stream().mapToLong(ClientStats::packetsSent).sum() - dropOut;
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        JobCounterSnapshot c = bed.controller.readJobCounters(jobId);
+        JobCounters c = bed.controller.readJobCounters(jobId);
         while (c.packetsIn() < expectIn && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
             c = bed.controller.readJobCounters(jobId);
@@ -301,7 +307,7 @@ class Bmv2AllReduceTest {
      *   <li>no other drop.</li>
      * </ul>
      */
-    static void checkCounters(final String what, final JobCounterSnapshot c, final List<ClientStats> stats,
+    static void checkCounters(final String what, final JobCounters c, final List<ClientStats> stats,
                               final long resultsLost, final long contributionsLost) {
         final int n = stats.size();
         final long p = stats.get(0).packetsSent() - stats.get(0).retransmissions();
@@ -328,7 +334,7 @@ class Bmv2AllReduceTest {
     }
 
     /** The software switch's results (rank 0's; all ranks are checked equal) and counters for the same calls. */
-    private record Reference(long[][] results, JobCounterSnapshot counters, List<ClientStats> stats) {
+    private record Reference(long[][] results, JobCounters counters, List<ClientStats> stats) {
     }
 
     private static Reference softwareSwitch(final int n, final long seed) throws Exception {
@@ -345,7 +351,7 @@ class Bmv2AllReduceTest {
                 final List<NamespaceWorker.Call> calls = NamespaceWorker.calls(LENGTHS);
                 final long[][][] results = new long[n][][];
                 final List<Thread> threads = new ArrayList<>();
-                final List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+                final List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
                 for (int r = 0; r < n; r++) {
                     final int rank = r;
                     final JobSession session = clients.get(r).join(spec, r, sw.sw.address());
@@ -399,8 +405,8 @@ class Bmv2AllReduceTest {
         if (!Files.exists(dir)) {
             return;
         }
-        try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-            for (final Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (final Path p : s.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(p);
             }
         }

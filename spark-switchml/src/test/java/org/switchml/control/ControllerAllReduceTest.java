@@ -8,6 +8,7 @@ import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
@@ -82,7 +83,7 @@ class ControllerAllReduceTest {
                     assertArrayEquals(expected, out.get(r), "rank " + r + " differs from the reference");
                 }
             }
-            final JobCounterSnapshot c = bed.controller.readJobCounters(jobId);
+            final JobCounters c = bed.controller.readJobCounters(jobId);
             assertEquals(0, c.drops(DropReason.UNKNOWN_SENDER), c.toString());
             assertEquals(0, c.drops(DropReason.WRONG_K), c.toString());
             assertEquals(0, c.drops(DropReason.STALE_GENERATION), c.toString());

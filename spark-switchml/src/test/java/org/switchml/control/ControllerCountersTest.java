@@ -9,13 +9,16 @@ import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.UdpPeer;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -56,7 +59,7 @@ class ControllerCountersTest {
             endpoints.add(clients.get(r).localAddress());
         }
         try {
-            final SwitchCounterSnapshot before = bed.controller.readSwitchCounters();
+            final SwitchCounters before = bed.controller.readSwitchCounters();
             final JobSpec spec = bed.controller.registerJob(new JobSpec(11, 1, k, 8, endpoints)).spec();
             final List<JobSession> sessions = new ArrayList<>();
             for (int r = 0; r < n; r++) {
@@ -74,7 +77,7 @@ class ControllerCountersTest {
             for (int r = 0; r < n; r++) {
                 assertArrayEquals(expected, out.get(r), "rank " + r);
             }
-            final JobCounterSnapshot c = bed.controller.readJobCounters(11);
+            final JobCounters c = bed.controller.readJobCounters(11);
             assertEquals(0, c.retransmissions(), "no retransmission expected on loopback: " + c);
             assertEquals((long) n * packets, c.packetsIn(), "packets in: " + c);
             assertEquals((long) n * packets, c.packetsOut(), "one result per worker per packet: " + c);
@@ -95,12 +98,12 @@ class ControllerCountersTest {
         final int k = 8;
         final int pool = 2;
         try (UdpPeer a = new UdpPeer(); UdpPeer b = new UdpPeer(); UdpPeer stranger = new UdpPeer()) {
-            final SwitchCounterSnapshot before = bed.controller.readSwitchCounters();
+            final SwitchCounters before = bed.controller.readSwitchCounters();
             final int secret = bed.controller.registerJob(new JobSpec(job, gen, k, pool,
                     List.of(a.address(), b.address()))).spec().secret();
             final InetSocketAddress lane = bed.sw.address().laneAddresses().get(0);
             final int[] v = new int[k];
-            java.util.Arrays.fill(v, 5);
+            Arrays.fill(v, 5);
 
             a.send(new byte[12], lane);                                                          // MALFORMED
             a.send(UdpPeer.contribution(999, gen, secret, 0, 0, pool, v), lane);                  // UNKNOWN_JOB
@@ -117,7 +120,7 @@ class ControllerCountersTest {
             assertNotNull(a.receive(WAIT_MS), "rank 0 gets the result of g=1");
             assertNotNull(b.receive(WAIT_MS), "rank 1 gets the result of g=1");
 
-            final JobCounterSnapshot c = bed.controller.readJobCounters(job);
+            final JobCounters c = bed.controller.readJobCounters(job);
             assertEquals(2, c.drops(DropReason.BAD_SECRET), c.toString());
             assertEquals(1, c.drops(DropReason.STALE_GENERATION), c.toString());
             assertEquals(2, c.drops(DropReason.UNKNOWN_SENDER), c.toString());
@@ -131,7 +134,7 @@ class ControllerCountersTest {
             // steps 4-7 or not (a packet without the secret is not counted in).
             assertEquals(5 + 3, c.packetsIn(), c.toString());
 
-            final SwitchCounterSnapshot s = bed.controller.readSwitchCounters();
+            final SwitchCounters s = bed.controller.readSwitchCounters();
             assertEquals(1, s.drops(DropReason.MALFORMED) - before.drops(DropReason.MALFORMED));
             assertEquals(1, s.drops(DropReason.UNKNOWN_JOB) - before.drops(DropReason.UNKNOWN_JOB));
             assertEquals(2, s.drops(DropReason.BAD_SECRET) - before.drops(DropReason.BAD_SECRET));

@@ -8,6 +8,7 @@ import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.testing.Vectors;
 
+import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -18,9 +19,12 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Properties;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -125,7 +129,7 @@ public final class NamespaceWorker {
 
     static Output read(final Path file) throws IOException {
         try (InputStream f = Files.newInputStream(file); DataInputStream in = new DataInputStream(
-                new java.io.BufferedInputStream(f))) {
+                new BufferedInputStream(f))) {
             final ClientStats stats = new ClientStats(in.readLong(), in.readLong(), in.readLong(), in.readLong(),
                     in.readLong());
             final long[] nanos = new long[in.readInt()];
@@ -158,8 +162,8 @@ public final class NamespaceWorker {
         final long goWaitMs = Long.parseLong(p.getProperty("goWaitMs", "120000"));
         final int sessions = Integer.parseInt(p.getProperty("sessions"));
         final List<Thread> threads = new ArrayList<>();
-        final List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
-        final java.util.concurrent.CountDownLatch joined = new java.util.concurrent.CountDownLatch(sessions);
+        final List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+        final CountDownLatch joined = new CountDownLatch(sessions);
         for (int s = 0; s < sessions; s++) {
             final String pre = "s" + s + ".";
             final List<InetSocketAddress> workers = new ArrayList<>();
@@ -172,7 +176,7 @@ public final class NamespaceWorker {
                     Integer.parseInt(p.getProperty(pre + "k")), Integer.parseInt(p.getProperty(pre + "pool")), workers);
             final int rank = Integer.parseInt(p.getProperty(pre + "rank"));
             final long seed = Long.parseLong(p.getProperty(pre + "seed"));
-            final int[] lengths = java.util.Arrays.stream(p.getProperty(pre + "lengths").split(","))
+            final int[] lengths = Arrays.stream(p.getProperty(pre + "lengths").split(","))
                     .mapToInt(Integer::parseInt).toArray();
             final Path out = Path.of(p.getProperty(pre + "out"));
             final int reps = Integer.parseInt(p.getProperty(pre + "reps", "1"));

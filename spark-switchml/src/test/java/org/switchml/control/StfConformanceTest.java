@@ -10,6 +10,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
 import p4.v1.P4RuntimeOuterClass.Update;
 
 import java.io.IOException;
@@ -19,11 +20,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -124,8 +128,8 @@ class StfConformanceTest {
         final Map<String, UdpPeer> strays = new LinkedHashMap<>();
         final Map<Integer, List<MulticastReplica>> groups = new TreeMap<>();
         final List<MulticastReplica> nodes = new ArrayList<>();
-        final java.util.Set<Integer> dirty = new java.util.TreeSet<>();
-        final java.util.Set<Integer> written = new java.util.HashSet<>();
+        final Set<Integer> dirty = new TreeSet<>();
+        final Set<Integer> written = new HashSet<>();
         final long[] expectedDrops = new long[DropReason.values().length];
         final UdpPeer fence = new UdpPeer();
         final int fenceSecret;
@@ -314,7 +318,7 @@ class StfConformanceTest {
         }
 
         void finish() {
-            final SwitchCounterSnapshot counters = bed.controller.readSwitchCounters();
+            final SwitchCounters counters = bed.controller.readSwitchCounters();
             final StringBuilder want = new StringBuilder();
             for (final DropReason r : DropReason.values()) {
                 if (expectedDrops[r.ordinal()] > 0) {

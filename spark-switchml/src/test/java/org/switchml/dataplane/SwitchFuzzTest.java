@@ -75,7 +75,7 @@ class SwitchFuzzTest {
         final SplittableRandom rnd = new SplittableRandom(seed);
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(LANES));
              Fuzzer fuzz = new Fuzzer(sw, rnd.split())) {
-            final SwitchCounters start = sw.switchCounters();
+            final SwitchTraffic start = sw.traffic();
             // Real jobs: FP32 with look-ahead, and INT32 with another k and pool.
             final List<SwitchMLClient> a = open(3);
             final List<SwitchMLClient> b = open(2);
@@ -106,7 +106,7 @@ class SwitchFuzzTest {
                 final int callsA = join(jobA);
                 final int callsB = join(jobB);
                 fuzz.fence();
-                final SwitchCounters end = sw.switchCounters();
+                final SwitchTraffic end = sw.traffic();
 
                 long workerSent = 0;
                 for (final SwitchMLClient c : a) {

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.switchml.client.ClientOptions;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.Encoding;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.Kind;
 import org.switchml.protocol.Wire;
 import org.switchml.testing.Reference;
@@ -19,6 +20,7 @@ import io.netty.buffer.Unpooled;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -79,7 +81,7 @@ class SwitchIsolationTest {
         final double[][] in = {Vectors.mixed(rnd, 10_000), Vectors.mixed(rnd, 10_000)};
         try (TestCluster.Job job = cluster.job(9, 4, n, K, 16, ClientOptions.defaults());
              DatagramSocket intruder = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
-            final SwitchCounters before = cluster.sw.switchCounters();
+            final SwitchTraffic before = cluster.sw.traffic();
             final InetSocketAddress lane0 = cluster.sw.address().laneAddresses().get(0);
             final InetSocketAddress lane1 = cluster.sw.address().laneAddresses().get(1);
             final int secret = job.spec().secret();
@@ -89,7 +91,7 @@ class SwitchIsolationTest {
             badVersion[0] = 0x21;
             send(intruder, badVersion, lane0);
             final byte[] badLength = contribution(9, 4, secret, 0, 0, 0, K);
-            send(intruder, java.util.Arrays.copyOf(badLength, badLength.length - 4), lane0);
+            send(intruder, Arrays.copyOf(badLength, badLength.length - 4), lane0);
             // Unknown job; valid job without its secret; unregistered sender (claims rank 0), wrong generation.
             send(intruder, contribution(12345, 0, secret, 0, 0, 0, K), lane0);
             send(intruder, contribution(9, 4, secret + 1, 0, 0, 0, K), lane0);
@@ -105,11 +107,11 @@ class SwitchIsolationTest {
             for (final double[] got : results) {
                 assertArrayEquals(expected, got, 0.0);
             }
-            final SwitchCounters after = cluster.sw.switchCounters();
+            final SwitchTraffic after = cluster.sw.traffic();
             final JobCounters c = cluster.sw.counters(9);
             System.out.println("[bad] switch " + after + " job " + c);
-            assertEquals(3, after.malformed() - before.malformed());
-            assertEquals(1, after.unknownJob() - before.unknownJob());
+            assertEquals(3, after.drops(DropReason.MALFORMED) - before.drops(DropReason.MALFORMED));
+            assertEquals(1, after.drops(DropReason.UNKNOWN_JOB) - before.drops(DropReason.UNKNOWN_JOB));
             assertEquals(2, c.drops(DropReason.UNKNOWN_SENDER));
             assertEquals(1, c.drops(DropReason.STALE_GENERATION));
             assertEquals(1, c.drops(DropReason.BAD_SECRET));

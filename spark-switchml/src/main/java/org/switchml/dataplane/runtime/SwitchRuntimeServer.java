@@ -1,13 +1,10 @@
 package org.switchml.dataplane.runtime;
 
-import org.switchml.p4info.Gencode;
-
-import org.switchml.p4info.P4InfoIndex;
-
 import io.grpc.Server;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.p4info.P4InfoIndex;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
 
@@ -25,10 +22,6 @@ import java.util.concurrent.TimeUnit;
  * <p>{@link SwitchMain} runs it standalone with its software switch ({@code bin/switchml-switch}).
  */
 public final class SwitchRuntimeServer implements AutoCloseable {
-    static {
-        Gencode.quiet(); // before any P4Runtime message class loads
-    }
-
     /** Conventional P4Runtime port (BMv2 uses it too). */
     public static final int DEFAULT_PORT = 9559;
     /** The P4Runtime API version this server reports in Capabilities. */

@@ -8,7 +8,7 @@ import org.switchml.spark.executor.ExecutorRuntime;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 

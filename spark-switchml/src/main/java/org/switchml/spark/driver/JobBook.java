@@ -3,7 +3,7 @@ package org.switchml.spark.driver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 
 import java.util.ArrayList;

@@ -2,7 +2,7 @@ package org.switchml.spark.registrar;
 
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.control.SwitchController;
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;

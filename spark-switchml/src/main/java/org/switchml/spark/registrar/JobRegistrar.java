@@ -1,6 +1,6 @@
 package org.switchml.spark.registrar;
 
-import org.switchml.dataplane.JobCounters;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 

@@ -1,7 +1,5 @@
 package org.switchml.spark.registrar;
 
-
-import io.grpc.inprocess.InProcessChannelBuilder;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.HostTable;
@@ -81,8 +79,7 @@ public final class P4RuntimeRegistrar implements JobRegistrar {
      * socket) names it in messages.
      */
     static SwitchController connectInProcess(final String inProcessName, final String p4runtime) {
-        final SwitchController c = SwitchController.connect(ControllerOptions.of(p4runtime),
-                InProcessChannelBuilder.forName(inProcessName).directExecutor().build());
+        final SwitchController c = SwitchController.connectInProcess(inProcessName, ControllerOptions.of(p4runtime));
         try {
             c.setPipeline(PipelineConfig.softwareSwitch());
         } catch (final RuntimeException e) {

@@ -29,8 +29,8 @@ import org.apache.spark.storage.StorageLevel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.ReplicatedLoop;
+import org.switchml.protocol.JobCounters;
 import org.switchml.spark.SwitchMLDriver;
-import org.switchml.dataplane.JobCounters;
 import org.switchml.spark.ml.optim.Lbfgs;
 import org.switchml.spark.ml.optim.Lbfgsb;
 import org.switchml.spark.ml.optim.Owlqn;
@@ -471,9 +471,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 out[0] += c.packetsIn();
                 out[1] += c.packetsOut();
                 out[2] += c.retransmissions();
-                for (final long d : c.drops().values()) {
-                    out[3] += d;
-                }
+                out[3] += c.totalDrops();
             }
             return out;
         }

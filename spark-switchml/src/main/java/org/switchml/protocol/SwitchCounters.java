@@ -1,0 +1,40 @@
+package org.switchml.protocol;
+
+/**
+ * A switch's switch-wide counters (the P4 program's {@code drop_reason}): cumulative, every job
+ * included, outliving the jobs they counted.
+ *
+ * @param drops       drops by reason, every job included: MALFORMED and UNKNOWN_JOB are counted only here
+ * @param notSwitchml traffic that was not SwitchML at all (drop_reason's cell after the last DropReason;
+ *                    only the P4 switch sees such frames, so the software switch counts 0)
+ */
+public record SwitchCounters(DropCounts drops, long notSwitchml) {
+    /** Nothing counted. */
+    public static final SwitchCounters ZERO = new SwitchCounters(DropCounts.ZERO, 0);
+
+    public SwitchCounters {
+        if (drops == null) {
+            throw new IllegalArgumentException("drops must not be null (DropCounts.ZERO for none)");
+        }
+    }
+
+    /** Drops counted for {@code reason}. */
+    public long drops(final DropReason reason) {
+        return drops.get(reason);
+    }
+
+    /** Drops of every reason. */
+    public long totalDrops() {
+        return drops.total();
+    }
+
+    /** Every count plus {@code other}'s (e.g. over lanes). */
+    public SwitchCounters plus(final SwitchCounters other) {
+        return new SwitchCounters(drops.plus(other.drops), notSwitchml + other.notSwitchml);
+    }
+
+    /** Every count less {@code baseline}'s: what was counted since {@code baseline} was read. */
+    public SwitchCounters minus(final SwitchCounters baseline) {
+        return new SwitchCounters(drops.minus(baseline.drops), notSwitchml - baseline.notSwitchml);
+    }
+}
