@@ -1,11 +1,8 @@
 package org.switchml.control;
 
 import org.switchml.p4info.P4Names;
-import org.switchml.protocol.JobSpec;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
 
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -22,16 +19,10 @@ final class ResultTable {
 
     /** The job's result_table entries, by rank; MAC 0 without attachments (the software switch). */
     List<TableEntry> entries(final RegisteredJob job) {
-        final JobSpec s = job.spec();
-        final List<TableEntry> out = new ArrayList<>();
-        for (int r = 0; r < s.numWorkers(); r++) {
-            final InetSocketAddress w = s.workers().get(r);
-            final long mac = job.attachments().isEmpty() ? 0 : job.attachments().get(r).mac();
-            out.add(entries.entry(P4Names.RESULT_TABLE,
-                    Map.of(P4Names.F_JOB_ID, Integer.toUnsignedLong(s.jobId()), P4Names.F_EGRESS_RID, (long) r),
-                    P4Names.SET_RESULT_DEST, Map.of(P4Names.P_DST_MAC, mac, P4Names.P_DST_IP, TableEntries.ipv4(w),
-                            P4Names.P_DST_PORT, (long) w.getPort())));
-        }
-        return out;
+        final long jobId = Integer.toUnsignedLong(job.spec().jobId());
+        return TableEntries.perRank(job, (r, w) -> entries.entry(P4Names.RESULT_TABLE,
+                Map.of(P4Names.F_JOB_ID, jobId, P4Names.F_EGRESS_RID, (long) r),
+                P4Names.SET_RESULT_DEST, Map.of(P4Names.P_DST_MAC, job.attachments().isEmpty() ? 0L : job.attachments().get(r).mac(),
+                        P4Names.P_DST_IP, TableEntries.ipv4(w), P4Names.P_DST_PORT, (long) w.getPort())));
     }
 }

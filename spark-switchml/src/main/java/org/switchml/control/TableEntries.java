@@ -11,8 +11,11 @@ import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Update;
 
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 /**
  * Table entries built from names: every match field and action parameter is given by name and resolved,
@@ -23,6 +26,15 @@ final class TableEntries {
 
     TableEntries(final P4InfoIndex p4) {
         this.p4 = p4;
+    }
+
+    /** One entry per rank of {@code job}, made by {@code perRank} from the rank and its worker's socket. */
+    static List<TableEntry> perRank(final RegisteredJob job, final BiFunction<Integer, InetSocketAddress, TableEntry> perRank) {
+        final List<TableEntry> out = new ArrayList<>();
+        for (int r = 0; r < job.spec().numWorkers(); r++) {
+            out.add(perRank.apply(r, job.spec().workers().get(r)));
+        }
+        return out;
     }
 
     /** A table entry with every match field and action parameter given by name (no action when null). */

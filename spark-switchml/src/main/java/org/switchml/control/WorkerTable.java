@@ -1,11 +1,8 @@
 package org.switchml.control;
 
 import org.switchml.p4info.P4Names;
-import org.switchml.protocol.JobSpec;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
 
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -22,15 +19,9 @@ final class WorkerTable {
 
     /** The job's worker_table entries, by rank. */
     List<TableEntry> entries(final RegisteredJob job) {
-        final JobSpec s = job.spec();
-        final List<TableEntry> out = new ArrayList<>();
-        for (int r = 0; r < s.numWorkers(); r++) {
-            final InetSocketAddress w = s.workers().get(r);
-            out.add(entries.entry(P4Names.WORKER_TABLE,
-                    Map.of(P4Names.F_JOB_ID, Integer.toUnsignedLong(s.jobId()), P4Names.F_SRC_ADDR,
-                            TableEntries.ipv4(w), P4Names.F_SRC_PORT, (long) w.getPort()),
-                    P4Names.SET_WORKER, Map.of(P4Names.P_RANK, (long) r, P4Names.P_BITMAP_BIT, 1L << r)));
-        }
-        return out;
+        final long jobId = Integer.toUnsignedLong(job.spec().jobId());
+        return TableEntries.perRank(job, (r, w) -> entries.entry(P4Names.WORKER_TABLE,
+                Map.of(P4Names.F_JOB_ID, jobId, P4Names.F_SRC_ADDR, TableEntries.ipv4(w), P4Names.F_SRC_PORT, (long) w.getPort()),
+                P4Names.SET_WORKER, Map.of(P4Names.P_RANK, (long) r, P4Names.P_BITMAP_BIT, 1L << r)));
     }
 }
