@@ -489,8 +489,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
      */
     private Fitted fit(final SparkContext sc, final JavaRDD<InstanceBatch> batches, final LogisticObjective objective,
                        final QuasiNewton optimizer, final double[] x0, final SwitchUse use, final String callers) {
-        final int perSearch = optimizer instanceof Lbfgsb ? 128 : optimizer instanceof Owlqn ? 21 : 20;
-        final int maxEvaluations = LogisticFit.maxEvaluations(getMaxIter(), perSearch);
+        final int maxEvaluations = LogisticFit.maxEvaluations(getMaxIter(), optimizer.maxEvaluationsPerSearch());
         final int interval = getCheckpointInterval();
         final boolean fp64 = !"fp32".equals(getPrecision());
         final FitProgress progress = new FitProgress(uid(), getMaxIter(),
