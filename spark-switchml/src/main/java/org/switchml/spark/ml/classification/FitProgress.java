@@ -3,9 +3,7 @@ package org.switchml.spark.ml.classification;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.dataplane.JobCounters;
-import org.switchml.spark.DriverRuntime;
 import org.switchml.spark.EmbeddedSwitchRegistrar;
-import org.switchml.spark.JobRegistrar;
 import org.switchml.spark.ReplicatedLoop;
 
 /**
@@ -20,7 +18,7 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private final int maxIter;
     private final double megabytesPerEvaluation;
     private final FitListener listener;
-    private final DriverRuntime runtime;
+    private final SwitchUse use;
 
     private int reportedHistory;
     private int totalEvaluations;
@@ -36,12 +34,12 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private long retransmissionsSince;
 
     FitProgress(final String uid, final int maxIter, final double megabytesPerEvaluation, final FitListener listener,
-                final DriverRuntime runtime) {
+                final SwitchUse use) {
         this.uid = uid;
         this.maxIter = maxIter;
         this.megabytesPerEvaluation = megabytesPerEvaluation;
         this.listener = listener;
-        this.runtime = runtime;
+        this.use = use;
     }
 
     @Override
@@ -100,8 +98,8 @@ final class FitProgress implements ReplicatedLoop.Progress {
      * new job); false when they cannot be known (an external switch, or the driver path).
      */
     private boolean countRetransmissions(final int jobId) {
-        final JobRegistrar r = jobId < 0 ? null : runtime.registrar();
-        if (!(r instanceof EmbeddedSwitchRegistrar embedded)) {
+        final EmbeddedSwitchRegistrar embedded = jobId < 0 ? null : use.embedded();
+        if (embedded == null) {
             return false;
         }
         final JobCounters c;
