@@ -18,7 +18,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.switchml.spark.ml.classification.FitReport;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
-import org.switchml.spark.ml.data.FashionMnist;
+import org.switchml.examples.data.FashionMnist;
 
 import java.io.IOException;
 import java.io.PrintStream;
