@@ -18,7 +18,7 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.switchml.spark.ml.classification.FitReport;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
-import org.switchml.spark.ml.data.FashionMnist;
+import org.switchml.examples.data.FashionMnist;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -313,7 +313,7 @@ public final class LogisticRegressionBench {
         out.printf("[overhead] switchml: %.1f ms per iteration (marginal, %d vs %d iterations); whole fit %.1f ms "
                 + "per iteration; inside the loop %.1f ms per evaluation (steady, the FitReport's)%n", oursPer * 1e3,
                 ours[0].iterations(), ours[1].iterations(), ours[0].seconds() / ours[0].iterations() * 1e3,
-                ours[0].report() == null ? Double.NaN : ours[0].report().msPerEvaluation());
+                ours[0].report() == null ? Double.NaN : ours[0].report().timing().msPerEvaluation());
         if (!o.stock()) {
             return String.format("overhead: switchml %.1f ms per iteration (stock MLlib not run)", oursPer * 1e3);
         }

@@ -100,18 +100,26 @@ public final class ReplicatedLoop {
     }
 
     /**
-     * How long to run and when to checkpoint.
+     * How long to run, when to checkpoint, and in which precision to sum.
      *
      * @param maxIterations        iterations in all
      * @param checkpointIterations return the state to the driver every this many iterations (0: never)
      * @param checkpointSeconds    return the state to the driver after a stage has run this long (0: never)
+     * @param precision            encoding of the sums through the switch; null: {@code spark.switchml.precision}
+     *                             as configured for the call
      */
-    public record Options(int maxIterations, int checkpointIterations, double checkpointSeconds) implements Serializable {
+    public record Options(int maxIterations, int checkpointIterations, double checkpointSeconds,
+                          SwitchMLConfig.Precision precision) implements Serializable {
         public Options {
             if (maxIterations < 0 || checkpointIterations < 0 || checkpointSeconds < 0) {
                 throw new IllegalArgumentException("loop options must be >= 0: " + maxIterations + ", "
                         + checkpointIterations + ", " + checkpointSeconds);
             }
+        }
+
+        /** In the precision configured for the call. */
+        public Options(final int maxIterations, final int checkpointIterations, final double checkpointSeconds) {
+            this(maxIterations, checkpointIterations, checkpointSeconds, null);
         }
     }
 
@@ -239,7 +247,7 @@ public final class ReplicatedLoop {
             final int start = done;
             final List<TaskOutcome> outcomes;
             try {
-                outcomes = StageLauncher.run(data, rt, jobId,
+                outcomes = StageLauncher.run(data, rt, jobId, options.precision(),
                         s -> new LoopTask<>(s, data, from, start, vectorLength, body, options, progressId));
             } finally {
                 rt.remove(jobId);

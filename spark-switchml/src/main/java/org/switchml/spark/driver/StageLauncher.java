@@ -53,6 +53,12 @@ public final class StageLauncher {
      * completed, or a single driver-side UNREACHABLE outcome when the switch is known to be down.
      */
     public static List<TaskOutcome> run(final RDD<?> source, final DriverRuntime rt, final int jobId, final TaskFactory factory) {
+        return run(source, rt, jobId, null, factory);
+    }
+
+    /** As {@link #run(RDD, DriverRuntime, int, TaskFactory)} in {@code precision} (null: as configured). */
+    public static List<TaskOutcome> run(final RDD<?> source, final DriverRuntime rt, final int jobId,
+                                 final SwitchMLConfig.Precision precision, final TaskFactory factory) {
         final SparkContext sc = source.sparkContext();
         final int partitions = source.getNumPartitions();
         checkCluster(sc.isLocal(), sc.conf().getBoolean("spark.dynamicAllocation.enabled", false));
@@ -65,7 +71,7 @@ public final class StageLauncher {
         for (int attempt = 0; ; attempt++) {
             final int slots = waitForSlots(sc);
             final int tasks = Math.min(partitions, slots);
-            final TaskSettings s = TaskSettings.resolve(sc, jobId, attempt, tasks);
+            final TaskSettings s = TaskSettings.resolve(sc, jobId, attempt, tasks, precision);
             rt.beginStage(s, preferred, sourcePartitions, slots);
             final long t0 = System.nanoTime();
             final String previous = sc.getLocalProperty(ATTEMPT_PROPERTY);

@@ -23,10 +23,15 @@ import java.util.function.Function;
 public record TaskSettings(int jobId, int generation, int tasks, int k, int poolSize, boolean fp64, long resultTimeoutMs,
                     long startTimeoutMs, long killPollMs) implements Serializable {
 
-    /** Settings of attempt {@code generation} of job {@code jobId} with {@code tasks} tasks. */
-    public static TaskSettings resolve(final SparkContext sc, final int jobId, final int generation, final int tasks) {
+    /**
+     * Settings of attempt {@code generation} of job {@code jobId} with {@code tasks} tasks, summing in
+     * {@code precision} (null: as configured for the call).
+     */
+    public static TaskSettings resolve(final SparkContext sc, final int jobId, final int generation, final int tasks,
+                                final SwitchMLConfig.Precision precision) {
         final Function<String, String> s = SwitchMLConfig.forCall(sc);
-        final boolean fp64 = SwitchMLConfig.PRECISION.from(s) == SwitchMLConfig.Precision.FP64;
+        final SwitchMLConfig.Precision p = precision != null ? precision : SwitchMLConfig.PRECISION.from(s);
+        final boolean fp64 = p == SwitchMLConfig.Precision.FP64;
         final int k = SwitchMLConfig.K.from(s);
         if (fp64 && k > 0 && k % 2 != 0) {
             throw new IllegalArgumentException(SwitchMLConfig.K.key() + "=" + k + " must be even with "

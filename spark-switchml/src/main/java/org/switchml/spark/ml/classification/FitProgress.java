@@ -4,7 +4,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.protocol.JobCounters;
-import org.switchml.spark.SwitchMLDriver;
 
 import java.util.Optional;
 
@@ -20,7 +19,7 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private final int maxIter;
     private final double megabytesPerEvaluation;
     private final FitListener listener;
-    private final SwitchMLDriver driver;
+    private final SwitchUse use;
 
     private int reportedHistory;
     private int totalEvaluations;
@@ -36,12 +35,12 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private long retransmissionsSince;
 
     FitProgress(final String uid, final int maxIter, final double megabytesPerEvaluation, final FitListener listener,
-                final SwitchMLDriver driver) {
+                final SwitchUse use) {
         this.uid = uid;
         this.maxIter = maxIter;
         this.megabytesPerEvaluation = megabytesPerEvaluation;
         this.listener = listener;
-        this.driver = driver;
+        this.use = use;
     }
 
     @Override
@@ -100,19 +99,16 @@ final class FitProgress implements ReplicatedLoop.Progress {
      * new job); false when they cannot be known (an external switch, or the driver path).
      */
     private boolean countRetransmissions(final int jobId) {
-        if (jobId < 0 || !driver.countsJobs()) {
+        if (jobId < 0 || !use.countsJobs()) {
             return false;
         }
-        final JobCounters c;
-        try {
-            final Optional<JobCounters> live = driver.liveCounters(jobId);
-            if (live.isEmpty()) {
-                return true; // the stage's job is already removed; the fit's totals have it
-            }
-            c = live.get();
-        } catch (final RuntimeException e) {
-            return true; // a busy or closing switch: counted with the next report, or in the fit's totals
+        // Empty: the stage's job is already removed (the fit's totals have it), or a busy or closing switch
+        // (counted with the next report, or in the fit's totals).
+        final Optional<JobCounters> live = use.liveCounters(jobId);
+        if (live.isEmpty()) {
+            return true;
         }
+        final JobCounters c = live.get();
         if (jobId != liveJob) {
             liveJob = jobId;
             liveRetransmissions = 0;

@@ -1,6 +1,7 @@
 package org.switchml.spark.ml.classification;
 
 import java.io.Serializable;
+import java.util.Arrays;
 
 /**
  * A block of training rows as they come (unscaled: the loss applies 1/std through the coefficients), as
@@ -42,11 +43,6 @@ public final class InstanceBatch implements Serializable {
     /** Features per row. */
     public int numFeatures() {
         return numFeatures;
-    }
-
-    /** Whether the features are stored dense. */
-    public boolean isDense() {
-        return indices == null;
     }
 
     /** Label of row r. */
@@ -111,14 +107,14 @@ public final class InstanceBatch implements Serializable {
         public void add(final double label, final double weight, final int[] idx, final double[] val, final int len) {
             if (rows == labels.length) {
                 final int cap = Math.min(maxRows, labels.length * 2);
-                labels = java.util.Arrays.copyOf(labels, cap);
-                weights = java.util.Arrays.copyOf(weights, cap);
-                rowStart = java.util.Arrays.copyOf(rowStart, cap + 1);
+                labels = Arrays.copyOf(labels, cap);
+                weights = Arrays.copyOf(weights, cap);
+                rowStart = Arrays.copyOf(rowStart, cap + 1);
             }
             if (nnz + len > values.length) {
                 final int cap = Math.max(nnz + len, values.length * 2);
-                values = java.util.Arrays.copyOf(values, cap);
-                indices = java.util.Arrays.copyOf(indices, cap);
+                values = Arrays.copyOf(values, cap);
+                indices = Arrays.copyOf(indices, cap);
             }
             for (int k = 0; k < len; k++) {
                 final int j = idx[k];
@@ -151,8 +147,8 @@ public final class InstanceBatch implements Serializable {
          */
         public InstanceBatch build() {
             final InstanceBatch b;
-            final double[] l = java.util.Arrays.copyOf(labels, rows);
-            final double[] w = java.util.Arrays.copyOf(weights, rows);
+            final double[] l = Arrays.copyOf(labels, rows);
+            final double[] w = Arrays.copyOf(weights, rows);
             if ((long) nnz * 4 >= (long) rows * numFeatures) {
                 final double[] dense = new double[rows * numFeatures];
                 for (int r = 0; r < rows; r++) {
@@ -162,8 +158,8 @@ public final class InstanceBatch implements Serializable {
                 }
                 b = new InstanceBatch(rows, numFeatures, l, w, dense, null, null);
             } else {
-                b = new InstanceBatch(rows, numFeatures, l, w, java.util.Arrays.copyOf(values, nnz),
-                        java.util.Arrays.copyOf(indices, nnz), java.util.Arrays.copyOf(rowStart, rows + 1));
+                b = new InstanceBatch(rows, numFeatures, l, w, Arrays.copyOf(values, nnz),
+                        Arrays.copyOf(indices, nnz), Arrays.copyOf(rowStart, rows + 1));
             }
             reset();
             return b;

@@ -1,11 +1,11 @@
 package org.switchml.spark.ml.classification;
 
+import org.apache.spark.TaskContext;
+import org.apache.spark.util.TaskCompletionListener;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.ml.optim.QuasiNewton;
 
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -50,113 +50,35 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
     /** Time of this task's last contribution (a profile; never enters the state). */
     private transient double contributionMs;
 
-    /**
-     * The pending point of one state and what the evaluation there needs ({@link LogisticObjective.Prepared}),
-     * computed by the first of an executor's tasks to ask and shared by the others and by the update: the
-     * loop hands all tasks of an executor the same state array, and the update changes it only after they
-     * have all contributed. With 10^7 coefficients this saves each further task two sweeps and two 80 MB
-     * arrays per evaluation, and the update one of each. An entry is used only for the very state array
-     * (identity) and evaluation count it was computed for.
-     */
-    private static final class Pending {
-        private final double[] state;
-        private final double evaluations;
-        private double[] point;
-        private LogisticObjective.Prepared prepared;
-
-        Pending(final double[] state, final double evaluations) {
-            this.state = state;
-            this.evaluations = evaluations;
-        }
-    }
-
-    /**
-     * One pending point per fit (by {@link #fitId}) per JVM; the update removes it. Bounded, in case a
-     * stage dies between a contribution and its update.
-     */
-    private static final Map<Long, Pending> PENDING = new LinkedHashMap<>() {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected boolean removeEldestEntry(final Map.Entry<Long, Pending> eldest) {
-            return size() > 8;
-        }
-    };
-
-    /**
-     * Per fit (by {@link #fitId}) per JVM: the coefficient-sized arrays an evaluation needs, kept from one
-     * evaluation to the next while a stage of the loop runs (the pending point and the effective coefficients
-     * of the last evaluation, once its update has consumed them, and the gradient). With 10^7 coefficients
-     * each is an 80 MB array that would otherwise be new garbage per evaluation, and the collector's work
-     * for them takes CPU from the fit. Dropped when the stage ends ({@link #stageEnded}); bounded like
-     * {@link #PENDING}.
-     */
-    private static final Map<Long, Workspace> WORKSPACES = new LinkedHashMap<>() {
-        private static final long serialVersionUID = 1L;
-
-        @Override
-        protected boolean removeEldestEntry(final Map.Entry<Long, Workspace> eldest) {
-            return size() > 8;
-        }
-    };
-
-    /** See {@link #WORKSPACES}. An array is either here or in use by one evaluation, never both. */
-    private static final class Workspace {
-        private double[] point;
-        private double[] effective;
-        private double[] grad;
-
-        /** The point array to fill ({@code n} elements), taken out. */
-        synchronized double[] takePoint(final int n) {
-            final double[] p = point != null ? point : new double[n];
-            point = null;
-            return p;
-        }
-
-        /** The effective-coefficients array, or null (then {@code prepare} makes one), taken out. */
-        synchronized double[] takeEffective() {
-            final double[] e = effective;
-            effective = null;
-            return e;
-        }
-
-        /** The gradient array to fill ({@code n} elements), taken out. */
-        synchronized double[] takeGrad(final int n) {
-            final double[] g = grad != null ? grad : new double[n];
-            grad = null;
-            return g;
-        }
-
-        /** Hands back what an evaluation used, once nothing reads it any more. */
-        synchronized void giveBack(final double[] point, final double[] effective, final double[] grad) {
-            this.point = point;
-            this.effective = effective;
-            this.grad = grad;
-        }
-    }
-
-    /** Names this fit's entries in {@link #PENDING} and {@link #WORKSPACES} on every executor. */
+    /** Names this fit's {@link EvaluationCache} in every JVM. */
     private final long fitId = ThreadLocalRandom.current().nextLong();
 
-    private Workspace workspace() {
-        synchronized (WORKSPACES) {
-            return WORKSPACES.computeIfAbsent(fitId, id -> new Workspace());
-        }
-    }
+    /** This copy's lease on the fit's cache in this JVM, from its first evaluation to its stage's end. */
+    private transient EvaluationCache.Lease lease;
 
-    private Pending pending(final double[] state) {
-        final double evaluations = optimizer.evaluations(state);
-        Pending p;
-        synchronized (PENDING) {
-            p = PENDING.get(fitId);
-            if (p == null || p.state != state || p.evaluations != evaluations) {
-                p = new Pending(state, evaluations);
-                PENDING.put(fitId, p);
+    /**
+     * The fit's cache in this JVM, taking a lease on it at this copy's first evaluation; inside a task the
+     * lease is also closed when the task completes (the driver's fallback loop evaluates in tasks that
+     * never see {@link #stageEnded}).
+     */
+    private synchronized EvaluationCache cache() {
+        if (lease == null) {
+            final EvaluationCache.Lease l = EvaluationCache.lease(fitId);
+            lease = l;
+            final TaskContext task = TaskContext.get();
+            if (task != null) {
+                task.addTaskCompletionListener((TaskCompletionListener) context -> l.close());
             }
         }
+        return lease.cache();
+    }
+
+    /** The pending point of {@code state}, computed by the first of this JVM's tasks to ask. */
+    private EvaluationCache.Pending pending(final EvaluationCache cache, final double[] state) {
+        final EvaluationCache.Pending p = cache.pending(state, optimizer.evaluations(state));
         synchronized (p) {
             if (p.point == null) {
-                final Workspace w = workspace();
+                final EvaluationCache.Workspace w = cache.workspace();
                 final double[] point = w.takePoint(optimizer.dimension());
                 optimizer.pendingPoint(state, point);
                 p.prepared = objective.prepare(point, w.takeEffective());
@@ -175,7 +97,7 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
     public double[] contribution(final List<InstanceBatch> partition, final double[] state, final int iteration,
                                  final double[] spare) {
         final long t0 = System.nanoTime();
-        final double[] v = objective.contribution(partition, pending(state).prepared, spare);
+        final double[] v = objective.contribution(partition, pending(cache(), state).prepared, spare);
         contributionMs = (System.nanoTime() - t0) / 1e6;
         return v;
     }
@@ -183,12 +105,11 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
     @Override
     public ReplicatedLoop.Step update(final double[] state, final double[] sum, final int iteration) {
         final long t0 = System.nanoTime();
-        final Pending pending = pending(state);
+        final EvaluationCache cache = cache();
+        final EvaluationCache.Pending pending = pending(cache, state);
         final double[] point = pending.point;
-        synchronized (PENDING) {
-            PENDING.remove(fitId);
-        }
-        final Workspace w = workspace();
+        cache.dropPending();
+        final EvaluationCache.Workspace w = cache.workspace();
         final double[] grad = w.takeGrad(objective.dim());
         final double value = objective.valueAndGradient(sum, point, grad);
         // In place: the loop runs this once per executor, after all of the executor's tasks have
@@ -207,13 +128,12 @@ final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
         return new ReplicatedLoop.Step(done ? optimizer.finalState(next) : next, scalars, done);
     }
 
+    /** Closes this copy's lease: the last one closed in a JVM frees the fit's cache there. */
     @Override
-    public void stageEnded() {
-        synchronized (PENDING) {
-            PENDING.remove(fitId);
-        }
-        synchronized (WORKSPACES) {
-            WORKSPACES.remove(fitId);
+    public synchronized void stageEnded() {
+        if (lease != null) {
+            lease.close();
+            lease = null;
         }
     }
 

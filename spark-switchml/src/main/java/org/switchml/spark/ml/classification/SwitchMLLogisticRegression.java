@@ -21,6 +21,7 @@ import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.param.ParamValidators;
 import org.apache.spark.ml.util.DatasetUtils$;
+import org.apache.spark.ml.util.Identifiable$;
 import org.apache.spark.ml.util.MetadataUtils;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
@@ -29,7 +30,8 @@ import org.apache.spark.storage.StorageLevel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.ReplicatedLoop;
-import org.switchml.protocol.JobCounters;
+import org.switchml.spark.SwitchMLPlugin;
+import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.ml.optim.Lbfgs;
 import org.switchml.spark.ml.optim.Lbfgsb;
@@ -43,6 +45,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * MLlib's {@link LogisticRegression} trained through the switch: a drop-in subclass with the same
@@ -63,7 +67,6 @@ import java.util.Locale;
 public class SwitchMLLogisticRegression extends LogisticRegression {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLLogisticRegression.class);
-    private static final String PRECISION_KEY = "spark.switchml.precision";
     /** Label slots in the statistics when the label column carries no class count. */
     private static final int DEFAULT_LABEL_CAPACITY = 64;
 
@@ -78,12 +81,12 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     private transient volatile FitReport lastFit;
     private transient volatile FitListener listener;
     /** Applications already warned that they train with stock MLlib (no plugin on a cluster master). */
-    private static final java.util.Set<String> WARNED_STOCK = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final Set<String> WARNED_STOCK = ConcurrentHashMap.newKeySet();
     private static final String JOB_DESCRIPTION = "spark.job.description";
 
     /** With a random uid. */
     public SwitchMLLogisticRegression() {
-        this(org.apache.spark.ml.util.Identifiable$.MODULE$.randomUID("switchmlLogreg"));
+        this(Identifiable$.MODULE$.randomUID("switchmlLogreg"));
     }
 
     /** With the given uid (used by copy and load). */
@@ -199,7 +202,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         if (sc.isLocal()) {
             return true;
         }
-        final String plugin = org.switchml.spark.SwitchMLPlugin.class.getName();
+        final String plugin = SwitchMLPlugin.class.getName();
         for (final String key : new String[] {"spark.plugins", "spark.plugins.defaultList"}) {
             for (final String name : sc.conf().get(key, "").split(",")) {
                 if (name.trim().equals(plugin)) {
@@ -226,7 +229,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
 
     /** Stock MLlib's training, for a cluster master without the plugin: one warning per application. */
     private LogisticRegressionModel trainStock(final SparkContext sc, final Dataset<?> dataset) {
-        final String why = "master " + sc.master() + " without spark.plugins=" + org.switchml.spark.SwitchMLPlugin.class.getName();
+        final String why = "master " + sc.master() + " without spark.plugins=" + SwitchMLPlugin.class.getName();
         if (WARNED_STOCK.add(sc.applicationId())) {
             LOG.warn("{}: {}; training with stock MLlib LogisticRegression instead (same model, no switch). Its "
                     + "executors learn the switch from the driver plugin: submit with bin/switchml-submit, or set "
@@ -235,10 +238,9 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         }
         final long t0 = System.nanoTime();
         final LogisticRegressionModel m = super.train(dataset);
-        final FitReport report = new FitReport(0, 0, (System.nanoTime() - t0) / 1_000_000, 0, -1,
-                m.summary().totalIterations(), 0, false, "stock MLlib (" + why + ")", Double.NaN, 0, -1, -1, -1, -1,
-                0, 0);
-        finish(report);
+        finish(new FitReport(false, "stock MLlib (" + why + ")",
+                new FitReport.Timing(0, 0, (System.nanoTime() - t0) / 1_000_000, 0, Double.NaN),
+                new FitReport.Loop(-1, m.summary().totalIterations(), 0, 0), FitReport.SwitchTraffic.NONE));
         return m;
     }
 
@@ -264,14 +266,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     private LogisticRegressionModel trainWithSwitch(final SparkContext sc, final Dataset<?> dataset,
                                                     final String callers) {
         describe(sc, callers, "reading the input into the cache");
-        final Option<String> weightCol = get(weightCol());
-        final Dataset<Row> selected = dataset.select(
-                DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
-                DatasetUtils$.MODULE$.checkNonNegativeWeights(weightCol),
-                DatasetUtils$.MODULE$.checkNonNanVectors(getFeaturesCol()));
-        JavaRDD<Instance> instances = selected.toJavaRDD()
-                .map(r -> new Instance(r.getDouble(0), r.getDouble(1), (Vector) r.get(2)));
-        final JavaRDD<InstanceBatch> batches = batches(instances).persist(StorageLevel.MEMORY_AND_DISK());
+        final JavaRDD<InstanceBatch> batches = batches(instances(dataset)).persist(StorageLevel.MEMORY_AND_DISK());
         try {
             return train(dataset, sc, batches, callers);
         } finally {
@@ -279,12 +274,70 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         }
     }
 
+    /** The label, weight and features of every row, checked as MLlib checks them. */
+    private JavaRDD<Instance> instances(final Dataset<?> dataset) {
+        final Option<String> weightCol = get(weightCol());
+        final Dataset<Row> selected = dataset.select(
+                DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
+                DatasetUtils$.MODULE$.checkNonNegativeWeights(weightCol),
+                DatasetUtils$.MODULE$.checkNonNanVectors(getFeaturesCol()));
+        return selected.toJavaRDD().map(r -> new Instance(r.getDouble(0), r.getDouble(1), (Vector) r.get(2)));
+    }
+
+    /** MLlib's training on the cached batches, every sum through the switch; reports the fit at its end. */
     private LogisticRegressionModel train(final Dataset<?> dataset, final SparkContext sc,
                                           final JavaRDD<InstanceBatch> batches, final String callers) {
         final SwitchUse use = new SwitchUse(SwitchMLDriver.of(sc));
-        final long t0 = System.nanoTime();
-        // One ordinary job reads the input into the cache: bad input fails here exactly as in MLlib (a
-        // failure inside the barrier stages would be retried as a stage and lose its message).
+        final Stopwatch clock = new Stopwatch();
+        final int numFeatures = readInput(batches);
+        final long readMs = clock.lapMs();
+        final Problem problem = statistics(dataset, sc, batches, numFeatures, use, callers);
+        if (getFitIntercept() && problem.constantLabel() && !bounded()) {
+            return modelWithoutTraining(dataset, problem, use, readMs, clock);
+        }
+        if (!getFitIntercept() && problem.constantLabel()) {
+            LOG.warn("All labels belong to a single class and fitIntercept=false. It's a dangerous ground, so the "
+                    + "algorithm may not converge.");
+        }
+
+        final LogisticObjective objective = objective(problem);
+        final double[][] bounds = bounded()
+                ? bounds(problem.sets(), numFeatures, problem.stats().std(), objective.dim()) : null;
+        final QuasiNewton optimizer = optimizer(objective, problem.sets(), numFeatures, problem.stats().std(), bounds);
+        final double[] x0 = initialPoint(objective, problem, bounds);
+        final long statisticsMs = clock.lapMs();
+
+        final Fitted fitted = fit(sc, batches, objective, optimizer, x0, use, callers);
+        final long fitMs = clock.lapMs();
+
+        final LogisticRegressionModel model = model(dataset, problem, objective, optimizer, fitted.state());
+        final long modelMs = clock.lapMs();
+        finish(new FitReport(use.viaSwitch(), optimizer.reason(fitted.state()).name(),
+                new FitReport.Timing(readMs, statisticsMs, fitMs, modelMs, fitted.msPerEvaluation()),
+                new FitReport.Loop(fitted.evaluations(), optimizer.iterations(fitted.state()), fitted.stages(),
+                        fitted.nonFinite()),
+                use.traffic()));
+        return model;
+    }
+
+    /** Milliseconds between consecutive laps, from its creation on. */
+    private static final class Stopwatch {
+        private long last = System.nanoTime();
+
+        long lapMs() {
+            final long now = System.nanoTime();
+            final long ms = (now - last) / 1_000_000;
+            last = now;
+            return ms;
+        }
+    }
+
+    /**
+     * Reads the input into the cache with one ordinary job and returns the number of features: bad input
+     * fails here exactly as in MLlib (a failure inside the barrier stages would be retried as a stage and
+     * lose its message).
+     */
+    private static int readInput(final JavaRDD<InstanceBatch> batches) {
         final long[] shape = batches.aggregate(new long[] {Long.MAX_VALUE, Long.MIN_VALUE, 0},
                 (acc, b) -> new long[] {Math.min(acc[0], b.numFeatures()), Math.max(acc[1], b.numFeatures()),
                     acc[2] + b.size()},
@@ -296,11 +349,57 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
             throw new IllegalArgumentException("Dimensions mismatch when adding new sample. Expecting " + shape[0]
                     + " but got " + shape[1] + ".");
         }
-        final int numFeatures = (int) shape[0];
-        final long t1 = System.nanoTime();
+        return (int) shape[0];
+    }
+
+    /**
+     * What the statistics tell about the training problem.
+     *
+     * @param numFeatures features per row
+     * @param numClasses  classes: the label column's, else the largest label plus one
+     * @param multinomial whether the family is multinomial
+     * @param stats       the feature statistics and the weight of each label
+     */
+    private record Problem(int numFeatures, int numClasses, boolean multinomial, FeatureSummary.Stats stats) {
+        /** Coefficient sets: one per class (multinomial), else one. */
+        int sets() {
+            return multinomial ? numClasses : 1;
+        }
+
+        /** Whether a single label carries all the weight. */
+        boolean constantLabel() {
+            int nonZeroClasses = 0;
+            for (final double w : stats.histogram()) {
+                if (w != 0.0) {
+                    nonZeroClasses++;
+                }
+            }
+            return nonZeroClasses == 1;
+        }
+
+        /** The label with the most weight (the first of equals). */
+        int mostFrequentLabel() {
+            final double[] histogram = stats.histogram();
+            int argmax = 0;
+            for (int c = 0; c < histogram.length; c++) {
+                if (histogram[c] > histogram[argmax]) {
+                    argmax = c;
+                }
+            }
+            return argmax;
+        }
+    }
+
+    /**
+     * The feature statistics and the label histogram through the switch (one barrier stage; a second one
+     * when the labels outnumber the slots), then the classes and the family, with MLlib's checks of the
+     * labels and of the params whose shape depends on the classes.
+     */
+    private Problem statistics(final Dataset<?> dataset, final SparkContext sc, final JavaRDD<InstanceBatch> batches,
+                               final int numFeatures, final SwitchUse use, final String callers) {
         final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
         describe(sc, callers, "feature statistics (one barrier stage, 2 allreduces)");
-        FeatureSummary.Stats stats = summarize(sc, batches.rdd(), numFeatures,
+        FeatureSummary.Stats stats = summarize(batches.rdd(), numFeatures,
                 metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY, use);
         if (stats.labelOverflow() > 0) {
             // more classes than slots: find the largest label, then count again
@@ -311,71 +410,80 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 }
                 return max;
             }).reduce(Math::max);
-            stats = summarize(sc, batches.rdd(), numFeatures, (int) maxLabel + 1, use);
+            stats = summarize(batches.rdd(), numFeatures, (int) maxLabel + 1, use);
         }
         if (!(stats.weightSum() > 0)) {
             throw new IllegalArgumentException("requirement failed: Nothing has been added to this summarizer.");
         }
-        final double[] histogram = stats.histogram();
+        final int labels = stats.histogram().length;
         final int numClasses;
         if (metaClasses.isDefined()) {
             numClasses = (Integer) metaClasses.get();
-            if (numClasses < histogram.length) {
+            if (numClasses < labels) {
                 throw new IllegalArgumentException("requirement failed: Specified number of classes " + numClasses
-                        + " was less than the number of unique labels " + histogram.length + ".");
+                        + " was less than the number of unique labels " + labels + ".");
             }
         } else {
-            numClasses = histogram.length;
+            numClasses = labels;
         }
         if (stats.invalidLabels() != 0) {
-            throw SwitchMLLogisticRegression.<RuntimeException>unchecked(new SparkException("Classification labels should be in [0 to " + (numClasses - 1) + "]. Found "
-                    + stats.invalidLabels() + " invalid labels."));
+            throw SwitchMLLogisticRegression.<RuntimeException>unchecked(new SparkException("Classification labels "
+                    + "should be in [0 to " + (numClasses - 1) + "]. Found " + stats.invalidLabels()
+                    + " invalid labels."));
         }
-        final boolean multinomial = multinomial(numClasses);
-        final int sets = multinomial ? numClasses : 1;
+        final Problem problem = new Problem(numFeatures, numClasses, multinomial(numClasses), stats);
         if (bounded()) {
-            checkBoundShapes(sets, numFeatures);
+            checkBoundShapes(problem.sets(), numFeatures);
         }
         if (isDefined(thresholds()) && getThresholds().length != numClasses) {
             throw new IllegalArgumentException("requirement failed: " + getClass().getSimpleName()
                     + ".train() called with non-matching numClasses and thresholds.length. numClasses=" + numClasses
                     + ", but thresholds has length " + getThresholds().length);
         }
+        return problem;
+    }
 
-        int nonZeroClasses = 0;
-        int argmax = 0;
-        for (int c = 0; c < histogram.length; c++) {
-            if (histogram[c] != 0.0) {
-                nonZeroClasses++;
-            }
-            if (histogram[c] > histogram[argmax]) {
-                argmax = c;
-            }
-        }
-        final boolean constantLabel = nonZeroClasses == 1;
-        if (getFitIntercept() && constantLabel && !bounded()) {
-            LOG.warn("All labels are the same value and fitIntercept=true, so the coefficients will be zeros. "
-                    + "Training is not needed.");
-            final Matrix coef = new SparseMatrix(sets, numFeatures, new int[sets + 1], new int[0], new double[0], true)
-                    .compressed();
-            final Vector intercept = multinomial
-                    ? Vectors.sparse(numClasses, new int[] {argmax}, new double[] {Double.POSITIVE_INFINITY})
-                    : Vectors.dense(numClasses == 2 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY);
-            final LogisticRegressionModel constant = createModel(dataset, numClasses, multinomial, coef, intercept,
-                    new double[] {0.0});
-            final long[] counters = use.counters();
-            finish(new FitReport((t1 - t0) / 1_000_000, (System.nanoTime() - t1) / 1_000_000, 0, 0, 0, 0, 0,
-                    use.fallbacks == 0, "ALL_LABELS_EQUAL (MLlib's model without training)", Double.NaN, use.megabytes,
-                    counters[0], counters[1], counters[2], counters[3], use.fallbacks, 0));
-            return constant;
-        }
-        if (!getFitIntercept() && constantLabel) {
-            LOG.warn("All labels belong to a single class and fitIntercept=false. It's a dangerous ground, so the "
-                    + "algorithm may not converge.");
-        }
+    /** The statistics through the switch, always in fp64: std and histogram feed everything else. */
+    private static FeatureSummary.Stats summarize(final RDD<InstanceBatch> instances, final int numFeatures,
+                                                  final int labelCapacity, final SwitchUse use) {
+        final FeatureSummary summary = new FeatureSummary(numFeatures, labelCapacity);
+        final ReplicatedLoop.Result r = ReplicatedLoop.run(instances, summary.initialState(), summary.vectorLength(),
+                summary, new ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0, SwitchMLConfig.Precision.FP64));
+        use.ran(r, summary.vectorLength(), true);
+        return summary.stats(r.state());
+    }
 
-        final double[] mean = stats.mean();
-        final double[] std = stats.std();
+    /**
+     * All labels are equal and the intercepts are free: MLlib's model without training (zero coefficients,
+     * infinite intercepts).
+     */
+    private LogisticRegressionModel modelWithoutTraining(final Dataset<?> dataset, final Problem problem,
+                                                         final SwitchUse use, final long readMs,
+                                                         final Stopwatch clock) {
+        LOG.warn("All labels are the same value and fitIntercept=true, so the coefficients will be zeros. "
+                + "Training is not needed.");
+        final int sets = problem.sets();
+        final int numClasses = problem.numClasses();
+        final Matrix coef = new SparseMatrix(sets, problem.numFeatures(), new int[sets + 1], new int[0], new double[0],
+                true).compressed();
+        final Vector intercept = problem.multinomial()
+                ? Vectors.sparse(numClasses, new int[] {problem.mostFrequentLabel()},
+                        new double[] {Double.POSITIVE_INFINITY})
+                : Vectors.dense(numClasses == 2 ? Double.POSITIVE_INFINITY : Double.NEGATIVE_INFINITY);
+        final LogisticRegressionModel constant = createModel(dataset, numClasses, problem.multinomial(), coef,
+                intercept, new double[] {0.0});
+        final long statisticsMs = clock.lapMs();
+        finish(new FitReport(use.viaSwitch(), "ALL_LABELS_EQUAL (MLlib's model without training)",
+                new FitReport.Timing(readMs, statisticsMs, 0, 0, Double.NaN), new FitReport.Loop(0, 0, 0, 0),
+                use.traffic()));
+        return constant;
+    }
+
+    /** MLlib's objective in the standardized space; centered when the intercepts are fitted and unbounded. */
+    private LogisticObjective objective(final Problem problem) {
+        final int numFeatures = problem.numFeatures();
+        final double[] mean = problem.stats().mean();
+        final double[] std = problem.stats().std();
         final double[] inverseStd = new double[numFeatures];
         final double[] scaledMean = new double[numFeatures];
         for (int j = 0; j < numFeatures; j++) {
@@ -386,11 +494,18 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 && (!isSet(lowerBoundsOnIntercepts()) || allEqual(getLowerBoundsOnIntercepts().toArray(), Double.NEGATIVE_INFINITY))
                 && (!isSet(upperBoundsOnIntercepts()) || allEqual(getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));
         final double regL2 = (1.0 - getElasticNetParam()) * getRegParam();
-        final LogisticObjective objective = new LogisticObjective(numFeatures, numClasses, multinomial,
-                getFitIntercept(), fitWithMean, inverseStd, scaledMean, regL2, getStandardization(), std);
-        final double[][] bounds = bounded() ? bounds(sets, numFeatures, std, objective.dim()) : null;
-        final QuasiNewton optimizer = optimizer(objective, sets, numFeatures, std, bounds);
+        return new LogisticObjective(numFeatures, problem.numClasses(), problem.multinomial(), getFitIntercept(),
+                fitWithMean, inverseStd, scaledMean, regL2, getStandardization(), std);
+    }
 
+    /**
+     * The optimizer's first point, in the objective's centered space: the initial model's coefficients
+     * when their shape fits (else they are ignored with MLlib's warning), the intercepts from the label
+     * histogram otherwise, within the bounds.
+     */
+    private double[] initialPoint(final LogisticObjective objective, final Problem problem, final double[][] bounds) {
+        final int sets = problem.sets();
+        final int numFeatures = problem.numFeatures();
         double[] initCoef = null;
         double[] initIntercept = null;
         if (initialModel != null) {
@@ -409,72 +524,25 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                         + "({}, {})", m.numRows(), m.numCols(), sets, numFeatures);
             }
         }
-        final double[] x0 = objective.initialSolution(histogram, initCoef, initIntercept,
+        final double[] x0 = objective.initialSolution(problem.stats().histogram(), initCoef, initIntercept,
                 bounds == null ? null : bounds[0], bounds == null ? null : bounds[1]);
         objective.toCentered(x0);
+        return x0;
+    }
 
-        final long t2 = System.nanoTime();
-        final Fitted fitted = fit(sc, batches, objective, optimizer, x0, use, callers);
-        final double[] state = fitted.state();
-        final long t3 = System.nanoTime();
+    /** The model at the optimizer's solution, back in the original space, with MLlib's training summary. */
+    private LogisticRegressionModel model(final Dataset<?> dataset, final Problem problem,
+                                          final LogisticObjective objective, final QuasiNewton optimizer,
+                                          final double[] state) {
         final double[] solution = optimizer.solution(state);
         objective.fromCentered(solution);
         final double[][] model = objective.toModel(solution, getRegParam() == 0.0, bounded());
-        final Matrix coefficients = new DenseMatrix(sets, numFeatures, model[0], true).compressed();
-        final Vector intercepts = getFitIntercept() || !multinomial
+        final Matrix coefficients = new DenseMatrix(problem.sets(), problem.numFeatures(), model[0], true).compressed();
+        final Vector intercepts = getFitIntercept() || !problem.multinomial()
                 ? Vectors.dense(model[1]).compressed()
-                : Vectors.sparse(sets, new int[0], new double[0]).compressed();
-        final LogisticRegressionModel m = createModel(dataset, numClasses, multinomial, coefficients, intercepts,
+                : Vectors.sparse(problem.sets(), new int[0], new double[0]).compressed();
+        return createModel(dataset, problem.numClasses(), problem.multinomial(), coefficients, intercepts,
                 optimizer.objectiveHistory(state));
-        final long t4 = System.nanoTime();
-        final long[] counters = use.counters();
-        finish(new FitReport((t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000,
-                (t4 - t3) / 1_000_000, fitted.evaluations(), optimizer.iterations(state), fitted.stages(),
-                use.fallbacks == 0, optimizer.reason(state).name(), fitted.msPerEvaluation(), use.megabytes,
-                counters[0], counters[1], counters[2], counters[3], use.fallbacks, fitted.nonFinite()));
-        return m;
-    }
-
-    /** What this fit sent through the switch: its jobs (for the counters), bytes, and fallbacks. */
-    private static final class SwitchUse {
-        private final SwitchMLDriver driver;
-        private final List<Integer> jobIds = new ArrayList<>();
-        private double megabytes;
-        private int fallbacks;
-
-        SwitchUse(final SwitchMLDriver driver) {
-            this.driver = driver;
-        }
-
-        void ran(final ReplicatedLoop.Result r, final int vectorLength, final boolean fp64) {
-            jobIds.addAll(r.jobIds());
-            if (r.viaSwitch()) {
-                megabytes += (double) r.iterations() * vectorLength * (fp64 ? 8 : 4) / 1e6;
-            } else {
-                fallbacks++; // the loop says why in its warning
-            }
-        }
-
-        /** {packets in, packets out, retransmissions, drops} over this fit's jobs; -1s when unknown. */
-        long[] counters() {
-            final long[] out = new long[4];
-            for (final int id : jobIds) {
-                final Optional<JobCounters> counted = driver.finalCounters(id);
-                if (counted.isEmpty()) {
-                    // an external switch keeps its counters (or a fallback stage never reached one)
-                    if (driver.countsJobs()) {
-                        continue;
-                    }
-                    return new long[] {-1, -1, -1, -1};
-                }
-                final JobCounters c = counted.get();
-                out[0] += c.packetsIn();
-                out[1] += c.packetsOut();
-                out[2] += c.retransmissions();
-                out[3] += c.totalDrops();
-            }
-            return out;
-        }
     }
 
     /** The loop's outcome over all its stages. */
@@ -482,71 +550,51 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     }
 
     /**
-     * Runs the optimizer in the replicated loop: one barrier stage, or one per {@code checkpointInterval}
-     * evaluations, each named by its job description (Spark fixes a job's description when it is
-     * submitted, so it names the stage's span, not the current iteration; that one is in the log).
+     * Runs the optimizer in the replicated loop, in the estimator's precision: one barrier stage, or one
+     * per {@code checkpointInterval} evaluations, each named by its job description (Spark fixes a job's
+     * description when it is submitted, so it names the stage's span, not the current iteration; that one
+     * is in the log).
      */
     private Fitted fit(final SparkContext sc, final JavaRDD<InstanceBatch> batches, final LogisticObjective objective,
                        final QuasiNewton optimizer, final double[] x0, final SwitchUse use, final String callers) {
-        final int perSearch = optimizer instanceof Lbfgsb ? 128 : optimizer instanceof Owlqn ? 21 : 20;
-        final int maxEvaluations = LogisticFit.maxEvaluations(getMaxIter(), perSearch);
+        final int maxEvaluations = LogisticFit.maxEvaluations(getMaxIter(), optimizer.maxEvaluationsPerSearch());
         final int interval = getCheckpointInterval();
-        final boolean fp64 = !"fp32".equals(getPrecision());
+        final SwitchMLConfig.Precision precision = SwitchMLConfig.Precision.valueOf(getPrecision().toUpperCase(Locale.ROOT));
+        final boolean fp64 = precision == SwitchMLConfig.Precision.FP64;
         final FitProgress progress = new FitProgress(uid(), getMaxIter(),
-                objective.vectorLength() * (fp64 ? 8.0 : 4.0) / 1e6, listener, use.driver);
+                objective.vectorLength() * (fp64 ? 8.0 : 4.0) / 1e6, listener, use);
         final LogisticFit body = new LogisticFit(objective, optimizer);
-        final String previous = sc.getLocalProperty(PRECISION_KEY);
-        sc.setLocalProperty(PRECISION_KEY, getPrecision());
-        try {
-            double[] state = optimizer.start(x0);
-            int evaluations = 0;
-            int stages = 0;
-            double steadyMs = 0;
-            int steadyCount = 0;
-            while (evaluations < maxEvaluations && !optimizer.done(state)) {
-                final int span = interval > 0 ? Math.min(interval, maxEvaluations - evaluations)
-                        : maxEvaluations - evaluations;
-                final int fromIteration = optimizer.iterations(state);
-                final int toIteration = Math.min(getMaxIter(), fromIteration + span);
-                describe(sc, callers, String.format(Locale.ROOT, "iterations %d to <=%d of %d (evaluations %d-%d%s)",
-                        fromIteration, toIteration, getMaxIter(), evaluations + 1, evaluations + span,
-                        interval > 0 ? ", then a checkpoint" : ", the whole fit in this barrier stage"));
-                final ReplicatedLoop.Result r = ReplicatedLoop.run(batches.rdd(), state, objective.vectorLength(), body,
-                        new ReplicatedLoop.Options(span, 0, 0), progress);
-                use.ran(r, objective.vectorLength(), fp64);
-                state = r.state();
-                evaluations += r.iterations();
-                stages++;
-                // steady time per evaluation: task 0's clock between updates of one stage
-                final List<double[]> scalars = r.scalars();
-                for (int i = 1; i < scalars.size(); i++) {
-                    steadyMs += scalars.get(i)[LogisticFit.CLOCK] - scalars.get(i - 1)[LogisticFit.CLOCK];
-                    steadyCount++;
-                }
-                if (r.iterations() == 0) {
-                    break;
-                }
+        double[] state = optimizer.start(x0);
+        int evaluations = 0;
+        int stages = 0;
+        double steadyMs = 0;
+        int steadyCount = 0;
+        while (evaluations < maxEvaluations && !optimizer.done(state)) {
+            final int span = interval > 0 ? Math.min(interval, maxEvaluations - evaluations)
+                    : maxEvaluations - evaluations;
+            final int fromIteration = optimizer.iterations(state);
+            final int toIteration = Math.min(getMaxIter(), fromIteration + span);
+            describe(sc, callers, String.format(Locale.ROOT, "iterations %d to <=%d of %d (evaluations %d-%d%s)",
+                    fromIteration, toIteration, getMaxIter(), evaluations + 1, evaluations + span,
+                    interval > 0 ? ", then a checkpoint" : ", the whole fit in this barrier stage"));
+            final ReplicatedLoop.Result r = ReplicatedLoop.run(batches.rdd(), state, objective.vectorLength(), body,
+                    new ReplicatedLoop.Options(span, 0, 0, precision), progress);
+            use.ran(r, objective.vectorLength(), fp64);
+            state = r.state();
+            evaluations += r.iterations();
+            stages++;
+            // steady time per evaluation: task 0's clock between updates of one stage
+            final List<double[]> scalars = r.scalars();
+            for (int i = 1; i < scalars.size(); i++) {
+                steadyMs += scalars.get(i)[LogisticFit.CLOCK] - scalars.get(i - 1)[LogisticFit.CLOCK];
+                steadyCount++;
             }
-            return new Fitted(state, evaluations, stages, steadyCount == 0 ? Double.NaN : steadyMs / steadyCount,
-                    progress.nonFiniteEvaluations());
-        } finally {
-            sc.setLocalProperty(PRECISION_KEY, previous);
+            if (r.iterations() == 0) {
+                break;
+            }
         }
-    }
-
-    private static FeatureSummary.Stats summarize(final SparkContext sc, final RDD<InstanceBatch> instances,
-                                                  final int numFeatures, final int labelCapacity, final SwitchUse use) {
-        final FeatureSummary summary = new FeatureSummary(numFeatures, labelCapacity);
-        final String previous = sc.getLocalProperty(PRECISION_KEY);
-        sc.setLocalProperty(PRECISION_KEY, "fp64"); // std and histogram feed everything else
-        try {
-            final ReplicatedLoop.Result r = ReplicatedLoop.run(instances, summary.initialState(), summary.vectorLength(),
-                    summary, new ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0));
-            use.ran(r, summary.vectorLength(), true);
-            return summary.stats(r.state());
-        } finally {
-            sc.setLocalProperty(PRECISION_KEY, previous);
-        }
+        return new Fitted(state, evaluations, stages, steadyCount == 0 ? Double.NaN : steadyMs / steadyCount,
+                progress.nonFiniteEvaluations());
     }
 
     /**

@@ -61,6 +61,12 @@ public final class Lbfgs extends QuasiNewton {
         this.gradDotDir = gradSquares + 1;
     }
 
+    /** Strong Wolfe search: up to {@code SEARCH_STEPS} trials, then up to as many zoom steps. */
+    @Override
+    public int maxEvaluationsPerSearch() {
+        return 2 * SEARCH_STEPS;
+    }
+
     /** Whether the direction is computed vector-free. */
     public boolean vectorFree() {
         return vectorFree;

@@ -46,6 +46,12 @@ public final class Lbfgsb extends QuasiNewton {
         this.upper = upper.clone();
     }
 
+    /** Strong Wolfe search as breeze's L-BFGS-B sets it: up to 64 trials, then up to 64 zoom steps. */
+    @Override
+    public int maxEvaluationsPerSearch() {
+        return 2 * SEARCH_STEPS;
+    }
+
     @Override
     int vectors() {
         return 3;

@@ -42,6 +42,15 @@ public final class Owlqn extends QuasiNewton {
         this.l1 = l1;
     }
 
+    /**
+     * Backtracking: up to {@code BACKTRACK_STEPS} trials, and when the last one is not accepted the previous
+     * step is evaluated once more.
+     */
+    @Override
+    public int maxEvaluationsPerSearch() {
+        return BACKTRACK_STEPS + 1;
+    }
+
     @Override
     int vectors() {
         return 4;

@@ -323,6 +323,12 @@ public abstract class QuasiNewton implements Serializable {
         return Arrays.copyOfRange(state, OBJ, OBJ + (int) state[OBJ_COUNT]);
     }
 
+    /**
+     * The most objective evaluations one line search can ask for: with two searches per iteration at most
+     * (a failed one and its retry), it bounds the evaluations of {@code maxIter} iterations.
+     */
+    public abstract int maxEvaluationsPerSearch();
+
     /** Why it stopped ({@link Reason#NONE} while running). */
     public final Reason reason(final double[] state) {
         return Reason.values()[(int) state[REASON]];

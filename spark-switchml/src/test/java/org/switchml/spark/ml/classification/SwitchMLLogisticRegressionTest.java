@@ -1,5 +1,6 @@
 package org.switchml.spark.ml.classification;
 
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
@@ -8,9 +9,12 @@ import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
 import org.apache.spark.ml.feature.Instance;
 import org.apache.spark.ml.feature.StandardScaler;
+import org.apache.spark.ml.linalg.Matrices;
 import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.ml.param.ParamMap;
+import org.apache.spark.ml.stat.Summarizer$;
+import org.apache.spark.ml.stat.SummarizerBuffer;
 import org.apache.spark.ml.tuning.CrossValidator;
 import org.apache.spark.ml.tuning.CrossValidatorModel;
 import org.apache.spark.ml.tuning.ParamGridBuilder;
@@ -35,7 +39,11 @@ import org.switchml.testing.Seeds;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -93,7 +101,7 @@ class SwitchMLLogisticRegressionTest {
     private static double[] flatten(final LogisticRegressionModel m) {
         final double[] c = m.coefficientMatrix().toArray();
         final double[] b = m.interceptVector().toArray();
-        final double[] out = java.util.Arrays.copyOf(c, c.length + b.length);
+        final double[] out = Arrays.copyOf(c, c.length + b.length);
         System.arraycopy(b, 0, out, c.length, b.length);
         return out;
     }
@@ -113,7 +121,7 @@ class SwitchMLLogisticRegressionTest {
         } finally {
             try {
                 spark.sparkContext().listenerBus().waitUntilEmpty(); // bounded: Spark's default listener timeout
-            } catch (final java.util.concurrent.TimeoutException e) {
+            } catch (final TimeoutException e) {
                 throw new AssertionError("listener bus did not drain", e);
             }
             spark.sparkContext().removeSparkListener(listener);
@@ -231,7 +239,7 @@ class SwitchMLLogisticRegressionTest {
         sameFailure(rows(new double[][] {{0, 1, 1, 2}, {-1, 1, 3, 4}}), lr -> { });
         sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, Double.POSITIVE_INFINITY, 4}}), lr -> { });
         sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}), lr -> lr.setWeightCol("weight")
-                .setLowerBoundsOnCoefficients(org.apache.spark.ml.linalg.Matrices.dense(1, 3, new double[3])));
+                .setLowerBoundsOnCoefficients(Matrices.dense(1, 3, new double[3])));
     }
 
     /**
@@ -259,7 +267,7 @@ class SwitchMLLogisticRegressionTest {
      */
     @Test
     void statisticsSurviveMixedScalesThroughTheSwitch() {
-        final java.util.SplittableRandom rnd = new java.util.SplittableRandom(Seeds.seed("mixedScales", 32));
+        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("mixedScales", 32));
         final List<InstanceBatch> batches = new ArrayList<>();
         final List<Instance> rows = new ArrayList<>();
         InstanceBatch.Builder b = new InstanceBatch.Builder(2, 100);
@@ -274,13 +282,13 @@ class SwitchMLLogisticRegressionTest {
         }
         final FeatureSummary summary = new FeatureSummary(2, 4);
         final org.switchml.spark.ReplicatedLoop.Result r = org.switchml.spark.ReplicatedLoop.run(
-                new org.apache.spark.api.java.JavaSparkContext(spark.sparkContext()).parallelize(batches, 4),
+                new JavaSparkContext(spark.sparkContext()).parallelize(batches, 4),
                 summary.initialState(), summary.vectorLength(), summary,
                 new org.switchml.spark.ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0));
         assertTrue(r.viaSwitch());
         final FeatureSummary.Stats ours = summary.stats(r.state());
-        final org.apache.spark.ml.stat.SummarizerBuffer mllib = org.apache.spark.ml.stat.Summarizer$.MODULE$
-                .getClassificationSummarizers(new org.apache.spark.api.java.JavaSparkContext(spark.sparkContext())
+        final SummarizerBuffer mllib = Summarizer$.MODULE$
+                .getClassificationSummarizers(new JavaSparkContext(spark.sparkContext())
                         .parallelize(rows, 4).rdd(), 2,
                         scala.jdk.javaapi.CollectionConverters.asScala(List.of("mean", "std", "count")).toSeq())._1();
         for (int j = 0; j < 2; j++) {
@@ -301,9 +309,9 @@ class SwitchMLLogisticRegressionTest {
      */
     @Test
     void progressReachesTheListenerTheJobDescriptionsAndTheFitReport() {
-        final List<IterationReport> heard = java.util.Collections.synchronizedList(new ArrayList<>());
-        final List<FitReport> ends = java.util.Collections.synchronizedList(new ArrayList<>());
-        final List<String> descriptions = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<IterationReport> heard = Collections.synchronizedList(new ArrayList<>());
+        final List<FitReport> ends = Collections.synchronizedList(new ArrayList<>());
+        final List<String> descriptions = Collections.synchronizedList(new ArrayList<>());
         final SparkListener jobs = new SparkListener() {
             @Override
             public void onJobStart(final SparkListenerJobStart jobStart) {
@@ -333,7 +341,7 @@ class SwitchMLLogisticRegressionTest {
             spark.sparkContext().setJobDescription(null);
             try {
                 spark.sparkContext().listenerBus().waitUntilEmpty();
-            } catch (final java.util.concurrent.TimeoutException e) {
+            } catch (final TimeoutException e) {
                 throw new AssertionError("listener bus did not drain", e);
             }
             spark.sparkContext().removeSparkListener(jobs);
@@ -357,22 +365,23 @@ class SwitchMLLogisticRegressionTest {
             evaluations += r.evaluations();
         }
         assertEquals(model.summary().totalIterations(), heard.get(heard.size() - 1).iteration());
-        assertEquals(report.evaluations(), evaluations);
+        assertEquals(report.loop().evaluations(), evaluations);
         assertEquals(List.of(report), ends);
 
         assertTrue(report.viaSwitch());
-        assertEquals(0, report.fallbacks());
-        assertTrue(report.packetsIn() > 0 && report.packetsOut() > 0 && report.retransmissions() >= 0
-                && report.drops() >= 0, report.toString());
-        assertTrue(report.megabytes() > 0);
-        assertTrue(report.stages() > 1, "a stage per 4 evaluations");
+        final FitReport.SwitchTraffic traffic = report.traffic();
+        assertEquals(0, traffic.fallbacks());
+        assertTrue(traffic.packetsIn() > 0 && traffic.packetsOut() > 0 && traffic.retransmissions() >= 0
+                && traffic.drops() >= 0, report.toString());
+        assertTrue(traffic.megabytes() > 0);
+        assertTrue(report.loop().stages() > 1, "a stage per 4 evaluations");
 
         final String prefix = "the caller's job / SwitchMLLogisticRegression " + lr.uid() + ": ";
         assertTrue(descriptions.contains(prefix + "reading the input into the cache"), descriptions.toString());
         assertTrue(descriptions.contains(prefix + "feature statistics (one barrier stage, 2 allreduces)"),
                 descriptions.toString());
         final long fitStages = descriptions.stream().filter(d -> d.startsWith(prefix + "iterations ")).count();
-        assertEquals(report.stages(), fitStages, descriptions.toString());
+        assertEquals(report.loop().stages(), fitStages, descriptions.toString());
         assertTrue(descriptions.contains(prefix + "iterations 0 to <=4 of 100 (evaluations 1-4, then a checkpoint)"),
                 descriptions.toString());
     }
@@ -385,10 +394,10 @@ class SwitchMLLogisticRegressionTest {
     @Test
     void aNonFiniteLossIsFlaggedNotSummed() {
         final double[] huge = new double[6];
-        java.util.Arrays.fill(huge, Double.MAX_VALUE / 4); // margins of |x| > 1/6 per feature overflow
+        Arrays.fill(huge, Double.MAX_VALUE / 4); // margins of |x| > 1/6 per feature overflow
         final LogisticRegressionModel start = new LogisticRegressionModel("start",
-                org.apache.spark.ml.linalg.Matrices.dense(1, 6, huge), Vectors.dense(0.0), 2, false);
-        final List<IterationReport> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+                Matrices.dense(1, 6, huge), Vectors.dense(0.0), 2, false);
+        final List<IterationReport> heard = Collections.synchronizedList(new ArrayList<>());
         final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setListener(heard::add);
         lr.setMaxIter(3).setInitialModel(start);
         lr.fit(binomial);
@@ -396,7 +405,7 @@ class SwitchMLLogisticRegressionTest {
         System.out.println("[non-finite] " + report);
         heard.forEach(r -> System.out.println("[non-finite] " + r.line()));
         assertTrue(report.viaSwitch());
-        assertTrue(report.nonFiniteEvaluations() >= 1, report.toString());
+        assertTrue(report.loop().nonFiniteEvaluations() >= 1, report.toString());
         assertTrue(heard.get(0).nonFinite());
         assertEquals(Double.POSITIVE_INFINITY, heard.get(0).loss());
     }
@@ -445,7 +454,7 @@ class SwitchMLLogisticRegressionTest {
      */
     @Test
     void worksInCrossValidatorWithParallelism() {
-        final List<FitReport> fits = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<FitReport> fits = Collections.synchronizedList(new ArrayList<>());
         final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression().setListener(new FitListener() {
             @Override
             public void onIteration(final IterationReport report) {
@@ -467,12 +476,12 @@ class SwitchMLLogisticRegressionTest {
                     .setEvaluator(new BinaryClassificationEvaluator()).setNumFolds(2).setParallelism(3).setSeed(5)
                     .fit(binomial);
         }
-        System.out.println("[cv] avgMetrics stock " + java.util.Arrays.toString(models[0].avgMetrics()) + ", ours "
-                + java.util.Arrays.toString(models[1].avgMetrics()));
+        System.out.println("[cv] avgMetrics stock " + Arrays.toString(models[0].avgMetrics()) + ", ours "
+                + Arrays.toString(models[1].avgMetrics()));
         assertArrayEquals(models[0].avgMetrics(), models[1].avgMetrics(), 1e-6);
         assertEquals(3 * 2 + 1, fits.size(), "a fit per grid point and fold, and the final one");
         for (final FitReport r : fits) {
-            assertTrue(r.viaSwitch() && r.packetsIn() > 0, r.toString());
+            assertTrue(r.viaSwitch() && r.traffic().packetsIn() > 0, r.toString());
         }
         assertEquals(LogisticRegressionModel.class, models[1].bestModel().getClass());
     }
@@ -518,6 +527,7 @@ class SwitchMLLogisticRegressionTest {
         lr.setMaxIter(5).fit(binomial);
         assertTrue(DriverRuntimes.forContext(spark.sparkContext()).registrar() instanceof EmbeddedSwitchRegistrar);
         final FitReport r = lr.lastFit();
-        assertTrue(r.viaSwitch() && r.fallbacks() == 0 && r.packetsIn() > 0 && r.packetsOut() > 0, r.toString());
+        assertTrue(r.viaSwitch() && r.traffic().fallbacks() == 0 && r.traffic().packetsIn() > 0
+                && r.traffic().packetsOut() > 0, r.toString());
     }
 }

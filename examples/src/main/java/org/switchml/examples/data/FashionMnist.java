@@ -1,9 +1,10 @@
-package org.switchml.spark.ml.data;
+package org.switchml.examples.data;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
@@ -37,8 +38,8 @@ public record FashionMnist(Idx images, Idx labels) {
     /** Checks that images and labels belong together. */
     public FashionMnist {
         if (images.dims().length != 3 || labels.dims().length != 1 || images.dims()[0] != labels.dims()[0]) {
-            throw new IllegalArgumentException("images " + java.util.Arrays.toString(images.dims()) + " and labels "
-                    + java.util.Arrays.toString(labels.dims()) + " do not match");
+            throw new IllegalArgumentException("images " + Arrays.toString(images.dims()) + " and labels "
+                    + Arrays.toString(labels.dims()) + " do not match");
         }
     }
 
@@ -129,6 +130,6 @@ public record FashionMnist(Idx images, Idx labels) {
             idx[i] = idx[j];
             idx[j] = t;
         }
-        return java.util.Arrays.copyOf(idx, k);
+        return Arrays.copyOf(idx, k);
     }
 }

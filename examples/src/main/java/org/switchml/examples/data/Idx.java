@@ -1,4 +1,4 @@
-package org.switchml.spark.ml.data;
+package org.switchml.examples.data;
 
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;

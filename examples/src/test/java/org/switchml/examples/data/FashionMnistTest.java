@@ -1,4 +1,4 @@
-package org.switchml.spark.ml.data;
+package org.switchml.examples.data;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
