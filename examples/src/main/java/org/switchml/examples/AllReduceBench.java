@@ -13,6 +13,7 @@ import org.switchml.transport.Transports;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.math.BigDecimal;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -434,7 +435,7 @@ public final class AllReduceBench {
 
     /** A loss probability as a percentage, e.g. 1%, 0.5%. */
     private static String lossText(final double loss) {
-        final String pct = java.math.BigDecimal.valueOf(loss * 100).stripTrailingZeros().toPlainString();
+        final String pct = BigDecimal.valueOf(loss * 100).stripTrailingZeros().toPlainString();
         return pct + "%";
     }
 

@@ -16,9 +16,9 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.switchml.examples.data.FashionMnist;
 import org.switchml.spark.ml.classification.FitReport;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
-import org.switchml.examples.data.FashionMnist;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -26,9 +26,11 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 
 /**
@@ -332,7 +334,7 @@ public final class LogisticRegressionBench {
     /** The fit of median wall time (the upper one of an even count). */
     private static Fit median(final List<Fit> fits) {
         final List<Fit> sorted = new ArrayList<>(fits);
-        sorted.sort(java.util.Comparator.comparingDouble(Fit::seconds));
+        sorted.sort(Comparator.comparingDouble(Fit::seconds));
         return sorted.get(sorted.size() / 2);
     }
 
@@ -486,7 +488,7 @@ public final class LogisticRegressionBench {
     }
 
     private static int[] distinct(final SplittableRandom rnd, final int k, final int n) {
-        final java.util.TreeSet<Integer> set = new java.util.TreeSet<>();
+        final TreeSet<Integer> set = new TreeSet<>();
         while (set.size() < k) {
             set.add(rnd.nextInt(n));
         }

@@ -4,6 +4,9 @@ import org.switchml.protocol.Encoding;
 import org.switchml.protocol.Quantization;
 import org.switchml.protocol.Wire;
 
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
+
 /**
  * The documented result of an allreduce (docs/protocol.md, section 5), computed without any transport:
  * per block the maximum of the workers' local exponents, every worker's quantized integers, their exact
@@ -161,8 +164,8 @@ final class ReferenceSum {
     }
 
     /** The shared part of both checks: length, count of differing elements, the first one described. */
-    private void checkBits(final int rank, final int length, final java.util.function.IntPredicate same,
-                           final java.util.function.IntFunction<String> describe) throws Mismatch {
+    private void checkBits(final int rank, final int length, final IntPredicate same,
+                           final IntFunction<String> describe) throws Mismatch {
         if (length != expected.length) {
             throw new Mismatch("rank " + rank + ": result has " + length + " elements, expected " + expected.length);
         }

@@ -1,16 +1,17 @@
 package org.switchml.examples;
 
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.spark.SwitchMLAggregator;
-import org.switchml.spark.SwitchMLDriver;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLAggregator;
+import org.switchml.spark.SwitchMLDriver;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -123,7 +124,7 @@ public final class SparkAggregateBench {
     }
 
     /** Flags that take a value. */
-    private static final java.util.Set<String> VALUE_FLAGS = java.util.Set.of("--sizes", "--partitions", "--reps",
+    private static final Set<String> VALUE_FLAGS = Set.of("--sizes", "--partitions", "--reps",
             "--precision", "--loop-dim");
 
     /** Parses the command line; never exits, never starts Spark. */

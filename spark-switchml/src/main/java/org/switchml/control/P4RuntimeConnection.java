@@ -12,7 +12,6 @@ import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
 import org.switchml.p4info.P4InfoIndex;
 import p4.v1.P4RuntimeGrpc;
-import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.CapabilitiesRequest;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.ForwardingPipelineConfig;
@@ -25,6 +24,7 @@ import p4.v1.P4RuntimeOuterClass.StreamMessageRequest;
 import p4.v1.P4RuntimeOuterClass.Uint128;
 import p4.v1.P4RuntimeOuterClass.Update;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
+import p4.v1.P4RuntimeOuterClass;
 
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -1,9 +1,8 @@
 package org.switchml.control;
 
+import io.grpc.Status;
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.p4info.P4Names;
-
-import io.grpc.Status;
 import org.switchml.protocol.JobSpec;
 
 import java.util.ArrayList;

@@ -2,13 +2,13 @@ package org.switchml.control;
 
 import org.switchml.p4info.Bytestrings;
 import org.switchml.p4info.P4InfoIndex;
-import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.FieldMatch;
 import p4.v1.P4RuntimeOuterClass.PacketReplicationEngineEntry;
 import p4.v1.P4RuntimeOuterClass.TableAction;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Update;
+import p4.v1.P4RuntimeOuterClass;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;

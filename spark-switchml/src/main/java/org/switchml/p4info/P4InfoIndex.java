@@ -1,8 +1,8 @@
 package org.switchml.p4info;
 
 import com.google.protobuf.TextFormat;
-import p4.config.v1.P4InfoOuterClass;
 import p4.config.v1.P4InfoOuterClass.P4Info;
+import p4.config.v1.P4InfoOuterClass;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -2,6 +2,8 @@ package org.switchml.protocol;
 
 import io.netty.buffer.ByteBuf;
 
+import java.util.Arrays;
+
 /**
  * Maps one worker's input vector onto packet payloads and the summed payloads back onto its output
  * vector, block by block, following one {@link Encoding} (docs/protocol.md, section 5).
@@ -145,7 +147,7 @@ public abstract class VectorCodec {
             for (int j = 0; j < count; j++) {
                 lanes[j] = (int) Math.rint(Quantization.scale(in(start + j), shift, f));
             }
-            java.util.Arrays.fill(lanes, count, k(), 0);
+            Arrays.fill(lanes, count, k(), 0);
             Wire.writeInts(buf, offset, lanes, 0, k());
         }
 
@@ -237,7 +239,7 @@ public abstract class VectorCodec {
                 lanes[2 * j] = Quantization.high(q, b);
                 lanes[2 * j + 1] = Quantization.low(q, b);
             }
-            java.util.Arrays.fill(lanes, 2 * count, k(), 0);
+            Arrays.fill(lanes, 2 * count, k(), 0);
             Wire.writeInts(buf, offset, lanes, 0, k());
         }
 
@@ -247,7 +249,7 @@ public abstract class VectorCodec {
             final int count = blockEnd(block) - start;
             Wire.readInts(buf, offset, lanes, 0, 2 * count);
             if (e == Wire.EXPONENT_NONE) {
-                java.util.Arrays.fill(out, start, start + count, 0.0);
+                Arrays.fill(out, start, start + count, 0.0);
                 return;
             }
             // Same arithmetic as Quantization.dequantize64, with 2^shift computed once per block.
@@ -277,7 +279,7 @@ public abstract class VectorCodec {
             final int start = blockStart(block);
             final int count = blockEnd(block) - start;
             System.arraycopy(in, start, lanes, 0, count);
-            java.util.Arrays.fill(lanes, count, k(), 0);
+            Arrays.fill(lanes, count, k(), 0);
             Wire.writeInts(buf, offset, lanes, 0, k());
         }
 
@@ -290,6 +292,6 @@ public abstract class VectorCodec {
 
     /** Marks every block as carrying no exponent (INT32). */
     protected final void noExponents() {
-        java.util.Arrays.fill(localExponents, Wire.EXPONENT_NONE);
+        Arrays.fill(localExponents, Wire.EXPONENT_NONE);
     }
 }

@@ -1,5 +1,11 @@
 package org.switchml.spark;
 
+import org.apache.spark.SparkContext;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
@@ -11,11 +17,6 @@ import org.switchml.spark.rpc.PackedVector;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskOutcome;
 import org.switchml.spark.rpc.TaskSettings;
-import org.apache.spark.SparkContext;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.rdd.RDD;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import scala.Function1;
 import scala.collection.Iterator;
 
@@ -23,6 +24,8 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 
 /**
  * The replicated loop for iterative algorithms: one barrier stage runs many iterations. In each, every
@@ -365,8 +368,8 @@ public final class ReplicatedLoop {
      * Per executor JVM: the first state of each running loop stage attempt (by its stage key and Spark's
      * attempt number), taken by its first task and shared with the others until the first step replaced it.
      */
-    private static final java.util.concurrent.ConcurrentMap<String, double[]> FIRST_STATES =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final ConcurrentMap<String, double[]> FIRST_STATES =
+            new ConcurrentHashMap<>();
 
     /**
      * One stage of the loop: iterations from {@code start} until a checkpoint, convergence or the end.
@@ -410,7 +413,7 @@ public final class ReplicatedLoop {
             // The executor's tasks share one copy of the first state, as they share every later one (the
             // update runs once per executor): one array and one pending point per executor, not per task.
             // A Spark retry of the same stage gets its own copy (the update may change a resumed state in place).
-            final String key = settings.stageKey() + "/" + org.apache.spark.TaskContext.get().stageAttemptNumber();
+            final String key = settings.stageKey() + "/" + TaskContext.get().stageAttemptNumber();
             final double[] s = FIRST_STATES.computeIfAbsent(key, id -> state.values());
             try {
                 return iterate(m, task, s, records, t1, t2, key);

@@ -6,10 +6,10 @@ import org.switchml.p4info.Bytestrings;
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.Wire;
-import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.FieldMatch;
 import p4.v1.P4RuntimeOuterClass.TableAction;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
+import p4.v1.P4RuntimeOuterClass;
 
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -5,10 +5,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import org.switchml.p4info.P4InfoIndex;
-import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.Update;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
+import p4.v1.P4RuntimeOuterClass;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

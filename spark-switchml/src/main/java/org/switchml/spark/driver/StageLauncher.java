@@ -1,20 +1,21 @@
 package org.switchml.spark.driver;
 
 import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.Partition;
 import org.apache.spark.SparkContext;
 import org.apache.spark.rdd.RDD;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.executor.Inputs;
 import org.switchml.spark.rpc.TaskOutcome;
 import org.switchml.spark.rpc.TaskSettings;
-import org.switchml.protocol.SwitchMLException;
 import scala.Function1;
 import scala.collection.Iterator;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
+import scala.reflect.ClassTag;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -66,7 +67,7 @@ public final class StageLauncher {
             return List.of(TaskOutcome.unreachable(-1, rt.unreachableReason()));
         }
         final String[] preferred = preferredExecutors(sc, source, partitions);
-        final org.apache.spark.Partition[] sourcePartitions = source.partitions();
+        final Partition[] sourcePartitions = source.partitions();
         final int attempts = SwitchMLConfig.STAGE_ATTEMPTS.from(SwitchMLConfig.forCall(sc));
         for (int attempt = 0; ; attempt++) {
             final int slots = waitForSlots(sc);

@@ -1,18 +1,20 @@
 package org.switchml.spark.executor;
 
-import org.switchml.spark.rpc.Endpoints;
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLTimeoutException;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
+import org.switchml.spark.rpc.Endpoints;
+import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.spark.rpc.TaskSettings;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * One barrier stage attempt as one executor sees it: the tasks of this executor sum their vectors in
@@ -136,7 +138,7 @@ public final class ExecutorStage {
                 throwIfFailed();
             }
             mine = partials.clone();
-            java.util.Arrays.fill(partials, null);
+            Arrays.fill(partials, null);
             arrived = 0;
         }
         final R r;
@@ -182,7 +184,7 @@ public final class ExecutorStage {
     private double[] allReduce(final double[] v, final TaskSettings s) {
         final long t0 = System.nanoTime();
         final JobSession js = session(s);
-        java.util.function.BooleanSupplier waitOn = null;
+        BooleanSupplier waitOn = null;
         if (first) {
             first = false;
             runtime.tell(new Rendezvous.Streaming(key, rank));

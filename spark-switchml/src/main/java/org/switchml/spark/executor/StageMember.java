@@ -1,11 +1,12 @@
 package org.switchml.spark.executor;
 
 import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.Partition;
+import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
-import org.switchml.protocol.SwitchMLException;
 
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -42,11 +43,11 @@ public final class StageMember implements AutoCloseable {
     private final int task;
     private final int localIndex;
     private final ScheduledFuture<?> watch;
-    private final org.apache.spark.Partition[] partitions;
+    private final Partition[] partitions;
     final long[] marks = new long[2];
 
     private StageMember(final BarrierTaskContext ctx, final TaskSettings settings, final ExecutorRuntime runtime,
-                        final ExecutorStage stage, final int task, final org.apache.spark.Partition[] partitions) {
+                        final ExecutorStage stage, final int task, final Partition[] partitions) {
         this.ctx = ctx;
         this.partitions = partitions;
         this.settings = settings;
@@ -82,7 +83,7 @@ public final class StageMember implements AutoCloseable {
         final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs());
         long pauseNs = 250_000;
         Rendezvous.Plan plan = null;
-        org.apache.spark.Partition[] parts = null;
+        Partition[] parts = null;
         while (plan == null) {
             final Object reply = rt.ask(hello);
             if (!(reply instanceof Rendezvous.PlanReply r)) {
@@ -117,7 +118,7 @@ public final class StageMember implements AutoCloseable {
     }
 
     /** The source partitions this task reads, in ascending order. */
-    public org.apache.spark.Partition[] partitions() {
+    public Partition[] partitions() {
         return partitions;
     }
 

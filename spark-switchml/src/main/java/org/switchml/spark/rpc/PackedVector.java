@@ -5,6 +5,7 @@ import java.io.InvalidObjectException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.Serializable;
+import java.util.Arrays;
 
 /**
  * A vector that Java serialization writes with its runs of {@code +0.0} as counts, bit for bit otherwise.
@@ -88,12 +89,12 @@ public final class PackedVector implements Serializable {
                         + " values) at " + i + " does not fit its length " + n);
             }
             if (count + 2 > r.length) {
-                r = java.util.Arrays.copyOf(r, r.length * 2);
+                r = Arrays.copyOf(r, r.length * 2);
             }
             r[count++] = zeros;
             r[count++] = values;
             if (q + values > nz.length) {
-                nz = java.util.Arrays.copyOf(nz, Math.max(q + values, (int) Math.min(n, 2L * nz.length)));
+                nz = Arrays.copyOf(nz, Math.max(q + values, (int) Math.min(n, 2L * nz.length)));
             }
             for (int j = 0; j < values; j++) {
                 nz[q++] = Double.longBitsToDouble(in.readLong());
@@ -101,7 +102,7 @@ public final class PackedVector implements Serializable {
             i += zeros + values;
         }
         length = n;
-        runs = java.util.Arrays.copyOf(r, count);
+        runs = Arrays.copyOf(r, count);
         nonZeros = nz;
     }
 }

@@ -1,5 +1,13 @@
 package org.switchml.spark.rpc;
 
+import org.apache.spark.Partition;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.ObjectStreamClass;
 import java.io.Serializable;
 
 /**
@@ -17,10 +25,10 @@ public final class Rendezvous {
      * travel as {@code byte[]} and are read back here, with the loader that loaded spark-switchml.
      */
     public static byte[] encode(final Serializable message) {
-        final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(message);
-        } catch (final java.io.IOException e) {
+        } catch (final IOException e) {
             throw new IllegalStateException("cannot serialize " + message.getClass().getSimpleName() + ": " + e, e);
         }
         return bytes.toByteArray();
@@ -29,10 +37,10 @@ public final class Rendezvous {
     /** Reads what {@link #encode} wrote (also classes of the application's jars: they share our loader). */
     public static Object decode(final byte[] bytes) {
         final ClassLoader loader = Rendezvous.class.getClassLoader();
-        try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes)) {
+        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes)) {
             @Override
-            protected Class<?> resolveClass(final java.io.ObjectStreamClass desc)
-                    throws java.io.IOException, ClassNotFoundException {
+            protected Class<?> resolveClass(final ObjectStreamClass desc)
+                    throws IOException, ClassNotFoundException {
                 try {
                     return Class.forName(desc.getName(), false, loader);
                 } catch (final ClassNotFoundException e) {
@@ -41,7 +49,7 @@ public final class Rendezvous {
             }
         }) {
             return in.readObject();
-        } catch (final java.io.IOException | ClassNotFoundException e) {
+        } catch (final IOException | ClassNotFoundException e) {
             throw new IllegalStateException("cannot read a spark-switchml message: " + e, e);
         }
     }
@@ -83,7 +91,7 @@ public final class Rendezvous {
      * @param partitions the source partitions this task reads (only its own: a partition of a
      *                   parallelized collection carries its data, so no task gets all of them)
      */
-    public record PlanReply(Plan plan, String error, boolean switchDown, org.apache.spark.Partition[] partitions)
+    public record PlanReply(Plan plan, String error, boolean switchDown, Partition[] partitions)
             implements Serializable {
         private static final long serialVersionUID = 1L;
         public static final PlanReply PENDING = new PlanReply(null, null, false, null);

@@ -2,6 +2,7 @@ package org.switchml.spark.ml.classification;
 
 
 import org.switchml.spark.ReplicatedLoop;
+
 import java.util.Arrays;
 import java.util.List;
 

@@ -1,5 +1,7 @@
 package org.switchml.spark.ml.classification;
 
+import java.util.Locale;
+
 /**
  * One entry of a running fit's objective history, as the log line and {@link FitListener} see it.
  *
@@ -33,7 +35,7 @@ public record IterationReport(String uid, int iteration, int maxIter, double los
 
     /** The log line: {@code uid: iteration i/N: loss ..., |gradient| ..., ms, MB, retransmissions}. */
     public String line() {
-        return String.format(java.util.Locale.ROOT, "%s: iteration %d/%d: loss %.10g, |gradient| %.4g, %d evaluation%s, "
+        return String.format(Locale.ROOT, "%s: iteration %d/%d: loss %.10g, |gradient| %.4g, %d evaluation%s, "
                         + "%.1f ms (compute %.1f, update %.1f), %.4g MB aggregated per worker, %s%s", uid, iteration, maxIter,
                 loss, gradientNorm, evaluations, evaluations == 1 ? "" : "s", millis, computeMillis, updateMillis,
                 megabytes,

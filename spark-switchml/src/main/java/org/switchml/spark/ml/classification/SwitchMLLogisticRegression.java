@@ -30,9 +30,9 @@ import org.apache.spark.storage.StorageLevel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.ml.optim.Lbfgs;
 import org.switchml.spark.ml.optim.Lbfgsb;
 import org.switchml.spark.ml.optim.Owlqn;
@@ -40,11 +40,11 @@ import org.switchml.spark.ml.optim.QuasiNewton;
 import scala.Option;
 import scala.Tuple3;
 
-import java.util.Optional;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 

@@ -1,5 +1,7 @@
 package org.switchml.spark.ml.optim;
 
+import java.util.Arrays;
+
 /** Small dense linear algebra (row-major, at most 2m x 2m) for L-BFGS-B: LU with partial pivoting. */
 final class DenseSolve {
     private DenseSolve() {
@@ -27,7 +29,7 @@ final class DenseSolve {
         final double[] inv = new double[q * q];
         final double[] col = new double[q];
         for (int c = 0; c < q; c++) {
-            java.util.Arrays.fill(col, 0.0);
+            Arrays.fill(col, 0.0);
             col[c] = 1.0;
             substitute(lu, piv, q, col);
             for (int r = 0; r < q; r++) {
