@@ -31,6 +31,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -359,8 +360,10 @@ class Bmv2AllReduceTest {
                     threads.add(t);
                     t.start();
                 }
-                for (final Thread t : threads) {
+                for (int r = 0; r < n; r++) {
+                    final Thread t = threads.get(r);
                     t.join(RUN_MS);
+                    assertFalse(t.isAlive(), "software switch: rank " + r + " still running after " + RUN_MS + " ms");
                 }
                 assertTrue(failures.isEmpty(), "software switch run failed: " + failures);
                 for (int r = 1; r < n; r++) {
