@@ -51,6 +51,7 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -59,7 +60,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -97,9 +101,9 @@ class RuntimeFuzzTest {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("p4runtime fuzz", 3_311));
         // gRPC logs every corrupted byte string it cannot parse at SEVERE, with a stack trace; the test checks
         // the answers instead.
-        final java.util.logging.Logger grpc = java.util.logging.Logger.getLogger("io.grpc.internal.SerializingExecutor");
-        final java.util.logging.Level level = grpc.getLevel();
-        grpc.setLevel(java.util.logging.Level.OFF);
+        final Logger grpc = Logger.getLogger("io.grpc.internal.SerializingExecutor");
+        final Level level = grpc.getLevel();
+        grpc.setLevel(Level.OFF);
         try (ControlTestBed bed = ControlTestBed.start(1)) {
             final ManagedChannel raw = Grpc.newChannelBuilderForAddress("127.0.0.1", bed.server.port(),
                     InsecureChannelCredentials.create()).build();
@@ -441,7 +445,7 @@ class RuntimeFuzzTest {
             for (int f = 0; f < flips && b.length > 0; f++) {
                 b[rnd.nextInt(b.length)] = (byte) rnd.nextInt();
             }
-            final byte[] sent = rnd.nextInt(4) == 0 ? java.util.Arrays.copyOf(b, rnd.nextInt(b.length + 1)) : b;
+            final byte[] sent = rnd.nextInt(4) == 0 ? Arrays.copyOf(b, rnd.nextInt(b.length + 1)) : b;
             try {
                 m.getParserForType().parseFrom(sent);
                 rawParses = true;
@@ -463,7 +467,7 @@ class RuntimeFuzzTest {
 
         /** A StreamChannel with one mutated arbitration message, closed again: the primary must survive it. */
         private void stream() {
-            final java.util.concurrent.CompletableFuture<Status> end = new java.util.concurrent.CompletableFuture<>();
+            final CompletableFuture<Status> end = new CompletableFuture<>();
             final StreamObserver<StreamMessageRequest> out = P4RuntimeGrpc.newStub(raw)
                     .withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS)
                     .streamChannel(new StreamObserver<>() {
