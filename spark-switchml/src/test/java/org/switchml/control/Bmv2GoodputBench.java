@@ -20,11 +20,12 @@ import java.util.Map;
  * beside the BMv2 test bed it uses. Run it as root with the P4 tools (p4/README.md) from the repository
  * root:
  * <pre>{@code
- * mvn -B -ntp -o -pl spark-switchml test-compile exec:exec -Dexec.classpathScope=test \
- *     -Dexec.executable=java -Dexec.args="-cp %classpath org.switchml.control.Bmv2GoodputBench"
+ * mvn -B -ntp -o -pl spark-switchml test-compile dependency:build-classpath \
+ *     -Dmdep.outputFile=target/test.classpath -Dmdep.includeScope=test
+ * java -cp spark-switchml/target/test-classes:spark-switchml/target/classes:$(cat spark-switchml/target/test.classpath) \
+ *     org.switchml.control.Bmv2GoodputBench
  * }</pre>
- * ({@code exec:exec} rather than {@code exec:java}: the worker JVMs it starts take this JVM's
- * {@code java.class.path}.)
+ * (a plain {@code java} command: the worker JVMs it starts take this JVM's {@code java.class.path}).
  */
 final class Bmv2GoodputBench {
     private static final int ELEMENTS = 1 << 16;
