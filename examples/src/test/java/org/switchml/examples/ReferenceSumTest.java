@@ -8,6 +8,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.switchml.protocol.Quantization;
 import org.switchml.protocol.VectorCodec;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.math.RoundingMode;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -16,8 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The benchmark's reference agrees with the library's codec path (encode, integer sum, decode) and its
- * checks reject results that are off by one bit or beyond the bound.
+ * The benchmark's reference agrees with the library's codec path (encode, integer sum, decode) and with
+ * exact decimal arithmetic that shares no code with the library, and its checks reject results that are
+ * off by one bit or beyond the bound.
  */
 class ReferenceSumTest {
     private static final int K = 64;
@@ -79,6 +83,81 @@ class ReferenceSumTest {
             assertDoesNotThrow(() -> ref.checkResult(0, got), values + " n=" + n);
             assertTrue(ref.checkBound(v) <= 1.0 + 0x1p-40);
         }
+    }
+
+    /**
+     * docs/protocol.md section 5 worked out in exact decimal arithmetic, with nothing of the library: per
+     * block the smallest power of two above every magnitude, each value times 2^shift rounded half to
+     * even, the integers' sum, and that sum (as a double) times 2^-shift rounded once to double and
+     * saturated. FP64_SPLIT's two lanes add up to the same 64-bit sum, so they need no modelling here.
+     */
+    private static double[] exactSum(final BenchVectors v, final int k) {
+        final int perBlock = v.fp64 ? k / 2 : k;
+        final int b = Integer.numberOfLeadingZeros(v.n) - 1; // largest b with n * 2^b <= 2^31 - 1
+        final double[] out = new double[v.length];
+        for (int start = 0; start < v.length; start += perBlock) {
+            final int end = Math.min(v.length, start + perBlock);
+            BigDecimal max = BigDecimal.ZERO;
+            for (int r = 0; r < v.n; r++) {
+                for (int i = start; i < end; i++) {
+                    max = max.max(new BigDecimal(v.at(r, i)).abs());
+                }
+            }
+            if (max.signum() == 0) {
+                continue;
+            }
+            int e = 0;
+            while (pow2(e).compareTo(max) <= 0) {
+                e++;
+            }
+            while (pow2(e - 1).compareTo(max) > 0) {
+                e--;
+            }
+            final int shift = v.fp64 ? 2 * b + 1 - e : b - e;
+            for (int i = start; i < end; i++) {
+                BigInteger sum = BigInteger.ZERO;
+                for (int r = 0; r < v.n; r++) {
+                    sum = sum.add(new BigDecimal(v.at(r, i)).multiply(pow2(shift))
+                            .setScale(0, RoundingMode.HALF_EVEN).toBigIntegerExact());
+                }
+                final double value = new BigDecimal(new BigDecimal(sum).doubleValue()).multiply(pow2(-shift))
+                        .doubleValue();
+                out[i] = Double.isInfinite(value) ? Math.copySign(Double.MAX_VALUE, value) : value;
+            }
+        }
+        return out;
+    }
+
+    /** 2^p, exactly (2^-p has a finite decimal expansion). */
+    private static BigDecimal pow2(final int p) {
+        final BigDecimal two = new BigDecimal(BigInteger.ONE.shiftLeft(Math.abs(p)));
+        return p >= 0 ? two : BigDecimal.ONE.divide(two);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Values.class)
+    void referenceMatchesExactDecimalArithmetic(final Values values) throws Exception {
+        for (final boolean fp64 : new boolean[] {false, true}) {
+            for (final int n : new int[] {1, 3, 32}) {
+                final BenchVectors v = BenchVectors.generate(values, n, 5 * K + 7, fp64, 90 + n);
+                final ReferenceSum ref = ReferenceSum.of(v, K);
+                final double[] exact = exactSum(v, K);
+                final String what = values + " n=" + n + " fp64=" + fp64;
+                if (fp64) {
+                    assertDoesNotThrow(() -> ref.checkResult(0, exact), what);
+                } else {
+                    assertDoesNotThrow(() -> ref.checkResult(0, toFloats(exact)), what);
+                }
+            }
+        }
+    }
+
+    private static float[] toFloats(final double[] d) {
+        final float[] f = new float[d.length];
+        for (int i = 0; i < d.length; i++) {
+            f[i] = (float) d[i];
+        }
+        return f;
     }
 
     @Test

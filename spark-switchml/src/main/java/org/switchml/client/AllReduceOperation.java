@@ -155,7 +155,7 @@ final class AllReduceOperation {
     }
 
     void start() {
-        if (io.active.containsKey(spec.jobId())) {
+        if (io.running(spec.jobId())) {
             fail(new IllegalStateException(session.describe() + ": another allreduce of this job is running on this socket"));
             return;
         }
@@ -163,7 +163,7 @@ final class AllReduceOperation {
             done.complete(null);
             return;
         }
-        io.active.put(spec.jobId(), this);
+        io.activate(spec.jobId(), this);
         lastProgressNs = System.nanoTime();
         for (int q = 0; q < Math.min(total, poolSize); q++) {
             trySend(q);
@@ -321,8 +321,7 @@ final class AllReduceOperation {
                     && now - lastSentNs[slot] >= lossWindow(lane)) {
                 lastSentNs[slot] = now;
                 retries[slot]++;
-                io.retransmissions++;
-                io.lossDetected++;
+                io.countLossDetectedRetransmission();
                 transmit(q, slot);
             }
             if (!any || lastSentNs[slot] - oldest < 0) {
@@ -357,7 +356,7 @@ final class AllReduceOperation {
             }
             stalled = true; // the caller decides (off this thread) whether to wait on or give up
         }
-        final long before = io.retransmissions;
+        final long before = io.retransmissions();
         detectLosses(now); // also what no later result came to reveal since the window passed
         final long rto = rtt.rtoNs();
         boolean round = false;
@@ -367,7 +366,7 @@ final class AllReduceOperation {
                 lastSentNs[slot] = now;
                 retries[slot]++;
                 timeouts[slot]++;
-                io.retransmissions++;
+                io.countTimeoutRetransmission();
                 transmit(q, slot);
                 round = true;
             }
@@ -379,7 +378,7 @@ final class AllReduceOperation {
             }
             answeredSinceRound = false;
         }
-        if (io.retransmissions != before) {
+        if (io.retransmissions() != before) {
             io.sender.flush();
         }
     }
@@ -458,6 +457,6 @@ final class AllReduceOperation {
         if (timer != null) {
             timer.cancel(false);
         }
-        io.active.remove(spec.jobId(), this);
+        io.deactivate(spec.jobId(), this);
     }
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 
 /**
  * One worker's membership in one job: allreduces vectors with the job's other workers. Calls must be
@@ -96,20 +97,20 @@ public final class JobSession {
      * else it fails with the timeout error. A null {@code waitOn} never waits on.
      */
     public double[] allReduce(final double[] in, final boolean fp64, final long timeoutMs,
-                              final java.util.function.BooleanSupplier waitOn) {
+                              final BooleanSupplier waitOn) {
         final double[] out = new double[in.length];
         allReduce(in, out, fp64, timeoutMs, waitOn);
         return out;
     }
 
     /**
-     * As {@link #allReduce(double[], boolean, long, java.util.function.BooleanSupplier)}, writing the sum into
+     * As {@link #allReduce(double[], boolean, long, BooleanSupplier)}, writing the sum into
      * {@code out}, which may be {@code in} itself: a block is encoded (and re-encoded for a retransmission)
      * only until its result arrives, and its result is decoded after that, so the sum can replace the input
      * block by block. A call that fails leaves {@code out} partly written (and {@code in}, when the same).
      */
     public void allReduce(final double[] in, final double[] out, final boolean fp64, final long timeoutMs,
-                          final java.util.function.BooleanSupplier waitOn) {
+                          final BooleanSupplier waitOn) {
         if (timeoutMs < 1) {
             throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
         }
@@ -145,7 +146,7 @@ public final class JobSession {
     }
 
     private synchronized void run(final VectorCodec codec, final long timeoutMs,
-                                  final java.util.function.BooleanSupplier waitOn) {
+                                  final BooleanSupplier waitOn) {
         if (broken) {
             throw new SwitchMLException(describe() + ": session is broken by an earlier failure; "
                     + "register the job again under a new generation");
@@ -167,7 +168,7 @@ public final class JobSession {
         }
     }
 
-    private void await(final AllReduceOperation op, final long timeoutMs, final java.util.function.BooleanSupplier waitOn) {
+    private void await(final AllReduceOperation op, final long timeoutMs, final BooleanSupplier waitOn) {
         // The operation fails itself after timeoutMs without progress; the grace covers a stuck loop.
         final long graceNs = TimeUnit.MILLISECONDS.toNanos(timeoutMs + 5_000);
         while (true) {

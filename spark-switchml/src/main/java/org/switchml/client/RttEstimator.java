@@ -21,7 +21,6 @@ final class RttEstimator {
     private final long maxNs;
     private long srttNs = -1;
     private long rttvarNs;
-    private long minNsSeen = Long.MAX_VALUE;
     /** The latest samples, for their median. */
     private final long[] recent = new long[RECENT];
     private int recentCount;
@@ -36,7 +35,6 @@ final class RttEstimator {
     }
 
     void sample(final long rttNs) {
-        minNsSeen = Math.min(minNsSeen, rttNs);
         recent[recentNext] = rttNs;
         recentNext = (recentNext + 1) % RECENT;
         recentCount = Math.min(RECENT, recentCount + 1);
@@ -83,11 +81,6 @@ final class RttEstimator {
             median = sorted[recentCount / 2];
         }
         return median;
-    }
-
-    /** The shortest round trip measured in this session (0 before the first). */
-    long minRttNs() {
-        return minNsSeen == Long.MAX_VALUE ? 0 : minNsSeen;
     }
 
     /** The ceiling of the timeout and of its backoff. */

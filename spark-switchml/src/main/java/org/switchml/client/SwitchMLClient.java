@@ -16,9 +16,14 @@ import org.switchml.transport.PacketSender;
 import org.switchml.transport.Transports;
 
 import java.net.InetSocketAddress;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -44,12 +49,12 @@ public final class SwitchMLClient implements AutoCloseable {
      * {@value #JOINED_KEPT} are kept; an older one is long gone from the switch.
      */
     private static final int JOINED_KEPT = 1 << 16;
-    private final Set<List<Integer>> joined = java.util.Collections.newSetFromMap(
-            new java.util.LinkedHashMap<List<Integer>, Boolean>() {
+    private final Set<List<Integer>> joined = Collections.newSetFromMap(
+            new LinkedHashMap<List<Integer>, Boolean>() {
                 private static final long serialVersionUID = 1L;
 
                 @Override
-                protected boolean removeEldestEntry(final java.util.Map.Entry<List<Integer>, Boolean> e) {
+                protected boolean removeEldestEntry(final Map.Entry<List<Integer>, Boolean> e) {
                     return size() > JOINED_KEPT;
                 }
             });
@@ -167,7 +172,7 @@ public final class SwitchMLClient implements AutoCloseable {
         return channel.alloc().directBuffer(bytes);
     }
 
-    private <T> T call(final java.util.concurrent.Callable<T> c) {
+    private <T> T call(final Callable<T> c) {
         try {
             return loop().submit(c).get(10, TimeUnit.SECONDS);
         } catch (final InterruptedException e) {
@@ -190,15 +195,46 @@ public final class SwitchMLClient implements AutoCloseable {
         private final ClientOptions options;
         PacketSender sender;
         /** The running operation of each job (event-loop confined). */
-        final java.util.Map<Integer, AllReduceOperation> active = new java.util.HashMap<>();
-        long retransmissions;
+        private final Map<Integer, AllReduceOperation> active = new HashMap<>();
+        private long retransmissions;
         /** Retransmissions of packets presumed lost because later ones were answered (no timeout). */
-        long lossDetected;
+        private long lossDetected;
         long accepted;
         long ignored;
 
         Handler(final ClientOptions options) {
             this.options = options;
+        }
+
+        /** Whether an operation of job {@code jobId} is running on this socket. */
+        boolean running(final int jobId) {
+            return active.containsKey(jobId);
+        }
+
+        /** Routes job {@code jobId}'s results to {@code op} from now on. */
+        void activate(final int jobId, final AllReduceOperation op) {
+            active.put(jobId, op);
+        }
+
+        /** Stops routing job {@code jobId}'s results to {@code op} (if they still go to it). */
+        void deactivate(final int jobId, final AllReduceOperation op) {
+            active.remove(jobId, op);
+        }
+
+        /** Counts a packet sent again after its retransmission timeout. */
+        void countTimeoutRetransmission() {
+            retransmissions++;
+        }
+
+        /** Counts a packet sent again because packets sent after it were answered (no timeout). */
+        void countLossDetectedRetransmission() {
+            retransmissions++;
+            lossDetected++;
+        }
+
+        /** Retransmissions counted so far, both kinds. */
+        long retransmissions() {
+            return retransmissions;
         }
 
         @Override
@@ -240,7 +276,7 @@ public final class SwitchMLClient implements AutoCloseable {
         }
 
         void failAll(final RuntimeException e) {
-            for (final AllReduceOperation op : java.util.List.copyOf(active.values())) {
+            for (final AllReduceOperation op : List.copyOf(active.values())) {
                 op.fail(e);
             }
         }

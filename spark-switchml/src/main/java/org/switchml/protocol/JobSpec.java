@@ -76,11 +76,6 @@ public record JobSpec(int jobId, int generation, int secret, int k, int poolSize
         return new JobSpec(jobId, generation, newSecret, k, poolSize, workers);
     }
 
-    /** The same job with another generation and the same secret. */
-    public JobSpec withGeneration(final int newGeneration) {
-        return new JobSpec(jobId, newGeneration, secret, k, poolSize, workers);
-    }
-
     /** Whether {@code other} names the same registration: same job id, generation and secret. */
     public boolean sameRegistration(final JobSpec other) {
         return other != null && other.jobId == jobId && other.generation == generation && other.secret == secret;

@@ -10,6 +10,7 @@ import org.switchml.protocol.JobCounters;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.Encoding;
 import org.switchml.protocol.DropReason;
+import org.switchml.testing.ExactSum;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
@@ -29,6 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AllReduceExactnessTest {
     private static final int K = 64;
     private static final int POOL = 128;
+    /** Longest vector also checked against {@link ExactSum} (decimal arithmetic is slow; Reference covers the rest). */
+    private static final int EXACT_UP_TO = 10_000;
     private static final AtomicInteger JOB_IDS = new AtomicInteger(100);
     private static TestCluster cluster;
 
@@ -69,6 +72,10 @@ class AllReduceExactnessTest {
             for (int r = 0; r < n; r++) {
                 assertArrayEquals(expected, results.get(r), "rank " + r + " differs from the reference");
             }
+            if (length <= EXACT_UP_TO) {
+                assertArrayEquals(Vectors.toFloats(ExactSum.fp32(in, K)), results.get(0),
+                        "rank 0 differs from exact decimal arithmetic");
+            }
             final double worst = Reference.worstBoundRatio(in, Vectors.toDoubles(results.get(0)),
                     Encoding.FP32_BLOCK, K, true);
             assertTrue(worst <= 1.0, "error exceeds the documented bound by a factor " + worst);
@@ -92,6 +99,10 @@ class AllReduceExactnessTest {
             final double[] expected = Reference.fp64(in, K);
             for (int r = 0; r < n; r++) {
                 assertArrayEquals(expected, results.get(r), 0.0, "rank " + r + " differs from the reference");
+            }
+            if (length <= EXACT_UP_TO) {
+                assertArrayEquals(ExactSum.fp64(in, K), results.get(0), 0.0,
+                        "rank 0 differs from exact decimal arithmetic");
             }
             final double worst = Reference.worstBoundRatio(in, results.get(0), Encoding.FP64_SPLIT, K, false);
             assertTrue(worst <= 1.0, "error exceeds the documented bound by a factor " + worst);
@@ -127,6 +138,7 @@ class AllReduceExactnessTest {
                 assertArrayEquals(expected, d.get(r), 0.0);
                 assertArrayEquals(expectedInts, s.get(r));
             }
+            assertArrayEquals(ExactSum.fp32(in, K), d.get(0), 0.0, "differs from exact decimal arithmetic");
         }
     }
 

@@ -77,10 +77,41 @@ class FaultToleranceTest {
                 }
             }
             final JobCounters counters = c.sw.counters(job.spec().jobId());
-            System.out.println("[faults] " + name + ": " + counters);
+            final List<ClientStats> stats = job.clients().stream().map(SwitchMLClient::stats).toList();
+            System.out.println("[faults] " + name + ": " + counters + "; workers " + stats);
             if (seeded.loss() > 0 || seeded.dropFirst() > 0) {
                 assertTrue(counters.retransmissions() > 0, "loss must have caused retransmissions");
+            } else {
+                assertFaultsHappened(name, seeded, counters, stats);
             }
+        }
+    }
+
+    /**
+     * Without loss, the counters show the plan's faults. A worker's retransmission draws at most one copy
+     * of the switch's stored result, and the switch counts it at most once as a retransmission, so what
+     * either side saw beyond the workers' retransmissions were copies the network made. A lane answers in
+     * the order it receives, so loss detection by later results (ClientStats.lossDetected) fires when
+     * answers come back out of order: with no loss in the plan, that is its reordering.
+     */
+    private static void assertFaultsHappened(final String name, final FaultPlan plan, final JobCounters counters,
+                                             final List<ClientStats> stats) {
+        long retransmitted = 0;
+        long ignored = 0;
+        long overtaken = 0;
+        for (final ClientStats s : stats) {
+            retransmitted += s.retransmissions();
+            ignored += s.resultsIgnored();
+            overtaken += s.lossDetected();
+        }
+        if (plan.duplicate() > 0) {
+            assertTrue(counters.retransmissions() > retransmitted, name + ": the switch saw no duplicated "
+                    + "contribution beyond the workers' " + retransmitted + " retransmissions: " + counters);
+            assertTrue(ignored > retransmitted, name + ": the workers ignored " + ignored + " results, no more "
+                    + "than their " + retransmitted + " retransmissions drew: no result was duplicated");
+        }
+        if (plan.reorder() > 0) {
+            assertTrue(overtaken > 0, name + ": no packet was overtaken by a later one: " + stats);
         }
     }
 }

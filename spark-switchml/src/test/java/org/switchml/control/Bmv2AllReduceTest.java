@@ -3,6 +3,7 @@ package org.switchml.control;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.switchml.client.ClientOptions;
@@ -37,6 +38,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -49,7 +51,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Runs n = 2, 3, 4; 5 % loss both ways (nftables in every host); two concurrent jobs.
  *
  * <p>Skipped, with one loud line, where p4c, simple_switch_grpc, nft or root are missing.
+ *
+ * <p>A longer bound than the suite's 10 minutes: a scenario waits up to {@link #RUN_MS} for its BMv2
+ * run and as long again for its software-switch reference.
  */
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
 class Bmv2AllReduceTest {
     private static final int[] LENGTHS = {1, 63, 65, 10_000};
     private static final int K = 64;
@@ -365,8 +371,10 @@ class Bmv2AllReduceTest {
                     threads.add(t);
                     t.start();
                 }
-                for (final Thread t : threads) {
+                for (int r = 0; r < n; r++) {
+                    final Thread t = threads.get(r);
                     t.join(RUN_MS);
+                    assertFalse(t.isAlive(), "software switch: rank " + r + " still running after " + RUN_MS + " ms");
                 }
                 assertTrue(failures.isEmpty(), "software switch run failed: " + failures);
                 for (int r = 1; r < n; r++) {

@@ -1,6 +1,5 @@
 package org.switchml.control;
 
-import org.junit.jupiter.api.Test;
 import org.switchml.client.ClientStats;
 import org.switchml.protocol.JobSpec;
 import org.switchml.testing.Seeds;
@@ -17,16 +16,31 @@ import java.util.Map;
  * BMv2's allreduce goodput (docs/benchmarks.md, "BMv2"): the topology of {@link Bmv2AllReduceTest}, float[]
  * vectors of 2^16 elements, n = 1, 2, 4 workers in their own namespaces, pools of 16 and 64 slots; one
  * untimed call, then {@value #TIMED} timed calls; per call the slowest worker's wall time, median over
- * the timed calls. Not part of the test suite (the name does not end in Test): run it with
- * {@code mvn -B -ntp -o -pl spark-switchml test -Dtest=Bmv2GoodputBench} as root with the P4 tools.
+ * the timed calls. A measurement with nothing to assert, so a program rather than a test; it lives
+ * beside the BMv2 test bed it uses. Run it as root with the P4 tools (p4/README.md) from the repository
+ * root:
+ * <pre>{@code
+ * mvn -B -ntp -o -pl spark-switchml test-compile dependency:build-classpath \
+ *     -Dmdep.outputFile=target/test.classpath -Dmdep.includeScope=test
+ * java -cp spark-switchml/target/test-classes:spark-switchml/target/classes:$(cat spark-switchml/target/test.classpath) \
+ *     org.switchml.control.Bmv2GoodputBench
+ * }</pre>
+ * (a plain {@code java} command: the worker JVMs it starts take this JVM's {@code java.class.path}).
  */
-class Bmv2GoodputBench {
+final class Bmv2GoodputBench {
     private static final int ELEMENTS = 1 << 16;
     private static final int TIMED = 3;
 
-    @Test
-    void goodput() throws Exception {
-        Bmv2Bed.assumeTools("Bmv2GoodputBench");
+    private Bmv2GoodputBench() {
+    }
+
+    /** Runs the benchmark and prints its table; exits with status 2 when a BMv2 tool is missing. */
+    public static void main(final String[] args) throws Exception {
+        final String missing = Bmv2Bed.missing();
+        if (missing != null) {
+            System.err.println("Bmv2GoodputBench: missing " + missing + " (p4/README.md, 'Getting the tools')");
+            System.exit(2);
+        }
         final long seed = Seeds.seed("bmv2 goodput", 7400L);
         final Path work = Path.of("target", "bmv2-goodput").toAbsolutePath();
         final StringBuilder table = new StringBuilder("| n | pool | elements | Melem/s/w | MB/s/w | switch contributions/s "

@@ -3,6 +3,7 @@ package org.switchml.control;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.grpc.CallOptions;
 import io.grpc.Grpc;
@@ -23,8 +24,11 @@ import org.switchml.protocol.JobSpec;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import p4.v1.P4RuntimeGrpc;
+import p4.v1.P4RuntimeOuterClass;
+import p4.v1.P4RuntimeOuterClass.Action;
 import p4.v1.P4RuntimeOuterClass.CounterEntry;
 import p4.v1.P4RuntimeOuterClass.Entity;
+import p4.v1.P4RuntimeOuterClass.FieldMatch;
 import p4.v1.P4RuntimeOuterClass.ForwardingPipelineConfig;
 import p4.v1.P4RuntimeOuterClass.GetForwardingPipelineConfigRequest;
 import p4.v1.P4RuntimeOuterClass.Index;
@@ -37,6 +41,7 @@ import p4.v1.P4RuntimeOuterClass.Replica;
 import p4.v1.P4RuntimeOuterClass.SetForwardingPipelineConfigRequest;
 import p4.v1.P4RuntimeOuterClass.StreamMessageRequest;
 import p4.v1.P4RuntimeOuterClass.StreamMessageResponse;
+import p4.v1.P4RuntimeOuterClass.TableAction;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Uint128;
 import p4.v1.P4RuntimeOuterClass.Update;
@@ -48,9 +53,11 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -70,13 +77,19 @@ import static org.junit.jupiter.api.Assertions.fail;
  * its serialized bytes corrupted, all sent over real gRPC. Every one gets an answer within its deadline, every
  * error status says what was wrong (an exception escaping the service would surface as UNKNOWN without a
  * description), and afterwards the server still serves its primary controller: a job registered through it
- * allreduces exactly.
+ * allreduces exactly. A random mutation may well leave a request valid, so the fuzz accepts OK answers;
+ * then writes that are malformed by construction (a wrong device, role, election id or atomicity; updates
+ * with an unknown table or action, a byte string wider than its field, no type, an entity the switch does
+ * not write, a missing entry) must each get their own error status and leave the switch's tables and
+ * multicast groups as they were.
  *
  * <p>{@code -Dswitchml.fuzz.requests=N} changes the count.
  */
 class RuntimeFuzzTest {
     private static final int REQUESTS = Integer.getInteger("switchml.fuzz.requests", 2_000);
     private static final long DEADLINE_MS = 10_000;
+    /** Writes that are malformed by construction, each with the status it must get. */
+    private static final int MALFORMED = 300;
     /** The description gRPC gives a call whose handler threw. */
     private static final String ESCAPED = "Application error processing RPC";
 
@@ -110,6 +123,13 @@ class RuntimeFuzzTest {
             assertTrue(bed.controller.awaitPrimary(DEADLINE_MS), "the primary controller is primary again");
             bed.controller.setPipeline(PipelineConfig.softwareSwitch());
             exactAllReduce(bed);
+            final ManagedChannel again = Grpc.newChannelBuilderForAddress("127.0.0.1", bed.server.port(),
+                    InsecureChannelCredentials.create()).build();
+            try {
+                new Fuzz(bed, again, rnd).malformedWritesAreRefusedAndChangeNothing(MALFORMED);
+            } finally {
+                again.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
         } finally {
             grpc.setLevel(level);
         }
@@ -138,6 +158,8 @@ class RuntimeFuzzTest {
         final Map<String, Integer> codes = new TreeMap<>();
         /** Whether the last corrupted byte string still parsed as its request message. */
         private boolean rawParses;
+        /** Valid entries of job 77 (job_table, two worker_table entries, result_table). */
+        private final List<TableEntry> entries;
 
         Fuzz(final ControlTestBed bed, final ManagedChannel raw, final SplittableRandom rnd) {
             this.bed = bed;
@@ -146,7 +168,7 @@ class RuntimeFuzzTest {
             final SwitchController c = bed.controller;
             final Map<String, Long> job = Map.of("generation", 1L, "num_workers", 2L, "pool_base", 0L, "pool_size", 4L,
                     "mcast_grp", 3L, "job_index", 3L, "k", 64L, "secret", 0xABCDEFL);
-            final List<TableEntry> entries = List.of(
+            entries = List.of(
                     c.tableEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 77L), P4Names.SET_JOB, job),
                     c.tableEntry(P4Names.WORKER_TABLE, Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_SRC_ADDR, 0x7F000001L,
                             P4Names.F_SRC_PORT, 40_000L), P4Names.SET_WORKER, Map.of(P4Names.P_RANK, 0L,
@@ -233,6 +255,9 @@ class RuntimeFuzzTest {
                     case STREAM -> stream();
                     default -> throw new IllegalStateException();
                 }
+                if (kind == Rpc.RAW_BYTES && !rawParses) {
+                    fail("request " + i + ": bytes that are no " + kind + " request were answered OK");
+                }
                 codes.merge("OK", 1, Integer::sum);
             } catch (final StatusRuntimeException e) {
                 final Status s = e.getStatus();
@@ -256,6 +281,155 @@ class RuntimeFuzzTest {
             }
         }
 
+        /** What the switch forwards by: every table entry and multicast group, read over P4Runtime. */
+        private Set<Entity> state() {
+            final ReadRequest all = ReadRequest.newBuilder().setDeviceId(0)
+                    .addEntities(Entity.newBuilder().setTableEntry(TableEntry.getDefaultInstance()))
+                    .addEntities(Entity.newBuilder().setPacketReplicationEngineEntry(PacketReplicationEngineEntry
+                            .newBuilder().setMulticastGroupEntry(MulticastGroupEntry.getDefaultInstance())))
+                    .build();
+            final Set<Entity> out = new HashSet<>();
+            P4RuntimeGrpc.newBlockingStub(raw).withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS).read(all)
+                    .forEachRemaining(r -> out.addAll(r.getEntitiesList()));
+            return out;
+        }
+
+        /** An update that fails on its own, and the status the switch must give it. */
+        private record Bad(String what, Update update, Status.Code code) {
+        }
+
+        private static Update update(final Update.Type type, final Entity.Builder e) {
+            return Update.newBuilder().setType(type).setEntity(e).build();
+        }
+
+        private static Entity.Builder table(final TableEntry.Builder e) {
+            return Entity.newBuilder().setTableEntry(e);
+        }
+
+        /** Each malformed or impossible update of job 77's entries, none of which the switch holds. */
+        private List<Bad> badUpdates() {
+            final TableEntry job = entries.get(0);
+            final TableEntry worker = entries.get(1);
+            final ByteString wide = ByteString.copyFrom(new byte[] {1, 2, 3, 4, 5});
+            return List.of(
+                    new Bad("no update type", update(Update.Type.UNSPECIFIED, table(job.toBuilder())),
+                            Status.Code.INVALID_ARGUMENT),
+                    new Bad("unknown table", update(Update.Type.INSERT, table(job.toBuilder().setTableId(1))),
+                            Status.Code.NOT_FOUND),
+                    new Bad("a 5-byte job id", update(Update.Type.INSERT, table(worker.toBuilder().setMatch(0,
+                            worker.getMatch(0).toBuilder().setExact(FieldMatch.Exact.newBuilder().setValue(wide))))),
+                            Status.Code.INVALID_ARGUMENT),
+                    new Bad("a match field the table lacks", update(Update.Type.INSERT, table(worker.toBuilder()
+                            .setMatch(0, worker.getMatch(0).toBuilder().setFieldId(99)))), Status.Code.INVALID_ARGUMENT),
+                    new Bad("unknown action", update(Update.Type.INSERT, table(job.toBuilder().setAction(
+                            TableAction.newBuilder().setAction(Action.newBuilder().setActionId(1))))),
+                            Status.Code.NOT_FOUND),
+                    new Bad("a 5-byte parameter", update(Update.Type.INSERT, table(job.toBuilder().setAction(
+                            job.getAction().toBuilder().setAction(job.getAction().getAction().toBuilder().setParams(
+                                    job.getAction().getAction().getParamsCount() - 1, job.getAction().getAction()
+                                            .getParams(job.getAction().getAction().getParamsCount() - 1).toBuilder()
+                                            .setValue(wide)))))), Status.Code.INVALID_ARGUMENT),
+                    new Bad("a priority on an exact table", update(Update.Type.INSERT, table(job.toBuilder()
+                            .setPriority(5))), Status.Code.INVALID_ARGUMENT),
+                    new Bad("the default action", update(Update.Type.MODIFY, table(job.toBuilder()
+                            .setIsDefaultAction(true))), Status.Code.UNIMPLEMENTED),
+                    new Bad("modify a missing entry", update(Update.Type.MODIFY, table(job.toBuilder())),
+                            Status.Code.NOT_FOUND),
+                    new Bad("delete a missing entry", update(Update.Type.DELETE, table(worker.toBuilder())),
+                            Status.Code.NOT_FOUND),
+                    new Bad("no entity", update(Update.Type.INSERT, Entity.newBuilder()), Status.Code.UNIMPLEMENTED),
+                    new Bad("a register write", update(Update.Type.MODIFY, Entity.newBuilder().setRegisterEntry(
+                            RegisterEntry.getDefaultInstance())), Status.Code.UNIMPLEMENTED));
+        }
+
+        /**
+         * {@code rounds} writes, each malformed in known ways: a batch of one to four bad updates (the batch
+         * fails as UNKNOWN with each update's own code), or a batch of valid inserts sent with a wrong
+         * device, role, election id or atomicity (refused whole). The switch's state must not move.
+         */
+        void malformedWritesAreRefusedAndChangeNothing(final int rounds) {
+            final Set<Entity> before = state();
+            assertTrue(before.size() > 0, "the switch holds the exact job's entries");
+            final List<Bad> bad = badUpdates();
+            final Uint128 primary = Uint128.newBuilder().setLow(1).build();
+            final Map<String, Integer> seen = new TreeMap<>();
+            for (int i = 0; i < rounds; i++) {
+                final WriteRequest.Builder w = WriteRequest.newBuilder().setDeviceId(0).setElectionId(primary);
+                final List<Bad> sent = new ArrayList<>();
+                final String what;
+                final Status.Code expected;
+                if (rnd.nextBoolean()) {
+                    for (int n = 1 + rnd.nextInt(4); n > 0; n--) {
+                        final Bad b = bad.get(rnd.nextInt(bad.size()));
+                        sent.add(b);
+                        w.addUpdates(b.update());
+                    }
+                    what = sent.stream().map(Bad::what).toList().toString();
+                    expected = Status.Code.UNKNOWN;
+                } else {
+                    for (final TableEntry e : entries) {
+                        w.addUpdates(update(Update.Type.INSERT, table(e.toBuilder())));
+                    }
+                    switch (rnd.nextInt(5)) {
+                        case 0 -> {
+                            w.setDeviceId(9);
+                            what = "device 9";
+                            expected = Status.Code.NOT_FOUND;
+                        }
+                        case 1 -> {
+                            w.setRoleId(3);
+                            what = "role 3";
+                            expected = Status.Code.UNIMPLEMENTED;
+                        }
+                        case 2 -> {
+                            w.clearElectionId();
+                            what = "no election id";
+                            expected = Status.Code.PERMISSION_DENIED;
+                        }
+                        case 3 -> {
+                            w.setElectionId(Uint128.newBuilder().setLow(2 + rnd.nextInt(1_000)));
+                            what = "a backup's election id";
+                            expected = Status.Code.PERMISSION_DENIED;
+                        }
+                        default -> {
+                            w.setAtomicity(WriteRequest.Atomicity.ROLLBACK_ON_ERROR);
+                            what = "rollback on error";
+                            expected = Status.Code.UNIMPLEMENTED;
+                        }
+                    }
+                }
+                final StatusRuntimeException e;
+                try {
+                    P4RuntimeGrpc.newBlockingStub(raw).withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS)
+                            .write(w.build());
+                    fail("malformed write " + i + " (" + what + ") was answered OK");
+                    return;
+                } catch (final StatusRuntimeException x) {
+                    e = x;
+                }
+                assertEquals(expected, e.getStatus().getCode(), "write " + i + " (" + what + "): " + e.getStatus());
+                if (expected == Status.Code.UNKNOWN) {
+                    final com.google.rpc.Status detail = StatusProto.fromThrowable(e);
+                    assertTrue(detail != null && detail.getDetailsCount() == sent.size(),
+                            "write " + i + " (" + what + "): one error per update: " + detail);
+                    for (int u = 0; u < sent.size(); u++) {
+                        final P4RuntimeOuterClass.Error error;
+                        try {
+                            error = detail.getDetails(u).unpack(P4RuntimeOuterClass.Error.class);
+                        } catch (final InvalidProtocolBufferException x) {
+                            throw new AssertionError("write " + i + ": detail " + u + " is no p4.v1.Error", x);
+                        }
+                        assertEquals(sent.get(u).code().value(), error.getCanonicalCode(),
+                                "write " + i + ", update " + u + " (" + sent.get(u).what() + "): " + error);
+                        assertTrue(!error.getMessage().isBlank(), "write " + i + ", update " + u + ": no message");
+                    }
+                }
+                assertEquals(before, state(), "write " + i + " (" + what + ") changed the switch's state");
+                seen.merge(expected.toString(), 1, Integer::sum);
+            }
+            System.out.println("[p4runtime fuzz] " + rounds + " malformed writes refused, state unchanged; " + seen);
+        }
+
         private static void drain(final Iterator<?> it) {
             while (it.hasNext()) {
                 it.next();
@@ -275,7 +449,7 @@ class RuntimeFuzzTest {
             try {
                 m.getParserForType().parseFrom(sent);
                 rawParses = true;
-            } catch (final com.google.protobuf.InvalidProtocolBufferException e) {
+            } catch (final InvalidProtocolBufferException e) {
                 rawParses = false;
             }
             final MethodDescriptor<?, ?> real = which == 0 ? P4RuntimeGrpc.getWriteMethod()

@@ -1,5 +1,6 @@
 package org.switchml.p4info;
 
+import org.switchml.protocol.DropReason;
 import org.switchml.testing.Repo;
 
 import com.google.protobuf.ByteString;
@@ -9,7 +10,7 @@ import p4.config.v1.P4InfoOuterClass.P4Info;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -19,15 +20,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** P4Info text parsing with Spark on the classpath, name resolution, and P4Runtime byte strings. */
 class P4InfoIndexTest {
 
+    /** p4/switchml.p4info.txt, read with protobuf's own TextFormat: a source independent of the index. */
+    private static P4Info repositoryP4Info() throws Exception {
+        final String text = Files.readString(Repo.p4Dir().resolve("switchml.p4info.txt"), StandardCharsets.UTF_8);
+        final P4Info.Builder b = P4Info.newBuilder();
+        TextFormat.getParser().merge(text, b);
+        return b.build();
+    }
 
     @Test
     void bundledCopyIsTheRepositoryP4InfoAndParsesNextToSpark() throws Exception {
         // Spark (provided scope) is on this classpath with its own protobuf declaration; the pin keeps
         // protobuf 3, whose reflection the ONOS gencode needs for TextFormat.
         Class.forName("org.apache.spark.SparkContext");
-        final String repo = Files.readString(Repo.p4Dir().resolve("switchml.p4info.txt"), StandardCharsets.UTF_8);
         final P4InfoIndex bundled = P4InfoIndex.bundled();
-        assertEquals(P4InfoIndex.parse(repo).p4info(), bundled.p4info());
+        assertEquals(repositoryP4Info(), bundled.p4info());
         final String printed = TextFormat.printer().printToString(bundled.p4info());
         final P4Info.Builder again = P4Info.newBuilder();
         TextFormat.getParser().merge(printed, again);
@@ -35,22 +42,29 @@ class P4InfoIndexTest {
     }
 
     @Test
-    void namesResolveToTheP4InfoIdsAndWidths() {
+    void namesResolveToTheP4InfoIdsAndWidths() throws Exception {
         final P4InfoIndex p4 = P4InfoIndex.bundled();
         final P4InfoIndex.Table worker = p4.table("SwitchMLIngress.worker_table");
         assertEquals(worker, p4.table("worker_table"));   // alias
+        // Ids and widths as p4/switchml.p4info.txt states them.
+        assertEquals(41575116, worker.id());
+        assertEquals(3, worker.field("hdr.udp.src_port").id());
         assertEquals(16, worker.field("hdr.udp.src_port").bitwidth());
         final P4InfoIndex.Action setJob = p4.action("SwitchMLIngress.set_job");
+        assertEquals(23654529, setJob.id());
+        assertEquals(33285165, p4.action("SwitchMLIngress.set_worker").id());
+        assertEquals(302339003, p4.counter("SwitchMLIngress.drop_reason").id());
         assertTrue(worker.actionIds().contains(p4.action("SwitchMLIngress.set_worker").id()));
         assertEquals(16, setJob.param("k").bitwidth());
         assertEquals(32, setJob.param("secret").bitwidth());
         // One cell per DropReason, then NOT_SWITCHML (P4 only).
-        assertEquals(org.switchml.protocol.DropReason.values().length, P4Names.NOT_SWITCHML_INDEX);
+        assertEquals(DropReason.values().length, P4Names.NOT_SWITCHML_INDEX);
+        assertEquals(10, p4.counter("SwitchMLIngress.drop_reason").size());
         assertEquals(P4Names.NOT_SWITCHML_INDEX + 1, p4.counter("SwitchMLIngress.drop_reason").size());
         assertEquals(2048, p4.registerSize("SwitchMLIngress.aggregator.slot_owner"));
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p4.table("no_such_table"));
         assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
-        assertTrue(p4.differencesFrom(P4InfoIndex.bundled()).isEmpty());
+        assertEquals(List.of(), p4.differencesFrom(new P4InfoIndex(repositoryP4Info())));
     }
 
     @Test

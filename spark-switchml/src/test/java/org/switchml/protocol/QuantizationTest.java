@@ -5,10 +5,14 @@ import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.switchml.testing.ExactSum;
+import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
+import org.switchml.testing.Vectors;
 
 import java.util.SplittableRandom;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -93,6 +97,29 @@ class QuantizationTest {
                 assertTrue(Math.abs(back - x) <= Math.scalb(max, -50), "n=" + n + " x=" + x + " back=" + back);
             }
         }
+    }
+
+    /**
+     * The tests' {@link Reference}, built from this package's functions, against {@link ExactSum}, which
+     * works the documented rule out in exact decimal arithmetic: bit for bit, over blocks of ordinary,
+     * zero, subnormal and near-maximum values.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 7, 32})
+    void referenceEqualsExactDecimalArithmetic(final int n) {
+        final int k = 64;
+        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("exact oracle n=" + n, 17L * n));
+        final double[][] in = new double[n][];
+        for (int r = 0; r < n; r++) {
+            in[r] = Vectors.mixed(rnd, 6 * k + 5);
+            for (int i = 0; i < k; i++) {
+                in[r][i] = Double.longBitsToDouble(rnd.nextLong(1, 1L << 52)) * (rnd.nextBoolean() ? 1 : -1);
+                in[r][k + i] = Double.MAX_VALUE / n * rnd.nextDouble(0.5, 1.0);
+                in[r][2 * k + i] = i % 2 == 0 ? 0.0 : -0.0;
+            }
+        }
+        assertArrayEquals(ExactSum.fp32(in, k), Reference.fp32(in, k), 0.0, "FP32_BLOCK, n=" + n);
+        assertArrayEquals(ExactSum.fp64(in, k), Reference.fp64(in, k), 0.0, "FP64_SPLIT, n=" + n);
     }
 
     @Test

@@ -4,6 +4,9 @@ import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerTaskStart;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,6 +20,7 @@ import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -202,8 +206,8 @@ class SparkAggregationTest {
         final long seed = Seeds.seed("spark loop progress", 48);
         final int dim = 6;
         final JavaRDD<double[]> data = regression(jsc, seed, 100, dim).cache();
-        final List<Integer> heard = java.util.Collections.synchronizedList(new ArrayList<>());
-        final List<double[]> losses = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Integer> heard = Collections.synchronizedList(new ArrayList<>());
+        final List<double[]> losses = Collections.synchronizedList(new ArrayList<>());
         final ReplicatedLoop.Result r = ReplicatedLoop.run(data.rdd(), new double[dim], dim + 2,
                 new LeastSquares(dim, 0.5, -1), new ReplicatedLoop.Options(9, 4, 0), (it, scalars, nanos) -> {
                     heard.add(it);
@@ -246,19 +250,55 @@ class SparkAggregationTest {
         assertArrayEquals(expectedFp64(b, dim), rb.sum(), 0.0);
     }
 
+    /**
+     * "At once": well within the 20 s result timeout, the bound on any wait for the switch. "No retry":
+     * one Spark job (the operator runs a failed stage again as a new job), each of its stages attempted
+     * once and each task once (local[4,4] retries failed tasks).
+     */
     @Test
-    void badInputFailsAtOnceWithTheIndexAndNoRetry() {
-        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, 1, 10, 4, 2);
+    void badInputFailsAtOnceWithTheIndexAndNoRetry() throws Exception {
+        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, 1, 10, 4, 2).cache();
+        rows.count(); // computed here, so that the call below runs its own jobs only
+        final List<Integer> jobs = Collections.synchronizedList(new ArrayList<>());
+        final List<String> retries = Collections.synchronizedList(new ArrayList<>());
+        final SparkListener attempts = new SparkListener() {
+            @Override
+            public void onJobStart(final SparkListenerJobStart start) {
+                jobs.add(start.jobId());
+            }
+
+            @Override
+            public void onTaskStart(final SparkListenerTaskStart start) {
+                if (start.stageAttemptId() > 0 || start.taskInfo().attemptNumber() > 0) {
+                    retries.add("stage " + start.stageId() + " attempt " + start.stageAttemptId() + ", task "
+                            + start.taskInfo().index() + " attempt " + start.taskInfo().attemptNumber());
+                }
+            }
+        };
+        jsc.sc().listenerBus().waitUntilEmpty();
+        jsc.sc().addSparkListener(attempts);
         final long t0 = System.nanoTime();
-        final Exception e = assertThrows(Exception.class, () -> SwitchMLAggregator.aggregate(rows, 4, new double[4],
-                (acc, row) -> {
-                    acc[3] = Double.NaN;
-                    return acc;
-                }));
+        final Exception e;
+        final double ms;
+        try {
+            e = assertThrows(Exception.class, () -> SwitchMLAggregator.aggregate(rows, 4, new double[4],
+                    (acc, row) -> {
+                        acc[3] = Double.NaN;
+                        return acc;
+                    }));
+            ms = (System.nanoTime() - t0) / 1e6;
+            jsc.sc().listenerBus().waitUntilEmpty();
+        } finally {
+            jsc.sc().removeSparkListener(attempts);
+        }
+        System.out.println("[bad input] failed after " + ms + " ms, Spark jobs " + jobs + ": " + e.getMessage());
         assertTrue(String.valueOf(e.getMessage()).contains("NaN at index 3"), e.getMessage());
+        assertTrue(ms < 10_000, "failed after " + ms + " ms, not at once (result timeout 20 s)");
+        assertEquals(1, jobs.size(), "Spark jobs " + jobs + ": the stage ran again");
+        assertEquals(List.of(), retries, "attempts after the first");
         assertThrows(IllegalArgumentException.class,
                 () -> SwitchMLAggregator.aggregate(rows, 4, new double[3], SparkTestSupport::addRow));
-        System.out.println("[bad input] failed after " + (System.nanoTime() - t0) / 1e6 + " ms: " + e.getMessage());
+        rows.unpersist(true);
     }
 
     /** Rows [x..., y] with y = x·w* + noise. */
