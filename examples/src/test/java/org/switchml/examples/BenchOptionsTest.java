@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -63,7 +64,7 @@ class BenchOptionsTest {
             {"--elements", "", "--elements", "''"}, {"--threads", "99", "--threads", "99"},
             {"--bogus", "--bogus"}};
         for (final String[] c : cases) {
-            final String[] args = java.util.Arrays.copyOf(c, c.length == 2 ? 1 : 2);
+            final String[] args = Arrays.copyOf(c, c.length == 2 ? 1 : 2);
             final String joined = String.join(" ", args);
             final String text = usageError(args);
             final String[] lines = text.split("\n");

@@ -7,10 +7,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.switchml.protocol.Quantization;
 import org.switchml.protocol.VectorCodec;
+import org.switchml.testing.ExactSum;
 
-import java.math.BigDecimal;
-import java.math.BigInteger;
-import java.math.RoundingMode;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -85,53 +83,15 @@ class ReferenceSumTest {
         }
     }
 
-    /**
-     * docs/protocol.md section 5 worked out in exact decimal arithmetic, with nothing of the library: per
-     * block the smallest power of two above every magnitude, each value times 2^shift rounded half to
-     * even, the integers' sum, and that sum (as a double) times 2^-shift rounded once to double and
-     * saturated. FP64_SPLIT's two lanes add up to the same 64-bit sum, so they need no modelling here.
-     */
+    /** The exact decimal oracle of docs/protocol.md section 5 ({@link ExactSum}), which shares no code with the library. */
     private static double[] exactSum(final BenchVectors v, final int k) {
-        final int perBlock = v.fp64 ? k / 2 : k;
-        final int b = Integer.numberOfLeadingZeros(v.n) - 1; // largest b with n * 2^b <= 2^31 - 1
-        final double[] out = new double[v.length];
-        for (int start = 0; start < v.length; start += perBlock) {
-            final int end = Math.min(v.length, start + perBlock);
-            BigDecimal max = BigDecimal.ZERO;
-            for (int r = 0; r < v.n; r++) {
-                for (int i = start; i < end; i++) {
-                    max = max.max(new BigDecimal(v.at(r, i)).abs());
-                }
-            }
-            if (max.signum() == 0) {
-                continue;
-            }
-            int e = 0;
-            while (pow2(e).compareTo(max) <= 0) {
-                e++;
-            }
-            while (pow2(e - 1).compareTo(max) > 0) {
-                e--;
-            }
-            final int shift = v.fp64 ? 2 * b + 1 - e : b - e;
-            for (int i = start; i < end; i++) {
-                BigInteger sum = BigInteger.ZERO;
-                for (int r = 0; r < v.n; r++) {
-                    sum = sum.add(new BigDecimal(v.at(r, i)).multiply(pow2(shift))
-                            .setScale(0, RoundingMode.HALF_EVEN).toBigIntegerExact());
-                }
-                final double value = new BigDecimal(new BigDecimal(sum).doubleValue()).multiply(pow2(-shift))
-                        .doubleValue();
-                out[i] = Double.isInfinite(value) ? Math.copySign(Double.MAX_VALUE, value) : value;
+        final double[][] rows = new double[v.n][v.length];
+        for (int r = 0; r < v.n; r++) {
+            for (int i = 0; i < v.length; i++) {
+                rows[r][i] = v.at(r, i);
             }
         }
-        return out;
-    }
-
-    /** 2^p, exactly (2^-p has a finite decimal expansion). */
-    private static BigDecimal pow2(final int p) {
-        final BigDecimal two = new BigDecimal(BigInteger.ONE.shiftLeft(Math.abs(p)));
-        return p >= 0 ? two : BigDecimal.ONE.divide(two);
+        return v.fp64 ? ExactSum.fp64(rows, k) : ExactSum.fp32(rows, k);
     }
 
     @ParameterizedTest

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -37,7 +38,7 @@ class SparkAggregateBenchTest {
             {"--bogus", "'--bogus'"}, {"--reps", "--reps"}, {"--no-loop=yes", "--no-loop", "'yes'"}};
         for (final String[] c : cases) {
             final int given = c[0].contains("=") || c[0].equals("--bogus") || c.length == 2 ? 1 : 2;
-            final String[] args = java.util.Arrays.copyOf(c, given);
+            final String[] args = Arrays.copyOf(c, given);
             final String joined = String.join(" ", args);
             final ByteArrayOutputStream out = new ByteArrayOutputStream();
             final ByteArrayOutputStream err = new ByteArrayOutputStream();

@@ -1,11 +1,11 @@
 package org.switchml.it;
 
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.spark.SwitchMLAggregator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLAggregator;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -83,7 +84,7 @@ class StandaloneClusterIT {
             return;
         }
         try (Stream<Path> s = Files.walk(dir)) {
-            for (final Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            for (final Path p : s.sorted(Comparator.reverseOrder()).toList()) {
                 Files.delete(p);
             }
         }

@@ -8,6 +8,7 @@ import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -35,7 +36,7 @@ public final class CrashWorker {
                     Integer.parseInt(f[3]), Integer.parseInt(f[4]), workers);
             final JobSession session = client.join(spec, Integer.parseInt(f[6]), SwitchAddress.parse(f[7]));
             final float[] in = new float[Integer.parseInt(f[8])];
-            java.util.Arrays.fill(in, 1f);
+            Arrays.fill(in, 1f);
             System.out.println("CALLING");
             System.out.flush();
             session.allReduce(in);

@@ -20,6 +20,7 @@ import org.switchml.transport.FaultPlan;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -396,7 +397,7 @@ class SessionModelTest {
                 final Shape sh = shape[r];
                 if (!canComplete[r]) {
                     fail("rank " + r + " returned from call " + index[r] + " although it could not complete: "
-                            + (sh.ints() ? java.util.Arrays.toString((int[]) got) : java.util.Arrays.toString((double[]) got)));
+                            + (sh.ints() ? Arrays.toString((int[]) got) : Arrays.toString((double[]) got)));
                 }
                 if (sh.ints()) {
                     assertArrayEquals(sh.intSum(), (int[]) got, "rank " + r + " call " + index[r]

@@ -11,6 +11,7 @@ import org.switchml.transport.FaultPlan;
 
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 
@@ -51,7 +52,7 @@ class SoakTest {
                         want[i] = value(call, i, 0) + value(call, i, 1);
                     }
                     final int[] got = job.session(r).allReduce(in);
-                    if (!java.util.Arrays.equals(want, got)) {
+                    if (!Arrays.equals(want, got)) {
                         assertArrayEquals(want, got, "rank " + r + " call " + call);
                     }
                     if (r == 0 && (call == WARM || call == CALLS - 1)) {

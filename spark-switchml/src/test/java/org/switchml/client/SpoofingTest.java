@@ -21,6 +21,7 @@ import org.switchml.testing.TestCluster;
 import org.switchml.testing.UdpPeer;
 
 import java.net.InetSocketAddress;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -84,7 +85,7 @@ class SpoofingTest {
     private static byte[] contribution(final JobSpec spec, final int rank, final long g, final int secret,
                                        final int generation, final int fill) {
         final int[] payload = new int[K];
-        java.util.Arrays.fill(payload, fill);
+        Arrays.fill(payload, fill);
         return UdpPeer.datagram(Kind.CONTRIBUTION.code(), Wire.setOf(g, POOL), K, spec.jobId(), generation, rank,
                 Wire.slotOf(g, POOL), Wire.EXPONENT_NONE, (int) g, secret, payload);
     }

@@ -1,8 +1,8 @@
 package org.switchml.client;
 
 import org.junit.jupiter.api.Test;
-import org.switchml.protocol.JobCounters;
 import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
 import org.switchml.testing.Reference;
@@ -11,6 +11,7 @@ import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -26,6 +27,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -63,7 +65,7 @@ class WorkerCrashTest {
                 for (String l = r.readLine(); l != null; l = r.readLine()) {
                     lines.add(l);
                 }
-            } catch (final java.io.IOException e) {
+            } catch (final IOException e) {
                 lines.add("(output closed: " + e + ")");
             }
         }, "crash-worker-output");
@@ -156,7 +158,7 @@ class WorkerCrashTest {
             return f.get(RESULT_TIMEOUT_MS + 30_000, TimeUnit.MILLISECONDS);
         } catch (final ExecutionException e) {
             throw new AssertionError(e.getCause());
-        } catch (final java.util.concurrent.TimeoutException e) {
+        } catch (final TimeoutException e) {
             throw new AssertionError("a surviving worker's call did not end within its bound: it hangs");
         }
     }

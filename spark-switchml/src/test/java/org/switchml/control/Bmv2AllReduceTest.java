@@ -21,6 +21,7 @@ import p4.v1.P4RuntimeOuterClass.Replica;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.math.BigInteger;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -269,7 +270,7 @@ class Bmv2AllReduceTest {
     private static void checkInstalled(final RegisteredJob job, final JobPlan plan) {
         final JobSpec spec = job.spec();
         // P4Runtime byte strings are canonical (no leading zero bytes).
-        final long jobEntries = bed.controller.readEntries(P4Names.JOB_TABLE).stream().filter(e -> new java.math.BigInteger(1,
+        final long jobEntries = bed.controller.readEntries(P4Names.JOB_TABLE).stream().filter(e -> new BigInteger(1,
                 e.getMatch(0).getExact().getValue().toByteArray()).longValue() == Integer.toUnsignedLong(spec.jobId())).count();
         assertEquals(1, jobEntries, "job_table entry of job " + spec.jobName());
         assertTrue(bed.controller.readEntries(P4Names.WORKER_TABLE).size() >= spec.numWorkers());

@@ -1,13 +1,12 @@
 package org.switchml.control;
 
-import org.switchml.p4info.P4Names;
-
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
+import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;

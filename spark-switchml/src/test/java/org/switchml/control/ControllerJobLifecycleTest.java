@@ -1,19 +1,18 @@
 package org.switchml.control;
 
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
-
-import org.switchml.p4info.P4Names;
-import org.switchml.p4info.Bytestrings;
-
 import io.grpc.Status;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.p4info.Bytestrings;
+import org.switchml.p4info.P4Names;
 import org.switchml.protocol.JobSpec;
 import p4.v1.P4RuntimeOuterClass.MulticastGroupEntry;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -160,7 +159,7 @@ class ControllerJobLifecycleTest {
     void aBmv2PipelineRefusesAnyKButSixtyFour() {
         // The software switch accepts (and ignores) a BMv2 JSON; the controller then applies BMv2's rules.
         try (ControlTestBed bmv2 = ControlTestBed.start(1, PipelineConfig.bmv2("{\"program\": \"switchml.p4\"}"
-                .getBytes(java.nio.charset.StandardCharsets.UTF_8)))) {
+                .getBytes(StandardCharsets.UTF_8)))) {
             assertEquals(Target.BMV2, bmv2.controller.target());
             final List<WorkerAttachment> ports = List.of(new WorkerAttachment(0x020000000001L, 1),
                     new WorkerAttachment(0x020000000002L, 2));

@@ -1,9 +1,5 @@
 package org.switchml.control;
 
-import org.switchml.p4info.P4InfoIndex;
-import org.switchml.p4info.P4Names;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
-
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import io.grpc.Grpc;
@@ -18,10 +14,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.p4info.P4Names;
 import org.switchml.protocol.JobSpec;
 import p4.config.v1.P4InfoOuterClass.P4Info;
 import p4.v1.P4RuntimeGrpc;
-import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.CounterEntry;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.FieldMatch;
@@ -31,6 +29,7 @@ import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Uint128;
 import p4.v1.P4RuntimeOuterClass.Update;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
+import p4.v1.P4RuntimeOuterClass;
 
 import java.net.InetSocketAddress;
 import java.util.List;

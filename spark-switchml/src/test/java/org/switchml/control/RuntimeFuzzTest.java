@@ -24,7 +24,6 @@ import org.switchml.protocol.JobSpec;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import p4.v1.P4RuntimeGrpc;
-import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.Action;
 import p4.v1.P4RuntimeOuterClass.CounterEntry;
 import p4.v1.P4RuntimeOuterClass.Entity;
@@ -46,6 +45,7 @@ import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Uint128;
 import p4.v1.P4RuntimeOuterClass.Update;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
+import p4.v1.P4RuntimeOuterClass;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

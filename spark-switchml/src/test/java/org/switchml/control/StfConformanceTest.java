@@ -1,16 +1,14 @@
 package org.switchml.control;
 
-import org.switchml.testing.Repo;
-import org.switchml.testing.UdpPeer;
-
-import org.switchml.p4info.P4Names;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
-
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchCounters;
+import org.switchml.testing.Repo;
+import org.switchml.testing.UdpPeer;
 import p4.v1.P4RuntimeOuterClass.Update;
 
 import java.io.IOException;

@@ -1,11 +1,10 @@
 package org.switchml.p4info;
 
-import org.switchml.protocol.DropReason;
-import org.switchml.testing.Repo;
-
 import com.google.protobuf.ByteString;
 import com.google.protobuf.TextFormat;
 import org.junit.jupiter.api.Test;
+import org.switchml.protocol.DropReason;
+import org.switchml.testing.Repo;
 import p4.config.v1.P4InfoOuterClass.P4Info;
 
 import java.nio.charset.StandardCharsets;

@@ -10,6 +10,7 @@ import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
 
+import java.net.InetSocketAddress;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -26,7 +27,7 @@ class GenerationTest {
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
              SwitchMLClient zombie = SwitchMLClient.open(ClientOptions.defaults().withFp64(true).withResultTimeoutMs(300));
              SwitchMLClient other = SwitchMLClient.open(ClientOptions.defaults())) {
-            final List<java.net.InetSocketAddress> workers = List.of(zombie.localAddress(), other.localAddress());
+            final List<InetSocketAddress> workers = List.of(zombie.localAddress(), other.localAddress());
             final JobSpec attempt0 = new JobSpec(77, 0, 64, 8, workers);
             sw.registerJob(attempt0);
             final JobSession dead = zombie.join(attempt0, 0, sw.address());

@@ -1,13 +1,13 @@
 package org.switchml.spark;
 
-import org.switchml.spark.rpc.TaskOutcome;
-import org.switchml.spark.rpc.TaskSettings;
 import org.apache.spark.SparkConf;
 import org.apache.spark.serializer.KryoSerializer;
 import org.apache.spark.serializer.SerializerInstance;
 import org.junit.jupiter.api.Test;
-import scala.reflect.ClassTag;
+import org.switchml.spark.rpc.TaskOutcome;
+import org.switchml.spark.rpc.TaskSettings;
 import scala.reflect.ClassTag$;
+import scala.reflect.ClassTag;
 
 import java.util.Set;
 import java.util.stream.Collectors;

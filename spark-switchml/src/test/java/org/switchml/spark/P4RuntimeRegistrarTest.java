@@ -1,25 +1,27 @@
 package org.switchml.spark;
 
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.config.WorkerHosts;
-import org.switchml.spark.driver.DriverRuntime;
-import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
-import org.switchml.spark.registrar.P4RuntimeRegistrar;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
-
 import org.junit.jupiter.api.Test;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobSpec;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
+import org.switchml.spark.registrar.P4RuntimeRegistrar;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -74,12 +76,12 @@ class P4RuntimeRegistrarTest {
     }
 
     @Test
-    void aBmv2PipelineMeansKOf64AndWorkersFromTheHostTable(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
-            throws java.io.IOException {
+    void aBmv2PipelineMeansKOf64AndWorkersFromTheHostTable(@org.junit.jupiter.api.io.TempDir final Path dir)
+            throws IOException {
         // The software switch's server takes a BMv2 device config (and ignores it), so the BMv2 settings
         // are exercised here without BMv2; Bmv2SparkIT runs them against the real one.
-        final java.nio.file.Path json = java.nio.file.Files.writeString(dir.resolve("switchml.json"), "{}");
-        final java.nio.file.Path hosts = java.nio.file.Files.writeString(dir.resolve("hosts"),
+        final Path json = Files.writeString(dir.resolve("switchml.json"), "{}");
+        final Path hosts = Files.writeString(dir.resolve("hosts"),
                 "# the test's loopback worker\n127.0.0.1 7 02:00:00:00:00:07\n");
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
              SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);

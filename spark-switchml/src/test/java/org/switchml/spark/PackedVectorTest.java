@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InvalidObjectException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -65,7 +66,7 @@ class PackedVectorTest {
         final byte[] run = {0, 0, 0, 2, 0, 0, 0, 1};
         int at = -1;
         for (int i = 0; i + run.length <= bytes.length && at < 0; i++) {
-            if (java.util.Arrays.equals(bytes, i, i + run.length, run, 0, run.length)) {
+            if (Arrays.equals(bytes, i, i + run.length, run, 0, run.length)) {
                 at = i;
             }
         }

@@ -4,6 +4,7 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.switchml.testing.Vectors;
+import scala.Tuple2;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -71,13 +72,13 @@ final class SparkTestSupport {
      */
     static double[] oneExecutorVector(final JavaRDD<double[]> rdd, final int dim, final int tasks) {
         // Rows tagged with their partition, in partition order (collect keeps it).
-        final List<scala.Tuple2<Integer, double[]>> tagged = rdd.mapPartitionsWithIndex((i, it) -> {
-            final List<scala.Tuple2<Integer, double[]>> out = new ArrayList<>();
-            it.forEachRemaining(r -> out.add(new scala.Tuple2<>(i, r)));
+        final List<Tuple2<Integer, double[]>> tagged = rdd.mapPartitionsWithIndex((i, it) -> {
+            final List<Tuple2<Integer, double[]>> out = new ArrayList<>();
+            it.forEachRemaining(r -> out.add(new Tuple2<>(i, r)));
             return out.iterator();
         }, true).collect();
         final double[][] acc = new double[tasks][dim];
-        for (final scala.Tuple2<Integer, double[]> t : tagged) {
+        for (final Tuple2<Integer, double[]> t : tagged) {
             addRow(acc[t._1() % tasks], t._2());
         }
         final double[] out = acc[0].clone();

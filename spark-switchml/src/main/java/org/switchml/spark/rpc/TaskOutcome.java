@@ -2,6 +2,7 @@ package org.switchml.spark.rpc;
 
 
 import org.switchml.spark.executor.StageMember;
+
 import java.io.Serializable;
 
 /**

@@ -3,6 +3,7 @@ package org.switchml.spark.ml.classification;
 
 
 import org.switchml.spark.ReplicatedLoop;
+
 import java.util.Arrays;
 import java.util.List;
 

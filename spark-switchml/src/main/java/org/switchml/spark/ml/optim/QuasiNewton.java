@@ -2,6 +2,7 @@ package org.switchml.spark.ml.optim;
 
 
 import org.switchml.spark.ReplicatedLoop;
+
 import java.io.Serializable;
 import java.util.Arrays;
 

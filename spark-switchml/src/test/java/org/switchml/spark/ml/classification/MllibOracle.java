@@ -1,7 +1,7 @@
 package org.switchml.spark.ml.classification;
 
-import breeze.linalg.DenseVector;
 import breeze.linalg.DenseVector$;
+import breeze.linalg.DenseVector;
 import breeze.optimize.CachedDiffFunction;
 import breeze.optimize.FirstOrderMinimizer;
 import breeze.optimize.LBFGS;
@@ -10,8 +10,9 @@ import breeze.optimize.OWLQN;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.ml.feature.Instance;
-import org.apache.spark.ml.feature.InstanceBlock;
 import org.apache.spark.ml.feature.InstanceBlock$;
+import org.apache.spark.ml.feature.InstanceBlock;
+import org.apache.spark.ml.linalg.SparseVector;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.ml.optim.aggregator.BinaryLogisticBlockAggregator;
@@ -23,8 +24,8 @@ import scala.Function1;
 import scala.Option;
 import scala.Tuple2;
 import scala.collection.Iterator;
-import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
+import scala.reflect.ClassTag;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -131,7 +132,7 @@ final class MllibOracle {
         for (int j = 0; j < x.length; j++) {
             x[j] *= inverseStd[j];
         }
-        final Vector v = in.features() instanceof org.apache.spark.ml.linalg.SparseVector
+        final Vector v = in.features() instanceof SparseVector
                 ? Vectors.dense(x).toSparse() : Vectors.dense(x);
         return new Instance(in.label(), in.weight(), v);
     }

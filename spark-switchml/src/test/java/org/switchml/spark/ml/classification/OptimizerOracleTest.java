@@ -4,6 +4,7 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.ml.feature.Instance;
 import org.apache.spark.ml.feature.InstanceBlock;
+import org.apache.spark.ml.linalg.SparseVector;
 import org.apache.spark.ml.optim.loss.RDDLossFunction;
 import org.apache.spark.ml.stat.MultiClassSummarizer;
 import org.apache.spark.ml.stat.Summarizer$;
@@ -76,7 +77,7 @@ class OptimizerOracleTest {
             final InstanceBatch.Builder b = new InstanceBatch.Builder(f, 97);
             final List<InstanceBatch> list = new ArrayList<>();
             for (final Instance in : part) {
-                final org.apache.spark.ml.linalg.SparseVector sv = in.features().toSparse();
+                final SparseVector sv = in.features().toSparse();
                 b.add(in.label(), in.weight(), sv.indices(), sv.values(), sv.indices().length);
                 if (b.full()) {
                     list.add(b.build());

@@ -36,6 +36,7 @@ import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.testing.Seeds;
+import scala.jdk.javaapi.CollectionConverters;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -291,7 +292,7 @@ class SwitchMLLogisticRegressionTest {
         final SummarizerBuffer mllib = Summarizer$.MODULE$
                 .getClassificationSummarizers(new JavaSparkContext(spark.sparkContext())
                         .parallelize(rows, 4).rdd(), 2,
-                        scala.jdk.javaapi.CollectionConverters.asScala(List.of("mean", "std", "count")).toSeq())._1();
+                        CollectionConverters.asScala(List.of("mean", "std", "count")).toSeq())._1();
         for (int j = 0; j < 2; j++) {
             final double std = mllib.std().apply(j);
             final double mean = mllib.mean().apply(j);

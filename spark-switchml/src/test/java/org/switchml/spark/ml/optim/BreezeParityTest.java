@@ -1,11 +1,11 @@
 package org.switchml.spark.ml.optim;
 
 import breeze.linalg.DenseMatrix$;
-import breeze.linalg.DenseVector;
 import breeze.linalg.DenseVector$;
+import breeze.linalg.DenseVector;
 import breeze.optimize.CachedDiffFunction;
-import breeze.optimize.DiffFunction;
 import breeze.optimize.DiffFunction$;
+import breeze.optimize.DiffFunction;
 import breeze.optimize.FirstOrderMinimizer;
 import breeze.optimize.LBFGS;
 import breeze.optimize.LBFGSB;
