@@ -1,10 +1,5 @@
 package org.switchml.spark;
 
-import org.apache.spark.SparkContext;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.rdd.RDD;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
@@ -13,6 +8,11 @@ import org.switchml.spark.executor.Inputs;
 import org.switchml.spark.executor.TaskFrame;
 import org.switchml.spark.rpc.TaskOutcome;
 import org.switchml.spark.rpc.TaskSettings;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.Function1;
 import scala.collection.Iterator;
 

@@ -1,9 +1,9 @@
 package org.switchml.spark;
 
 import org.apache.spark.SparkContext;
-import org.switchml.protocol.JobCounters;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.protocol.JobCounters;
 
 import java.util.List;
 import java.util.Optional;

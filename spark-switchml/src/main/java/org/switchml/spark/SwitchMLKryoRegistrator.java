@@ -1,13 +1,13 @@
 package org.switchml.spark;
 
+import org.switchml.spark.rpc.TaskOutcome;
+import org.switchml.spark.rpc.TaskSettings;
 import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
 import com.esotericsoftware.kryo.serializers.JavaSerializer;
 import org.apache.spark.serializer.KryoRegistrator;
-import org.switchml.spark.rpc.TaskOutcome;
-import org.switchml.spark.rpc.TaskSettings;
 
 import java.util.ArrayList;
 import java.util.List;

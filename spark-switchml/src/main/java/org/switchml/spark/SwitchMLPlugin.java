@@ -1,5 +1,10 @@
 package org.switchml.spark;
 
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.executor.ExecutorRuntime;
+import org.switchml.spark.rpc.Rendezvous;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.ExecutorPlugin;
@@ -7,11 +12,6 @@ import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.api.plugin.SparkPlugin;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.driver.DriverRuntime;
-import org.switchml.spark.driver.DriverRuntimes;
-import org.switchml.spark.executor.ExecutorRuntime;
-import org.switchml.spark.rpc.Rendezvous;
 
 import java.io.Serializable;
 import java.util.Map;

@@ -1,8 +1,8 @@
 package org.switchml.spark;
 
-import org.junit.jupiter.api.Test;
 import org.switchml.spark.config.ConfigEntry;
 import org.switchml.spark.config.SwitchMLConfig;
+import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

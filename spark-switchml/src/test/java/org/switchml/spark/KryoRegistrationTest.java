@@ -1,11 +1,11 @@
 package org.switchml.spark;
 
+import org.switchml.spark.rpc.TaskOutcome;
+import org.switchml.spark.rpc.TaskSettings;
 import org.apache.spark.SparkConf;
 import org.apache.spark.serializer.KryoSerializer;
 import org.apache.spark.serializer.SerializerInstance;
 import org.junit.jupiter.api.Test;
-import org.switchml.spark.rpc.TaskOutcome;
-import org.switchml.spark.rpc.TaskSettings;
 import scala.reflect.ClassTag$;
 import scala.reflect.ClassTag;
 

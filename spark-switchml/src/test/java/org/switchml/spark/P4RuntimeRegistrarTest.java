@@ -1,6 +1,11 @@
 package org.switchml.spark;
 
 import org.junit.jupiter.api.Test;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
+import org.switchml.spark.registrar.P4RuntimeRegistrar;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
@@ -8,11 +13,6 @@ import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobSpec;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.config.WorkerHosts;
-import org.switchml.spark.driver.DriverRuntime;
-import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
-import org.switchml.spark.registrar.P4RuntimeRegistrar;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;

@@ -12,10 +12,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.switchml.protocol.DropReason;
-import org.switchml.protocol.JobCounters;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 

@@ -11,12 +11,12 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.driver.StagePlans;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.SwitchMLException;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 

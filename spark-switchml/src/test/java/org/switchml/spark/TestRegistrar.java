@@ -1,10 +1,10 @@
 package org.switchml.spark;
 
+import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
-import org.switchml.spark.registrar.JobRegistrar;
 
 import java.util.Map;
 

@@ -3,14 +3,14 @@ package org.switchml.spark.driver;
 import org.apache.spark.Partition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchAddress;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.executor.ExecutorRuntime;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
 
 import java.util.List;
 import java.util.Map;

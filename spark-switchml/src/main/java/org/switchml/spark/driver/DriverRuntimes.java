@@ -1,13 +1,13 @@
 package org.switchml.spark.driver;
 
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.executor.ExecutorRuntime;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerApplicationEnd;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.executor.ExecutorRuntime;
 import scala.Tuple2;
 
 import java.util.HashMap;

@@ -2,9 +2,9 @@ package org.switchml.spark.driver;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
-import org.switchml.spark.registrar.JobRegistrar;
 
 import java.util.ArrayList;
 import java.util.Collections;

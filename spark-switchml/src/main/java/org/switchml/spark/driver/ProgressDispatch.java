@@ -1,8 +1,8 @@
 package org.switchml.spark.driver;
 
+import org.switchml.spark.rpc.Rendezvous;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.spark.rpc.Rendezvous;
 
 import java.util.Map;
 import java.util.SplittableRandom;

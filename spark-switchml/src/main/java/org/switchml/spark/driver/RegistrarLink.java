@@ -2,8 +2,8 @@ package org.switchml.spark.driver;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.protocol.SwitchAddress;
 import org.switchml.spark.registrar.JobRegistrar;
+import org.switchml.protocol.SwitchAddress;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;

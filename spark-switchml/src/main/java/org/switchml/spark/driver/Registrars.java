@@ -2,13 +2,13 @@ package org.switchml.spark.driver;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.SwitchAddress;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.registrar.P4RuntimeRegistrar;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.SwitchAddress;
 import org.switchml.transport.FaultPlan;
 
 import java.lang.reflect.Constructor;

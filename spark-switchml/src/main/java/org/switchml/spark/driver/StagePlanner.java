@@ -3,12 +3,12 @@ package org.switchml.spark.driver;
 import org.apache.spark.Partition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Wire;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Wire;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;

@@ -1,10 +1,10 @@
 package org.switchml.spark.driver;
 
-import org.switchml.protocol.Wire;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.protocol.Wire;
 
 import java.util.ArrayList;
 import java.util.Arrays;

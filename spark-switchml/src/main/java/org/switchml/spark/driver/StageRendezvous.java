@@ -1,8 +1,8 @@
 package org.switchml.spark.driver;
 
-import org.apache.spark.Partition;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
+import org.apache.spark.Partition;
 
 import java.util.ArrayList;
 import java.util.Map;

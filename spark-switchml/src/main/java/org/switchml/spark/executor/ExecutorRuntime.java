@@ -4,13 +4,13 @@ import org.apache.spark.SparkEnv;
 import org.apache.spark.api.plugin.PluginContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.client.ClientOptions;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.config.WorkerHosts;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.protocol.SwitchMLException;
 
 import java.io.IOException;
 import java.io.Serializable;

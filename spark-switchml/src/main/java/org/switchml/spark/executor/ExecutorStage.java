@@ -1,13 +1,13 @@
 package org.switchml.spark.executor;
 
+import org.switchml.spark.rpc.Endpoints;
+import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.spark.rpc.TaskSettings;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLTimeoutException;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
-import org.switchml.spark.rpc.Endpoints;
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;

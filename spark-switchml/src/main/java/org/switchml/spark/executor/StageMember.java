@@ -2,11 +2,11 @@ package org.switchml.spark.executor;
 
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.Partition;
-import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.protocol.SwitchMLException;
 
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;

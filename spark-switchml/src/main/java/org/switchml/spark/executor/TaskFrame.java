@@ -4,9 +4,9 @@ import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.Partition;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rdd.RDD;
-import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.rpc.TaskOutcome;
 import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.protocol.SwitchMLException;
 import scala.collection.Iterator;
 import scala.jdk.javaapi.CollectionConverters;
 

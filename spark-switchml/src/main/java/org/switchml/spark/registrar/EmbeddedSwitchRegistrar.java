@@ -1,12 +1,12 @@
 package org.switchml.spark.registrar;
 
+import org.switchml.spark.rpc.Endpoints;
 import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
-import org.switchml.spark.rpc.Endpoints;
 
 import java.util.Optional;
 

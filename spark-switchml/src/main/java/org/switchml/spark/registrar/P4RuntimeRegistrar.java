@@ -1,5 +1,6 @@
 package org.switchml.spark.registrar;
 
+import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.HostTable;
 import org.switchml.control.PipelineConfig;
@@ -8,7 +9,6 @@ import org.switchml.control.Target;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
-import org.switchml.spark.config.SwitchMLConfig;
 
 import java.nio.file.Path;
 import java.util.Map;

@@ -1,8 +1,8 @@
 package org.switchml.spark.rpc;
 
 
-import org.switchml.spark.executor.StageMember;
 
+import org.switchml.spark.executor.StageMember;
 import java.io.Serializable;
 
 /**

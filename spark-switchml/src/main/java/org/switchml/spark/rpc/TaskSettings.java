@@ -1,7 +1,7 @@
 package org.switchml.spark.rpc;
 
-import org.apache.spark.SparkContext;
 import org.switchml.spark.config.SwitchMLConfig;
+import org.apache.spark.SparkContext;
 
 import java.io.Serializable;
 import java.util.function.Function;

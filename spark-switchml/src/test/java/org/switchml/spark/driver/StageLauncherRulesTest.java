@@ -1,8 +1,8 @@
 package org.switchml.spark.driver;
 
-import org.junit.jupiter.api.Test;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
+import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
 

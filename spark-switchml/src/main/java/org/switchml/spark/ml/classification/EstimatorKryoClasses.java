@@ -2,8 +2,8 @@ package org.switchml.spark.ml.classification;
 
 
 
-import org.switchml.spark.SwitchMLKryoRegistrator;
 
+import org.switchml.spark.SwitchMLKryoRegistrator;
 import java.util.List;
 
 /** The estimator's classes that Spark may serialize with Kryo: its cached input blocks (spilled to disk with MEMORY_AND_DISK). */

@@ -2,8 +2,8 @@ package org.switchml.spark.ml.classification;
 
 
 
-import org.switchml.spark.ReplicatedLoop;
 
+import org.switchml.spark.ReplicatedLoop;
 import java.util.Arrays;
 import java.util.List;
 

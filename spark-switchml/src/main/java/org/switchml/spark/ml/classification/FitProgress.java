@@ -2,8 +2,8 @@ package org.switchml.spark.ml.classification;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.switchml.protocol.JobCounters;
 import org.switchml.spark.ReplicatedLoop;
+import org.switchml.protocol.JobCounters;
 
 import java.util.Optional;
 

@@ -1,7 +1,7 @@
 package org.switchml.spark.ml.classification;
 
-import org.switchml.protocol.JobCounters;
 import org.switchml.spark.ReplicatedLoop;
+import org.switchml.protocol.JobCounters;
 import org.switchml.spark.SwitchMLDriver;
 
 import java.util.ArrayList;

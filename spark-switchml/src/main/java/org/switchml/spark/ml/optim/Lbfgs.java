@@ -78,17 +78,6 @@ public final class Lbfgs extends QuasiNewton {
     }
 
     @Override
-    void adjustAtX(final double[] s) {
-        s[ADJ_VALUE] = s[VALUE];
-    }
-
-    @Override
-    void phi(final double[] s, final double alpha, final double value, final double[] grad, final double[] out2) {
-        out2[0] = value;
-        out2[1] = dot(grad, 0, s, dirOff(), n);
-    }
-
-    @Override
     void direction(final double[] s) {
         if (!vectorFree || s[PAIRS] == 0) {
             twoLoop(s, gradOff(), dirOff());

@@ -1,8 +1,8 @@
 package org.switchml.spark.ml.optim;
 
 
-import org.switchml.spark.ReplicatedLoop;
 
+import org.switchml.spark.ReplicatedLoop;
 import java.io.Serializable;
 import java.util.Arrays;
 
@@ -377,11 +377,22 @@ public abstract class QuasiNewton implements Serializable {
     void checkStart(final double[] x0) {
     }
 
-    /** Sets ADJ_VALUE (and the adjusted gradient) from VALUE, x and grad. */
-    abstract void adjustAtX(double[] s);
+    /**
+     * Sets ADJ_VALUE (and the adjusted gradient) from VALUE, x and grad. A smooth objective (L-BFGS,
+     * L-BFGS-B) is its own adjusted value; OWL-QN adds its L1 term.
+     */
+    void adjustAtX(final double[] s) {
+        s[ADJ_VALUE] = s[VALUE];
+    }
 
-    /** The line search's value and directional derivative for an evaluation at step {@code alpha}. */
-    abstract void phi(double[] s, double alpha, double value, double[] grad, double[] out2);
+    /**
+     * The line search's value and directional derivative for an evaluation at step {@code alpha}: for a
+     * smooth objective, the value and the gradient along the direction; OWL-QN adds its L1 term.
+     */
+    void phi(final double[] s, final double alpha, final double value, final double[] grad, final double[] out2) {
+        out2[0] = value;
+        out2[1] = dot(grad, 0, s, dirOff(), n);
+    }
 
     /** Computes the search direction into dir; throws {@link SearchFailure} as breeze does. */
     abstract void direction(double[] s);

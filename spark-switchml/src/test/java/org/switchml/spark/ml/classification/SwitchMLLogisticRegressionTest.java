@@ -67,14 +67,7 @@ class SwitchMLLogisticRegressionTest {
 
     @BeforeAll
     static void start() {
-        spark = SparkSession.builder().master("local[4]").appName("SwitchMLLogisticRegressionTest")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", "4")
-                .config("spark.switchml.resultTimeout", "20s")
-                .getOrCreate();
-        spark.sparkContext().setLogLevel("WARN");
+        spark = MllibParity.localSession("SwitchMLLogisticRegressionTest");
         final long seed = Seeds.seed("SwitchMLLogisticRegressionTest", 31);
         binomial = frame(LrData.generate(seed, 600, 6, 2, true, 1.0).rows());
     }
