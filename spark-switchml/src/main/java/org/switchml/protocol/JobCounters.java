@@ -1,5 +1,7 @@
 package org.switchml.protocol;
 
+import java.util.Objects;
+
 /**
  * One job's counters, as a switch keeps them per job.
  *
@@ -14,24 +16,12 @@ package org.switchml.protocol;
  * @param retransmissions retransmissions seen (answered, or dropped as DUPLICATE_PENDING)
  * @param drops           the job's drops by reason (STALE_GENERATION .. DUPLICATE_PENDING, BAD_SECRET)
  */
-public record JobCounters(long packetsIn, long packetsOut, long retransmissions, DropCounts drops) {
+public record JobCounters(long packetsIn, long packetsOut, long retransmissions, DropCounts drops) implements CountsDrops {
     /** Nothing counted. */
     public static final JobCounters ZERO = new JobCounters(0, 0, 0, DropCounts.ZERO);
 
     public JobCounters {
-        if (drops == null) {
-            throw new IllegalArgumentException("drops must not be null (DropCounts.ZERO for none)");
-        }
-    }
-
-    /** Drops of the job counted for {@code reason}. */
-    public long drops(final DropReason reason) {
-        return drops.get(reason);
-    }
-
-    /** All drops of the job. */
-    public long totalDrops() {
-        return drops.total();
+        Objects.requireNonNull(drops, "drops (DropCounts.ZERO for none)");
     }
 
     /** Every count of these counters plus {@code other}'s (e.g. over lanes, or over jobs). */

@@ -1,5 +1,7 @@
 package org.switchml.protocol;
 
+import java.util.Objects;
+
 /**
  * A switch's switch-wide counters (the P4 program's {@code drop_reason}): cumulative, every job
  * included, outliving the jobs they counted.
@@ -8,24 +10,12 @@ package org.switchml.protocol;
  * @param notSwitchml traffic that was not SwitchML at all (drop_reason's cell after the last DropReason;
  *                    only the P4 switch sees such frames, so the software switch counts 0)
  */
-public record SwitchCounters(DropCounts drops, long notSwitchml) {
+public record SwitchCounters(DropCounts drops, long notSwitchml) implements CountsDrops {
     /** Nothing counted. */
     public static final SwitchCounters ZERO = new SwitchCounters(DropCounts.ZERO, 0);
 
     public SwitchCounters {
-        if (drops == null) {
-            throw new IllegalArgumentException("drops must not be null (DropCounts.ZERO for none)");
-        }
-    }
-
-    /** Drops counted for {@code reason}. */
-    public long drops(final DropReason reason) {
-        return drops.get(reason);
-    }
-
-    /** Drops of every reason. */
-    public long totalDrops() {
-        return drops.total();
+        Objects.requireNonNull(drops, "drops (DropCounts.ZERO for none)");
     }
 
     /** Every count plus {@code other}'s (e.g. over lanes). */

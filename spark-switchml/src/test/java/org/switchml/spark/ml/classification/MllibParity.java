@@ -60,7 +60,8 @@ public final class MllibParity {
         return spark.createDataFrame(out, SCHEMA).repartition(partitions).cache();
     }
 
-    private static double[] flatten(final LogisticRegressionModel m) {
+    /** The model's coefficients followed by its intercepts, in one array. */
+    public static double[] flatten(final LogisticRegressionModel m) {
         final double[] c = m.coefficientMatrix().toArray();
         final double[] b = m.interceptVector().toArray();
         final double[] out = Arrays.copyOf(c, c.length + b.length);

@@ -93,14 +93,6 @@ class SwitchMLLogisticRegressionTest {
         return spark.createDataFrame(out, SCHEMA).repartition(2);
     }
 
-    private static double[] flatten(final LogisticRegressionModel m) {
-        final double[] c = m.coefficientMatrix().toArray();
-        final double[] b = m.interceptVector().toArray();
-        final double[] out = Arrays.copyOf(c, c.length + b.length);
-        System.arraycopy(b, 0, out, c.length, b.length);
-        return out;
-    }
-
     /** Jobs started while {@code body} runs. */
     private static int jobsDuring(final Runnable body) {
         final AtomicInteger jobs = new AtomicInteger();
@@ -135,7 +127,7 @@ class SwitchMLLogisticRegressionTest {
         System.out.printf("[checkpoint] %d iterations; jobs: %d without checkpoints, %d with one every 3 evaluations%n",
                 models[0].summary().totalIterations(), plain, checkpointed);
         // the state goes to the driver and back between stages: nothing of it may be lost
-        assertArrayEquals(flatten(models[0]), flatten(models[1]));
+        assertArrayEquals(MllibParity.flatten(models[0]), MllibParity.flatten(models[1]));
         assertArrayEquals(models[0].summary().objectiveHistory(), models[1].summary().objectiveHistory());
         assertTrue(checkpointed >= plain + evaluations / 3 - 1, "expected a stage per 3 evaluations: " + checkpointed
                 + " jobs vs " + plain);
@@ -154,7 +146,7 @@ class SwitchMLLogisticRegressionTest {
         final double[] h64 = fp64.summary().objectiveHistory();
         final double[] h32 = fp32.summary().objectiveHistory();
         final double objRel = Math.abs(h32[h32.length - 1] - h64[h64.length - 1]) / h64[h64.length - 1];
-        final double coefRel = OptimizerOracleTest.relDiff(flatten(fp64), flatten(fp32));
+        final double coefRel = OptimizerOracleTest.relDiff(MllibParity.flatten(fp64), MllibParity.flatten(fp32));
         System.out.printf("[fp32] iterations %d vs %d (fp64); objective rel diff %.2e; coefficients rel diff %.2e%n",
                 h32.length - 1, h64.length - 1, objRel, coefRel);
         assertTrue(objRel < 1e-7, "objective rel diff " + objRel);
@@ -168,7 +160,7 @@ class SwitchMLLogisticRegressionTest {
         final LogisticRegressionModel model = lr.fit(binomial);
         model.write().overwrite().save(dir.resolve("model").toString());
         final LogisticRegressionModel loaded = LogisticRegressionModel.load(dir.resolve("model").toString());
-        assertArrayEquals(flatten(model), flatten(loaded));
+        assertArrayEquals(MllibParity.flatten(model), MllibParity.flatten(loaded));
         assertEquals(5, loaded.getMaxIter());
 
         lr.write().overwrite().save(dir.resolve("estimator").toString());
@@ -518,7 +510,7 @@ class SwitchMLLogisticRegressionTest {
             assertTrue(lr.lastFit().viaSwitch());
             assertEquals(hf[hf.length - 1], hl[hl.length - 1], 1e-9 * hf[hf.length - 1]);
             assertTrue(hl[hl.length - 1] <= hs[hs.length - 1] * (1 + 1e-6));
-            assertTrue(OptimizerOracleTest.relDiff(flatten(stock), flatten(lots)) < 1e-3);
+            assertTrue(OptimizerOracleTest.relDiff(MllibParity.flatten(stock), MllibParity.flatten(lots)) < 1e-3);
         } finally {
             many.unpersist();
         }
