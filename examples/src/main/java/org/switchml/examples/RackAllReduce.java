@@ -1,0 +1,484 @@
+package org.switchml.examples;
+
+import org.switchml.client.ClientOptions;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.control.ControllerOptions;
+import org.switchml.control.PipelineConfig;
+import org.switchml.control.SwitchController;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * One SwitchML allreduce participant per process, against an external switch (bin/switchml-switch), for
+ * the emulated rack of examples/testbed (docs/testbed.md): each worker host runs its own JVM.
+ *
+ * <p>The coordinator connects to the switch's P4Runtime server, waits for the workers to announce their UDP
+ * endpoints over a small TCP rendezvous, installs the job through {@link SwitchController}, hands every
+ * worker the installed {@link JobSpec} (with its secret), waits until each reports that it is done, and
+ * removes the job. A worker announces itself, joins the job, runs its allreduces and checks every result
+ * bit for bit against {@link ReferenceSum}: every worker regenerates all ranks' seeded vectors, so each
+ * can compute the documented result alone.
+ *
+ * <p>The rendezvous speaks one text line each way and per step: the worker sends
+ * {@code HELLO rank ip port}; the coordinator answers {@code JOB id generation secret k pool ip:port,...}
+ * once all ranks arrived; the worker ends with {@code DONE exact|mismatch|failed}.
+ */
+@Command(name = "rack-allreduce", mixinStandardHelpOptions = true, version = "rack-allreduce 0.1.0-SNAPSHOT",
+        sortOptions = false,
+        description = {"Runs one SwitchML worker, or the coordinator that installs the job, against an external switch.",
+                "Exit codes: 0 ok, 1 a result differed from the reference, 2 usage, 3 the run failed."})
+public final class RackAllReduce implements Callable<Integer> {
+    static final int EXIT_OK = 0;
+    static final int EXIT_MISMATCH = 1;
+    static final int EXIT_FAILED = 3;
+
+    /** A packet of 2048 lanes (8192 bytes, plus the SwitchML, UDP and IPv4 headers) fits the rack's 9000-byte MTU. */
+    static final int DEFAULT_K = 2048;
+    /** Longest rendezvous line accepted (the JOB line lists every worker's endpoint). */
+    private static final int MAX_LINE = 1 << 16;
+
+    /** The two roles. */
+    enum Role { coordinator, worker }
+
+    @Option(names = "--role", required = true, description = "coordinator or worker")
+    Role role;
+
+    @Option(names = "--workers", description = "coordinator: number of workers N (default ${DEFAULT-VALUE})")
+    int workers = 2;
+
+    @Option(names = "--listen", description = "coordinator: HOST:PORT of the rendezvous (default ${DEFAULT-VALUE})")
+    String listen = "0.0.0.0:7070";
+
+    @Option(names = "--p4runtime", description = "coordinator: the switch's P4Runtime server HOST:PORT"
+            + " (default ${DEFAULT-VALUE})")
+    String p4runtime = "10.77.0.1:9559";
+
+    @Option(names = "--job-id", description = "coordinator: job id (default ${DEFAULT-VALUE})")
+    int jobId = 1;
+
+    @Option(names = "--k", description = "coordinator: int32 lanes per packet (default ${DEFAULT-VALUE}: fits MTU 9000)")
+    int k = DEFAULT_K;
+
+    @Option(names = "--pool", description = "coordinator: switch slots per job (default ${DEFAULT-VALUE})")
+    int pool = 16;
+
+    @Option(names = "--rank", description = "worker: this worker's rank, 0..N-1")
+    int rank = -1;
+
+    @Option(names = "--coordinator", description = "worker: the coordinator's rendezvous HOST:PORT")
+    String coordinator;
+
+    @Option(names = "--switch", description = "worker: the switch's dataplane HOST:PORT[,PORT...]")
+    String switchAddress;
+
+    @Option(names = "--bind", description = "worker: address of this worker's UDP socket (default: the address"
+            + " this host uses towards the coordinator)")
+    String bind;
+
+    @Option(names = "--elements", description = "worker: floats per allreduce (default ${DEFAULT-VALUE})")
+    int elements = 1 << 20;
+
+    @Option(names = "--reps", description = "worker: timed allreduces (default ${DEFAULT-VALUE})")
+    int reps = 5;
+
+    @Option(names = "--warmups", description = "worker: untimed allreduces first (default ${DEFAULT-VALUE})")
+    int warmups = 1;
+
+    @Option(names = "--seed", description = "worker: seed of every rank's vector (default ${DEFAULT-VALUE})")
+    long seed = 42;
+
+    @Option(names = "--timeout-s", description = "bound of every wait: rendezvous, one allreduce, the end"
+            + " (default ${DEFAULT-VALUE})")
+    int timeoutSeconds = 120;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    /** Runs the command line; exits with its code. */
+    public static void main(final String[] args) {
+        System.exit(new CommandLine(new RackAllReduce()).execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        try {
+            return role == Role.coordinator ? coordinate() : work();
+        } catch (final Failed e) {
+            System.err.println("rack-allreduce: " + e.getMessage());
+            return EXIT_FAILED;
+        } catch (final CommandLine.ParameterException e) {
+            throw e;
+        } catch (final RuntimeException e) {
+            System.err.println("rack-allreduce: " + role + (role == Role.worker ? " rank " + rank : " of job " + jobId)
+                    + ": " + e);
+            return EXIT_FAILED;
+        }
+    }
+
+    private CommandLine.ParameterException usage(final String message) {
+        return new CommandLine.ParameterException(spec.commandLine(), message);
+    }
+
+    private long timeoutMs() {
+        return timeoutSeconds * 1000L;
+    }
+
+    // ---------------------------------------------------------------- coordinator
+
+    private int coordinate() throws Failed {
+        if (workers < 1 || workers > 64) {
+            throw usage("--workers must be 1..64, got " + workers);
+        }
+        if (k < 1 || k > Wire.MAX_K || pool < 1 || pool > JobSpec.MAX_POOL_SIZE) {
+            throw usage("--k must be 1.." + Wire.MAX_K + " and --pool 1.." + JobSpec.MAX_POOL_SIZE);
+        }
+        final InetSocketAddress at = hostPort("--listen", listen);
+        final String job = "job " + jobId;
+        final SwitchController controller;
+        try {
+            controller = SwitchController.connect(ControllerOptions.of(p4runtime));
+            controller.setPipeline(PipelineConfig.softwareSwitch());
+        } catch (final RuntimeException e) {
+            throw new Failed(job + ": cannot program the switch at P4Runtime " + p4runtime + ": " + e.getMessage());
+        }
+        final Socket[] peers = new Socket[workers];
+        try (controller; ServerSocket server = new ServerSocket()) {
+            server.setReuseAddress(true);
+            server.bind(at);
+            System.out.printf(Locale.ROOT, "rack-allreduce: coordinator of %s listening on %s for %d workers%n",
+                    job, at, workers);
+            System.out.flush();
+            final List<InetSocketAddress> endpoints = rendezvous(server, peers, job);
+            final JobSpec installed;
+            try {
+                installed = controller.registerJob(new JobSpec(jobId, 0, k, pool, endpoints)).spec();
+            } catch (final RuntimeException e) {
+                throw new Failed(job + ": the switch at " + p4runtime + " refused the job: " + e.getMessage());
+            }
+            System.out.printf(Locale.ROOT, "rack-allreduce: installed %s: k=%d pool=%d workers %s%n", job, k, pool,
+                    endpoints);
+            final String line = "JOB " + installed.jobId() + " " + installed.generation() + " " + installed.secret()
+                    + " " + installed.k() + " " + installed.poolSize() + " " + endpointList(endpoints);
+            for (final Socket s : peers) {
+                send(s, line);
+            }
+            try {
+                return collect(peers, job);
+            } finally {
+                controller.removeJob(jobId);
+                System.out.println("rack-allreduce: removed " + job);
+            }
+        } catch (final IOException e) {
+            throw new Failed(job + ": rendezvous on " + at + ": " + e.getMessage());
+        } finally {
+            for (final Socket s : peers) {
+                closeQuietly(s);
+            }
+        }
+    }
+
+    /** Accepts until every rank announced itself; returns the endpoints in rank order. */
+    private List<InetSocketAddress> rendezvous(final ServerSocket server, final Socket[] peers, final String job)
+            throws IOException, Failed {
+        final InetSocketAddress[] endpoints = new InetSocketAddress[workers];
+        final long deadline = System.nanoTime() + timeoutMs() * 1_000_000L;
+        int arrived = 0;
+        while (arrived < workers) {
+            final long left = (deadline - System.nanoTime()) / 1_000_000L;
+            if (left <= 0) {
+                throw new Failed(job + ": only " + arrived + " of " + workers + " workers announced themselves at "
+                        + server.getLocalSocketAddress() + " within " + timeoutSeconds + " s (missing ranks "
+                        + missing(endpoints) + ")");
+            }
+            server.setSoTimeout((int) Math.min(Integer.MAX_VALUE, left));
+            final Socket s;
+            try {
+                s = server.accept();
+            } catch (final SocketTimeoutException e) {
+                continue;
+            }
+            s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs()));
+            final String hello = receive(s, job + ", a worker at " + s.getRemoteSocketAddress());
+            final String[] f = hello.split(" ");
+            if (f.length != 4 || !f[0].equals("HELLO")) {
+                closeQuietly(s);
+                throw new Failed(job + ": a worker at " + s.getRemoteSocketAddress() + " sent '" + hello
+                        + "', expected HELLO rank ip port");
+            }
+            final int r = Integer.parseInt(f[1]);
+            if (r < 0 || r >= workers || endpoints[r] != null) {
+                closeQuietly(s);
+                throw new Failed(job + ": a worker at " + s.getRemoteSocketAddress() + " announced rank " + r
+                        + ", which is " + (r < 0 || r >= workers ? "outside 0.." + (workers - 1) : "taken"));
+            }
+            endpoints[r] = new InetSocketAddress(InetAddress.getByName(f[2]), Integer.parseInt(f[3]));
+            peers[r] = s;
+            arrived++;
+        }
+        return Arrays.asList(endpoints);
+    }
+
+    /** Waits, bounded, for every worker's DONE line; returns the exit code they add up to. */
+    private int collect(final Socket[] peers, final String job) throws Failed {
+        int code = EXIT_OK;
+        for (int r = 0; r < peers.length; r++) {
+            final String done;
+            try {
+                done = receive(peers[r], job + ", rank " + r + " at " + peers[r].getRemoteSocketAddress());
+            } catch (final IOException e) {
+                throw new Failed(job + ": rank " + r + " at " + peers[r].getRemoteSocketAddress()
+                        + " did not report: " + e.getMessage());
+            }
+            if (done.equals("DONE mismatch")) {
+                code = Math.max(code, EXIT_MISMATCH);
+            } else if (!done.equals("DONE exact")) {
+                code = EXIT_FAILED;
+            }
+        }
+        return code;
+    }
+
+    private static String missing(final InetSocketAddress[] endpoints) {
+        final List<Integer> out = new ArrayList<>();
+        for (int r = 0; r < endpoints.length; r++) {
+            if (endpoints[r] == null) {
+                out.add(r);
+            }
+        }
+        return out.toString();
+    }
+
+    private static String endpointList(final List<InetSocketAddress> endpoints) {
+        final StringBuilder sb = new StringBuilder();
+        for (final InetSocketAddress a : endpoints) {
+            sb.append(sb.length() == 0 ? "" : ",").append(a.getAddress().getHostAddress()).append(':').append(a.getPort());
+        }
+        return sb.toString();
+    }
+
+    // ---------------------------------------------------------------- worker
+
+    private int work() throws Failed {
+        if (rank < 0) {
+            throw usage("--role worker needs --rank R (0..N-1)");
+        }
+        if (coordinator == null || switchAddress == null) {
+            throw usage("--role worker needs --coordinator HOST:PORT and --switch HOST:PORT[,PORT...]");
+        }
+        if (elements < 1 || reps < 1 || warmups < 0) {
+            throw usage("--elements and --reps must be positive, --warmups not negative");
+        }
+        final InetSocketAddress coord = hostPort("--coordinator", coordinator);
+        final SwitchAddress sw;
+        try {
+            sw = SwitchAddress.parse(switchAddress);
+        } catch (final IllegalArgumentException e) {
+            throw usage("--switch: " + e.getMessage());
+        }
+        final String who = "rank " + rank;
+        try (Socket s = connect(coord, who)) {
+            final String bindHost = bind != null ? bind : s.getLocalAddress().getHostAddress();
+            final ClientOptions options = ClientOptions.defaults().withBindHost(bindHost)
+                    .withResultTimeoutMs(timeoutMs());
+            try (SwitchMLClient client = SwitchMLClient.open(options)) {
+                final InetSocketAddress local = client.localAddress();
+                send(s, "HELLO " + rank + " " + local.getAddress().getHostAddress() + " " + local.getPort());
+                final JobSpec job = parseJob(receive(s, who + " at " + local + ", waiting for the job from "
+                        + coord), who);
+                final String where = "job " + job.jobName() + " " + who + " (worker " + local + ", switch " + sw + ")";
+                final String outcome = run(client, job, sw, where);
+                send(s, "DONE " + outcome);
+                return outcome.equals("exact") ? EXIT_OK : EXIT_MISMATCH;
+            } catch (final Failed e) {
+                sendQuietly(s, "DONE failed");
+                throw e;
+            }
+        } catch (final IOException e) {
+            throw new Failed(who + ": rendezvous with " + coord + ": " + e.getMessage());
+        }
+    }
+
+    /** Connects to the coordinator, retrying until the bound: it may still be starting. */
+    private Socket connect(final InetSocketAddress coord, final String who) throws Failed {
+        final long deadline = System.nanoTime() + timeoutMs() * 1_000_000L;
+        IOException last = null;
+        while (System.nanoTime() < deadline) {
+            final Socket s = new Socket();
+            try {
+                s.connect(coord, 2_000);
+                s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs()));
+                return s;
+            } catch (final IOException e) {
+                closeQuietly(s);
+                last = e;
+            }
+            try {
+                Thread.sleep(200);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new Failed(who + ": interrupted while connecting to " + coord);
+            }
+        }
+        throw new Failed(who + ": no coordinator at " + coord + " within " + timeoutSeconds + " s"
+                + (last != null ? ": " + last.getMessage() : ""));
+    }
+
+    /** Warm-ups, then the timed allreduces, each result checked; returns exact or mismatch. */
+    private String run(final SwitchMLClient client, final JobSpec job, final SwitchAddress sw, final String where)
+            throws Failed {
+        final int n = job.numWorkers();
+        final BenchVectors vectors = BenchVectors.generate(Values.GAUSSIAN, n, elements, false, seed);
+        final ReferenceSum reference = ReferenceSum.of(vectors, job.k());
+        final JobSession session = client.join(job, rank, sw);
+        final float[] mine = vectors.floats[rank];
+        final long[] nanos = new long[reps];
+        String firstMismatch = null;
+        for (int i = -warmups; i < reps; i++) {
+            final long t0 = System.nanoTime();
+            final float[] result;
+            try {
+                result = session.allReduce(mine);
+            } catch (final RuntimeException e) {
+                throw new Failed(where + ": allreduce " + (i + warmups + 1) + " failed: " + e.getMessage()
+                        + "; worker counters " + client.stats());
+            }
+            final long t = System.nanoTime() - t0;
+            if (i >= 0) {
+                nanos[i] = t;
+            }
+            try {
+                reference.checkResult(rank, result);
+            } catch (final ReferenceSum.Mismatch e) {
+                if (firstMismatch == null) {
+                    firstMismatch = e.getMessage();
+                }
+            }
+        }
+        if (firstMismatch != null) {
+            System.err.println("rack-allreduce: " + where + ": " + firstMismatch + " (seed " + seed + ")");
+        }
+        final double seconds = median(nanos) / 1e9;
+        System.out.printf(Locale.ROOT, "rank=%d elements=%d reps=%d median_s=%.6f goodput_gbps=%.4f exact=%b%n",
+                rank, elements, reps, seconds, 32.0 * elements / seconds / 1e9, firstMismatch == null);
+        System.out.flush();
+        return firstMismatch == null ? "exact" : "mismatch";
+    }
+
+    private JobSpec parseJob(final String line, final String who) throws Failed {
+        final String[] f = line.split(" ");
+        if (f.length != 7 || !f[0].equals("JOB")) {
+            throw new Failed(who + ": the coordinator sent '" + line + "', expected JOB id gen secret k pool endpoints");
+        }
+        final List<InetSocketAddress> endpoints = new ArrayList<>();
+        for (final String e : f[6].split(",")) {
+            final int c = e.lastIndexOf(':');
+            endpoints.add(new InetSocketAddress(e.substring(0, c), Integer.parseInt(e.substring(c + 1))));
+        }
+        return new JobSpec(Integer.parseUnsignedInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
+                Integer.parseInt(f[4]), Integer.parseInt(f[5]), endpoints);
+    }
+
+    // ---------------------------------------------------------------- shared
+
+    private InetSocketAddress hostPort(final String option, final String text) {
+        final int c = text.lastIndexOf(':');
+        try {
+            final int port = Integer.parseInt(text.substring(c + 1));
+            if (c <= 0 || port < 1 || port > 65535) {
+                throw new NumberFormatException();
+            }
+            return new InetSocketAddress(text.substring(0, c), port);
+        } catch (final NumberFormatException | StringIndexOutOfBoundsException e) {
+            throw usage(option + " must be HOST:PORT, got '" + text + "'");
+        }
+    }
+
+    private static void send(final Socket s, final String line) throws IOException {
+        final OutputStream out = s.getOutputStream();
+        out.write((line + "\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+    }
+
+    private static void sendQuietly(final Socket s, final String line) {
+        try {
+            send(s, line);
+        } catch (final IOException e) {
+            // The coordinator then reports that this rank did not answer.
+        }
+    }
+
+    /**
+     * One line from {@code s}, within the socket's timeout; {@code what} names the wait in a failure. Reads
+     * byte by byte, so nothing after the line is taken from the socket before its own receive.
+     */
+    private String receive(final Socket s, final String what) throws IOException, Failed {
+        final InputStream in = s.getInputStream();
+        final StringBuilder line = new StringBuilder();
+        while (true) {
+            final int b;
+            try {
+                b = in.read();
+            } catch (final SocketTimeoutException e) {
+                throw new Failed(what + ": nothing from " + s.getRemoteSocketAddress() + " within " + timeoutSeconds
+                        + " s");
+            }
+            if (b < 0) {
+                throw new Failed(what + ": " + s.getRemoteSocketAddress() + " closed the connection");
+            }
+            if (b == '\n') {
+                return line.toString().trim();
+            }
+            if (line.length() > MAX_LINE) {
+                throw new Failed(what + ": " + s.getRemoteSocketAddress() + " sent a line longer than " + MAX_LINE);
+            }
+            line.append((char) b);
+        }
+    }
+
+    private static void closeQuietly(final Socket s) {
+        if (s == null) {
+            return;
+        }
+        try {
+            s.close();
+        } catch (final IOException e) {
+            // Nothing left to do with a socket that cannot close.
+        }
+    }
+
+    private static double median(final long[] values) {
+        final long[] s = values.clone();
+        Arrays.sort(s);
+        final int m = s.length / 2;
+        return (s.length & 1) == 1 ? s[m] : (s[m - 1] + s[m]) / 2.0;
+    }
+
+    /** A run that could not complete: the message names the job or rank, host and port. */
+    static final class Failed extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Failed(final String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# SwitchML across the emulated rack (docs/testbed.md): the standalone switch in rk-sw, the coordinator
+# (installs the job over P4Runtime) in rk-drv, one RackAllReduce worker JVM in each of rk-w1..rk-wN.
+#
+#   run-switchml.sh N ELEMENTS REPS
+#
+# Needs root and a rack that is up with at least N workers (rack.sh up --workers N). Prints every worker's
+# line and a summary line (summary.awk); stops everything it started, also on failure or Ctrl-C.
+# Exit codes: 0 ok, 1 a result was not exact or a process failed, 2 usage or no rack.
+# Environment: JAVA, WORKER_HEAP (-Xmx of each worker, default 1g), SWITCH_HEAP (bin/switchml-switch),
+# TIMEOUT_S (bound of every wait, default 120), MVN, MVN_OPTS_EXTRA (default -o: build offline).
+set -euo pipefail
+
+readonly prog="run-switchml.sh"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+readonly here
+readonly rack="$here/rack.sh"
+readonly switch_addr="10.77.0.1"
+readonly driver_addr="10.77.0.2"
+readonly p4runtime_port=9559
+readonly rendezvous_port=7070
+readonly timeout_s="${TIMEOUT_S:-120}"
+
+usage_error() {
+    echo "$prog: $1" >&2
+    echo "usage: $prog N ELEMENTS REPS   (a rack with at least N workers must be up: rack.sh up --workers N)" >&2
+    exit 2
+}
+
+[[ $# -eq 3 ]] || usage_error "needs N ELEMENTS REPS"
+workers="$1" elements="$2" reps="$3"
+[[ $workers =~ ^[1-8]$ ]] || usage_error "N must be 1..8, got '$workers'"
+[[ $elements =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "ELEMENTS must be a positive whole number, got '$elements'"
+[[ $reps =~ ^[1-9][0-9]{0,4}$ ]] || usage_error "REPS must be a positive whole number, got '$reps'"
+[[ $EUID -eq 0 ]] || { echo "$prog: ip netns needs root" >&2; exit 2; }
+if ! "$rack" hosts 2>/dev/null | grep -q "^rk-w$workers "; then
+    echo "$prog: no rack with $workers workers is up: run '$rack up --workers $workers' first" >&2
+    exit 2
+fi
+
+export MVN_OPTS_EXTRA="${MVN_OPTS_EXTRA--o}"
+# shellcheck source=../../bin/common.sh
+source "$here/../../bin/common.sh"
+ensure_built "$prog"
+classpath="$examples_jar:$(cat "$root/examples/target/runtime.classpath")"
+
+logs="$(mktemp -d)"
+pids=()
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$logs"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# wait_for_line FILE PATTERN PID WHAT: until FILE has a line matching PATTERN, bounded; fails when the
+# process PID ends first.
+wait_for_line() {
+    local file="$1" pattern="$2" pid="$3" what="$4" waited=0
+    until grep -q -- "$pattern" "$file" 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            cat "$file" >&2
+            echo "$prog: $what ended before it was ready (output above)" >&2
+            exit 1
+        fi
+        if ((waited >= timeout_s * 10)); then
+            cat "$file" >&2
+            echo "$prog: $what not ready within $timeout_s s (output above)" >&2
+            exit 1
+        fi
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+}
+
+"$rack" exec sw "$root/bin/switchml-switch" --host "$switch_addr" --p4runtime-host "$switch_addr" \
+    --p4runtime-port "$p4runtime_port" >"$logs/switch.log" 2>&1 &
+pids+=($!)
+wait_for_line "$logs/switch.log" "dataplane" "${pids[-1]}" "the switch in rk-sw"
+# "switchml-switch: dataplane HOST:PORT,PORT... p4runtime ...": the workers need the lane ports.
+switch_dataplane="$(awk '/dataplane/ { for (i = 1; i < NF; i++) if ($i == "dataplane") print $(i + 1); exit }' "$logs/switch.log")"
+
+java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
+          --timeout-s "$timeout_s")
+"$rack" exec drv "${java_cmd[@]}" --role coordinator --workers "$workers" \
+    --listen "$driver_addr:$rendezvous_port" --p4runtime "$switch_addr:$p4runtime_port" >"$logs/coordinator.log" 2>&1 &
+coordinator=$!
+pids+=("$coordinator")
+wait_for_line "$logs/coordinator.log" "listening" "$coordinator" "the coordinator in rk-drv"
+
+workers_pids=()
+for ((i = 1; i <= workers; i++)); do
+    "$rack" exec "w$i" "${java_cmd[@]}" --role worker --rank $((i - 1)) \
+        --coordinator "$driver_addr:$rendezvous_port" --switch "$switch_dataplane" \
+        --elements "$elements" --reps "$reps" >"$logs/w$i.log" 2>&1 &
+    pids+=($!)
+    workers_pids+=($!)
+done
+
+failed=0
+for ((i = 1; i <= workers; i++)); do
+    if ! wait "${workers_pids[i - 1]}"; then
+        failed=1
+        echo "$prog: worker rk-w$i failed:" >&2
+        grep -v '^rank=' "$logs/w$i.log" >&2 || true
+    fi
+done
+if ! wait "$coordinator"; then
+    failed=1
+    echo "$prog: the coordinator failed:" >&2
+    cat "$logs/coordinator.log" >&2
+fi
+
+echo "# switch: $(grep dataplane "$logs/switch.log")"
+for ((i = 1; i <= workers; i++)); do
+    grep '^rank=' "$logs/w$i.log" | sed "s/^/rk-w$i /" || true
+done
+summary=0
+cat "$logs"/w*.log | awk -v design=switchml -v workers="$workers" \
+    -v load="$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)" -f "$here/summary.awk" || summary=1
+exit $((failed | summary))
