@@ -8,7 +8,8 @@
 # line and a summary line (summary.awk); stops everything it started, also on failure or Ctrl-C.
 # Exit codes: 0 ok, 1 a result was not exact or a process failed, 2 usage or no rack.
 # Environment: JAVA, WORKER_HEAP (-Xmx of each worker, default 1g), SWITCH_HEAP (bin/switchml-switch),
-# TIMEOUT_S (bound of every wait, default 120), MVN, MVN_OPTS_EXTRA (default -o: build offline).
+# TIMEOUT_S (bound of every wait, default 120), K and POOL (the job's k and pool size; default
+# RackAllReduce's), MVN, MVN_OPTS_EXTRA (default -o: build offline).
 set -euo pipefail
 
 readonly prog="run-switchml.sh"
@@ -88,7 +89,10 @@ switch_dataplane="$(awk '/dataplane/ { for (i = 1; i < NF; i++) if ($i == "datap
 
 java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
           --timeout-s "$timeout_s")
-"$rack" exec drv "${java_cmd[@]}" --role coordinator --workers "$workers" \
+job_options=()
+[[ -z ${K:-} ]] || job_options+=(--k "$K")
+[[ -z ${POOL:-} ]] || job_options+=(--pool "$POOL")
+"$rack" exec drv "${java_cmd[@]}" --role coordinator --workers "$workers" "${job_options[@]}" \
     --listen "$driver_addr:$rendezvous_port" --p4runtime "$switch_addr:$p4runtime_port" >"$logs/coordinator.log" 2>&1 &
 coordinator=$!
 pids+=("$coordinator")
@@ -118,6 +122,7 @@ if ! wait "$coordinator"; then
 fi
 
 echo "# switch: $(grep dataplane "$logs/switch.log")"
+grep '^rack-allreduce: installed' "$logs/coordinator.log" | sed 's/^/# /' || true
 for ((i = 1; i <= workers; i++)); do
     grep '^rank=' "$logs/w$i.log" | sed "s/^/rk-w$i /" || true
 done
