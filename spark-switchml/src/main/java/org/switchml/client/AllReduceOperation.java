@@ -8,6 +8,7 @@ import org.switchml.protocol.Kind;
 import org.switchml.protocol.VectorCodec;
 import org.switchml.protocol.Wire;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -62,6 +63,7 @@ final class AllReduceOperation {
     private final int datagramLength;
     private final boolean scaled;
     private final short[] globalExponent;
+    /** Where each lane's packets go, resolved once per call; its results must come from there. */
     private final InetSocketAddress[] lanes;
 
     private final BitSet sent;
@@ -222,30 +224,47 @@ final class AllReduceOperation {
         io.sender.send(buf, lanes[slot % lanes.length]);
     }
 
-    /** Handles a datagram from the switch; returns whether it completed an outstanding packet. */
-    boolean onResult(final ByteBuf buf, final int base, final int length) {
+    /**
+     * Handles a datagram from {@code from} (docs/protocol.md, section 3, receive rule): it completes an
+     * outstanding packet only when it is a result of this call from the switch's address and the port of its
+     * slot's lane, with the job's secret and generation, and the slot and set of the packet it answers.
+     */
+    ResultOutcome onResult(final ByteBuf buf, final int base, final int length, final InetSocketAddress from) {
         if (done.isDone() || length != datagramLength || Wire.version(buf, base) != Wire.VERSION) {
-            return false;
+            return ResultOutcome.IGNORED;
         }
         final int kind = Wire.kindCode(buf, base);
-        if (kind != Kind.RESULT.code() && kind != Kind.RETRANSMIT_RESULT.code()) {
-            return false;
+        if ((kind != Kind.RESULT.code() && kind != Kind.RETRANSMIT_RESULT.code())
+                || Wire.jobId(buf, base) != spec.jobId()) {
+            return ResultOutcome.IGNORED;
+        }
+        // Whoever learned the secret could otherwise answer first, with other values, and workers would
+        // disagree. InetAddress.equals compares the int address of an IPv4 one: no allocation on this path.
+        final InetSocketAddress slotLane = lanes[Wire.slot(buf, base) % lanes.length];
+        final InetAddress ip = from == null ? null : from.getAddress();
+        if (ip == null || from.getPort() != slotLane.getPort() || !ip.equals(slotLane.getAddress())) {
+            return ResultOutcome.UNKNOWN_SENDER;
         }
         // The secret too: a result of another registration of this job (another session) never completes ours.
-        if (Wire.jobId(buf, base) != spec.jobId() || Wire.generation(buf, base) != spec.generation()
-                || Wire.secret(buf, base) != spec.secret() || Wire.k(buf, base) != k) {
-            return false;
+        if (Wire.secret(buf, base) != spec.secret()) {
+            return ResultOutcome.BAD_SECRET;
+        }
+        if (Wire.generation(buf, base) != spec.generation()) {
+            return ResultOutcome.OTHER_GENERATION;
+        }
+        if (Wire.k(buf, base) != k) {
+            return ResultOutcome.IGNORED;
         }
         final long j = (Wire.seq(buf, base) - (int) firstPacket) & 0xFFFF_FFFFL;
         if (j >= total) {
-            return false;
+            return ResultOutcome.IGNORED;
         }
         final int q = (int) j;
         final long g = firstPacket + q;
         final int slot = Wire.slot(buf, base);
         if (slot != Wire.slotOf(g, poolSize) || Wire.set(buf, base) != Wire.setOf(g, poolSize)
                 || outstanding[slot] != q) {
-            return false;
+            return ResultOutcome.IGNORED;
         }
         outstanding[slot] = -1;
         replied.set(q);
@@ -283,13 +302,13 @@ final class AllReduceOperation {
         }
         if (repliedCount == total) {
             finish();
-            return true;
+            return ResultOutcome.ACCEPTED;
         }
         if (scaled) {
             trySend(q + lookahead);
         }
         trySend(q + poolSize);
-        return true;
+        return ResultOutcome.ACCEPTED;
     }
 
     /** Period of the retransmission timer. */

@@ -157,7 +157,8 @@ public final class SwitchMLClient implements AutoCloseable {
     /** Counters of this worker socket. */
     public ClientStats stats() {
         return call(() -> new ClientStats(handler.sender.sent(), handler.retransmissions, handler.lossDetected,
-                handler.accepted, handler.ignored));
+                handler.accepted, handler.dropped, handler.fromUnknownSender, handler.withBadSecret,
+                handler.ofOtherGeneration));
     }
 
     EventLoop loop() {
@@ -200,7 +201,11 @@ public final class SwitchMLClient implements AutoCloseable {
         /** Retransmissions of packets presumed lost because later ones were answered (no timeout). */
         private long lossDetected;
         long accepted;
-        long ignored;
+        /** Every datagram that completed nothing, the three kinds below included. */
+        long dropped;
+        long fromUnknownSender;
+        long withBadSecret;
+        long ofOtherGeneration;
 
         Handler(final ClientOptions options) {
             this.options = options;
@@ -246,22 +251,29 @@ public final class SwitchMLClient implements AutoCloseable {
         @Override
         public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
             try {
-                final ByteBuf buf = msg instanceof DatagramPacket ? ((DatagramPacket) msg).content() : null;
+                final DatagramPacket packet = msg instanceof DatagramPacket ? (DatagramPacket) msg : null;
+                final ByteBuf buf = packet == null ? null : packet.content();
                 final AllReduceOperation op = buf == null || buf.readableBytes() < Wire.HEADER_LENGTH ? null
                         : active.get(Wire.jobId(buf, buf.readerIndex()));
-                if (op != null) {
-                    if (op.onResult(buf, buf.readerIndex(), buf.readableBytes())) {
-                        accepted++;
-                    } else {
-                        ignored++;
-                    }
-                } else {
-                    ignored++;
-                }
+                count(op == null ? ResultOutcome.IGNORED
+                        : op.onResult(buf, buf.readerIndex(), buf.readableBytes(), packet.sender()));
             } catch (final RuntimeException e) {
                 failAll(new SwitchMLException("worker failed while handling a result: " + e, e));
             } finally {
                 ReferenceCountUtil.release(msg);
+            }
+        }
+
+        private void count(final ResultOutcome outcome) {
+            switch (outcome) {
+                case ACCEPTED -> accepted++;
+                case UNKNOWN_SENDER -> fromUnknownSender++;
+                case BAD_SECRET -> withBadSecret++;
+                case OTHER_GENERATION -> ofOtherGeneration++;
+                case IGNORED -> { }
+            }
+            if (outcome != ResultOutcome.ACCEPTED) {
+                dropped++;
             }
         }
 

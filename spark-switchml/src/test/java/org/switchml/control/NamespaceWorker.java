@@ -109,6 +109,9 @@ public final class NamespaceWorker {
             out.writeLong(stats.lossDetected());
             out.writeLong(stats.resultsAccepted());
             out.writeLong(stats.resultsIgnored());
+            out.writeLong(stats.resultsFromUnknownSender());
+            out.writeLong(stats.resultsWithBadSecret());
+            out.writeLong(stats.resultsOfOtherGeneration());
             out.writeInt(nanos.length);
             for (final long t : nanos) {
                 out.writeLong(t);
@@ -131,7 +134,7 @@ public final class NamespaceWorker {
         try (InputStream f = Files.newInputStream(file); DataInputStream in = new DataInputStream(
                 new BufferedInputStream(f))) {
             final ClientStats stats = new ClientStats(in.readLong(), in.readLong(), in.readLong(), in.readLong(),
-                    in.readLong());
+                    in.readLong(), in.readLong(), in.readLong(), in.readLong());
             final long[] nanos = new long[in.readInt()];
             for (int i = 0; i < nanos.length; i++) {
                 nanos[i] = in.readLong();
