@@ -18,17 +18,8 @@ readonly rack="$here/rack.sh"
 readonly subnet="10.77.0.0/24"
 readonly timeout_s="${TIMEOUT_S:-600}"
 
-usage_error() {
-    echo "$prog: $1" >&2
-    echo "usage: $prog N ELEMENTS REPS   (a rack with at least N workers must be up: rack.sh up --workers N)" >&2
-    exit 2
-}
-
-[[ $# -eq 3 ]] || usage_error "needs N ELEMENTS REPS"
-workers="$1" elements="$2" reps="$3"
-[[ $workers =~ ^[1-8]$ ]] || usage_error "N must be 1..8, got '$workers'"
-[[ $elements =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "ELEMENTS must be a positive whole number, got '$elements'"
-[[ $reps =~ ^[1-9][0-9]{0,4}$ ]] || usage_error "REPS must be a positive whole number, got '$reps'"
+# shellcheck source=run-args.sh
+source "$here/run-args.sh"
 
 missing=()
 command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
@@ -37,12 +28,6 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     echo "$prog: missing Debian packages: ${missing[*]} (apt-get install -y ${missing[*]})" >&2
     exit 2
 fi
-[[ $EUID -eq 0 ]] || { echo "$prog: ip netns needs root" >&2; exit 2; }
-if ! "$rack" hosts 2>/dev/null | grep -q "^rk-w$workers "; then
-    echo "$prog: no rack with $workers workers is up: run '$rack up --workers $workers' first" >&2
-    exit 2
-fi
-
 # Outside the repository: the binary is a build product of this run only.
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT

@@ -22,22 +22,8 @@ readonly p4runtime_port=9559
 readonly rendezvous_port=7070
 readonly timeout_s="${TIMEOUT_S:-120}"
 
-usage_error() {
-    echo "$prog: $1" >&2
-    echo "usage: $prog N ELEMENTS REPS   (a rack with at least N workers must be up: rack.sh up --workers N)" >&2
-    exit 2
-}
-
-[[ $# -eq 3 ]] || usage_error "needs N ELEMENTS REPS"
-workers="$1" elements="$2" reps="$3"
-[[ $workers =~ ^[1-8]$ ]] || usage_error "N must be 1..8, got '$workers'"
-[[ $elements =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "ELEMENTS must be a positive whole number, got '$elements'"
-[[ $reps =~ ^[1-9][0-9]{0,4}$ ]] || usage_error "REPS must be a positive whole number, got '$reps'"
-[[ $EUID -eq 0 ]] || { echo "$prog: ip netns needs root" >&2; exit 2; }
-if ! "$rack" hosts 2>/dev/null | grep -q "^rk-w$workers "; then
-    echo "$prog: no rack with $workers workers is up: run '$rack up --workers $workers' first" >&2
-    exit 2
-fi
+# shellcheck source=run-args.sh
+source "$here/run-args.sh"
 
 export MVN_OPTS_EXTRA="${MVN_OPTS_EXTRA--o}"
 # shellcheck source=../../bin/common.sh
@@ -47,6 +33,7 @@ classpath="$examples_jar:$(cat "$root/examples/target/runtime.classpath")"
 
 logs="$(mktemp -d)"
 pids=()
+# shellcheck disable=SC2317 # run by the trap below
 cleanup() {
     local pid
     for pid in "${pids[@]}"; do
