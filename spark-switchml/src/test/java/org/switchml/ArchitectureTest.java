@@ -74,7 +74,28 @@ class ArchitectureTest {
         // The controller talks to any switch (BMv2 or ours) only over P4Runtime.
         noClasses().that().resideInAPackage("org.switchml.control..")
                 .should().dependOnClassesThat().resideInAnyPackage(
-                        "org.switchml.dataplane..", "org.switchml.client..", "org.switchml.spark..")
+                        "org.switchml.dataplane..", "org.switchml.client..", "org.switchml.spark..",
+                        "org.switchml.service..")
+                .check(classes);
+    }
+
+    @Test
+    void authenticationKnowsOnlyGrpc() {
+        classes().that().resideInAPackage("org.switchml.auth..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("org.switchml.auth..", "io.grpc..", "java..")
+                .check(classes);
+    }
+
+    @Test
+    void theJobServiceDrivesTheSwitchOnlyThroughItsController() {
+        // The service owns a switch through the controller (P4Runtime), so the same service fronts BMv2 and the
+        // software switch; only the programs that start a software switch beside it know the dataplane.
+        noClasses().that().resideInAPackage("org.switchml.service")
+                .should().dependOnClassesThat().resideInAnyPackage("org.switchml.dataplane..", "org.switchml.client..",
+                        "org.switchml.transport..", "org.switchml.spark..", "org.switchml.service.standalone..")
+                .check(classes);
+        noClasses().that().resideInAPackage("org.switchml.service.standalone..")
+                .should().dependOnClassesThat().resideInAnyPackage("org.switchml.client..", "org.switchml.spark..")
                 .check(classes);
     }
 
@@ -96,6 +117,7 @@ class ArchitectureTest {
                 .or().resideInAPackage("org.switchml.dataplane")
                 .should().dependOnClassesThat().resideInAnyPackage(
                         "org.switchml.control..", "org.switchml.p4info..", "org.switchml.dataplane.runtime..",
+                        "org.switchml.auth..", "org.switchml.service..",
                         "io.grpc..", "p4..", "com.google.protobuf..", "com.google.rpc..")
                 .check(classes);
     }
@@ -143,7 +165,7 @@ class ArchitectureTest {
         noClasses().that().resideInAPackage("org.switchml.spark.registrar")
                 .should().dependOnClassesThat().resideInAnyPackage(
                         "org.switchml.spark", "org.switchml.spark.executor..", "org.switchml.spark.driver..",
-                        "org.switchml.spark.ml..")
+                        "org.switchml.spark.ml..", "org.switchml.service.standalone..")
                 .check(classes);
     }
 

@@ -55,6 +55,11 @@ final class JobInstaller {
         jobs.clear();
     }
 
+    /** Pool slots and job indices of the committed pipeline; zeros before one. */
+    int[] capacity() {
+        return allocator == null ? new int[2] : new int[] {allocator.poolSlots(), allocator.jobIndices()};
+    }
+
     /** The target kind of the committed pipeline, or null before one. */
     Target target() {
         return target;

@@ -45,6 +45,10 @@ final class ResourceAllocator {
         return poolSlots;
     }
 
+    int jobIndices() {
+        return jobIndices;
+    }
+
     /** Resources held by {@code jobId}, or null. */
     JobResources of(final int jobId) {
         return live.get(jobId);

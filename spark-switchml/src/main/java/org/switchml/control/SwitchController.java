@@ -97,6 +97,16 @@ public final class SwitchController implements AutoCloseable {
         return installer.target();
     }
 
+    /** Slots in the pool all jobs share, as the pushed pipeline states it (0 before {@link #setPipeline}). */
+    public synchronized int poolSlots() {
+        return installer.capacity()[0];
+    }
+
+    /** How many jobs the pushed pipeline holds at once (0 before {@link #setPipeline}). */
+    public synchronized int jobIndices() {
+        return installer.capacity()[1];
+    }
+
     /** The P4Runtime API version the switch implements (Capabilities RPC). */
     public String apiVersion() {
         return connection.apiVersion();

@@ -38,8 +38,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Crashes in the middle of a replicated loop on local-cluster (two executor JVMs), with a standalone switch
- * process ({@code SwitchMain}, P4Runtime server included) named by spark.switchml.switch.address and
- * spark.switchml.p4runtime.address. Every crash is SIGKILL of a real process at a known iteration (the loop's
+ * process ({@code SwitchMain}, with its job service) named by spark.switchml.jobService.address. Every crash is SIGKILL of a real process at a known iteration (the loop's
  * progress listener pulls the trigger); every result is compared bit for bit with the loop computed in this
  * JVM (the body's arithmetic is exact in doubles and in the switch's fp64 encoding, so any lost, doubled or
  * replayed contribution would show).
@@ -60,8 +59,10 @@ class CrashLocalClusterTest {
     private static List<double[]> records;
     private static double[] expected;
     private static int lanePort;
-    private static int p4rtPort;
+    private static int servicePort;
     private static Process switchProcess;
+    /** The switch's token, kept across its restarts. */
+    private static final Path TOKEN = Path.of("target", "crash-switch.token").toAbsolutePath();
 
     @BeforeAll
     static void start() throws Exception {
@@ -75,8 +76,8 @@ class CrashLocalClusterTest {
                 .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
                 .set("spark.switchml.slotWaitTimeout", "180s")
                 .set("spark.switchml.resultTimeout", RESULT_TIMEOUT_MS + "ms")
-                .set("spark.switchml.switch.address", "127.0.0.1:" + lanePort + "," + (lanePort + 1))
-                .set("spark.switchml.p4runtime.address", "127.0.0.1:" + p4rtPort);
+                .set("spark.switchml.jobService.address", "127.0.0.1:" + servicePort)
+                .set("spark.switchml.auth.tokenFile", TOKEN.toString());
         jsc = new JavaSparkContext(conf);
         final SplittableRandom rnd = new SplittableRandom(seed);
         records = new ArrayList<>();
@@ -96,7 +97,7 @@ class CrashLocalClusterTest {
         kill(switchProcess);
     }
 
-    /** A lane port pair and a P4Runtime port free now; the switch binds them, and binds them again after a restart. */
+    /** A lane port pair and a job service port free now; the switch binds them, and binds them again after a restart. */
     private static void freePorts() throws IOException {
         for (int tries = 0; tries < 100; tries++) {
             try (DatagramSocket a = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
@@ -107,7 +108,7 @@ class CrashLocalClusterTest {
                 try (DatagramSocket b = new DatagramSocket(p + 1, InetAddress.getLoopbackAddress());
                      ServerSocket c = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                     lanePort = p;
-                    p4rtPort = c.getLocalPort();
+                    servicePort = c.getLocalPort();
                     return;
                 } catch (final IOException taken) {
                     // p + 1 in use: try another pair
@@ -122,8 +123,8 @@ class CrashLocalClusterTest {
         final Path log = Path.of("target", "crash-" + name + ".log").toAbsolutePath();
         final Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                "org.switchml.dataplane.runtime.SwitchMain", "--port", Integer.toString(lanePort), "--lanes", "2",
-                "--p4runtime-port", Integer.toString(p4rtPort))
+                "org.switchml.service.standalone.SwitchMain", "--port", Integer.toString(lanePort), "--lanes", "2",
+                "--service-port", Integer.toString(servicePort), "--token-file", TOKEN.toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_MS);
         while (System.nanoTime() - deadline < 0) {

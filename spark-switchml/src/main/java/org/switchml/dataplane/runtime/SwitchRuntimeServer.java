@@ -1,6 +1,10 @@
 package org.switchml.dataplane.runtime;
 
+import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
+import io.grpc.ServerCredentials;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import org.switchml.dataplane.SoftwareSwitch;
@@ -66,23 +70,50 @@ public final class SwitchRuntimeServer implements AutoCloseable {
         return start(dataplane, host, port, 0);
     }
 
-    /** Serves {@code dataplane} as {@code deviceId} on {@code host:port} (0 picks a free port). */
+    /** Serves {@code dataplane} as {@code deviceId} on {@code host:port} (0 picks a free port), unauthenticated. */
     public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port,
                                             final long deviceId) {
+        return start(dataplane, host, port, deviceId, InsecureServerCredentials.create(), null);
+    }
+
+    /**
+     * Serves {@code dataplane} as {@code deviceId} on {@code host:port} (0 picks a free port) with
+     * {@code credentials}; when {@code interceptor} is given, every call passes it first (e.g. a bearer-token check).
+     */
+    public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port,
+                                            final long deviceId, final ServerCredentials credentials,
+                                            final ServerInterceptor interceptor) {
         final RuntimeService service = new RuntimeService(dataplane, deviceId, P4InfoIndex.bundled());
-        final Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port))
-                .addService(service).build();
+        final Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port), credentials)
+                .addService(interceptor == null ? ServerInterceptors.intercept(service)
+                        : ServerInterceptors.intercept(service, interceptor)).build();
         try {
             server.start();
         } catch (final IOException e) {
             throw new SwitchMLException("cannot serve P4Runtime on " + host + ":" + port + ": " + e.getMessage(), e);
         }
+        return withInProcess(server, service, dataplane, host, deviceId);
+    }
+
+    /**
+     * Serves {@code dataplane} as device 0 to controllers in this JVM only ({@link #inProcessName()}): no socket,
+     * so nothing outside the JVM can program it.
+     */
+    public static SwitchRuntimeServer startInProcess(final SoftwareSwitch dataplane) {
+        return withInProcess(null, new RuntimeService(dataplane, 0, P4InfoIndex.bundled()), dataplane, "in-process", 0);
+    }
+
+    private static SwitchRuntimeServer withInProcess(final Server server, final RuntimeService service,
+                                                     final SoftwareSwitch dataplane, final String host,
+                                                     final long deviceId) {
         final String name = "switchml-p4runtime-" + System.identityHashCode(service) + "-" + System.nanoTime();
         final Server inProcess = InProcessServerBuilder.forName(name).directExecutor().addService(service).build();
         try {
             inProcess.start();
         } catch (final IOException e) {
-            server.shutdownNow();
+            if (server != null) {
+                server.shutdownNow();
+            }
             throw new SwitchMLException("cannot serve P4Runtime in process as " + name + ": " + e.getMessage(), e);
         }
         return new SwitchRuntimeServer(server, inProcess, name, service, dataplane, host, deviceId);
@@ -96,14 +127,14 @@ public final class SwitchRuntimeServer implements AutoCloseable {
         return inProcessName;
     }
 
-    /** The port the P4Runtime server listens on. */
+    /** The port the P4Runtime server listens on (-1 when it serves in process only). */
     public int port() {
-        return server.getPort();
+        return server == null ? -1 : server.getPort();
     }
 
-    /** The socket address the server is bound to. */
+    /** The socket address the server is bound to (null when it serves in process only). */
     public InetSocketAddress boundAddress() {
-        return (InetSocketAddress) server.getListenSockets().get(0);
+        return server == null ? null : (InetSocketAddress) server.getListenSockets().get(0);
     }
 
     public String host() {
@@ -130,6 +161,9 @@ public final class SwitchRuntimeServer implements AutoCloseable {
     public void close() {
         service.closeAll();
         inProcess.shutdownNow();
+        if (server == null) {
+            return;
+        }
         server.shutdown();
         try {
             if (!server.awaitTermination(5, TimeUnit.SECONDS)) {

@@ -44,9 +44,10 @@ public final class SwitchMLConfig {
     }
 
     public static final ConfigEntry<String> SWITCH_ADDRESS = new ConfigEntry<>("spark.switchml.switch.address",
-            "Dataplane address of an external switch, `host:port[,port...]` (one port per lane). Empty: the "
-                    + "driver plugin starts an embedded software switch (programmed over P4Runtime on loopback). "
-                    + "Needs `spark.switchml.p4runtime.address` or `spark.switchml.registrar`.",
+            "Dataplane address of an external switch, `host:port[,port...]` (one port per lane), when it differs "
+                    + "from what its job service reports or a registrar class installs the jobs. Empty: the job "
+                    + "service's answer with `spark.switchml.jobService.address`, else an embedded software switch "
+                    + "in the driver.",
             "", s -> {
                 if (!s.isEmpty()) {
                     SwitchAddress.parse(s);
@@ -54,44 +55,41 @@ public final class SwitchMLConfig {
                 return s;
             }, s -> true, "empty or host:port[,port...]");
 
-    public static final ConfigEntry<String> P4RUNTIME_ADDRESS = new ConfigEntry<>("spark.switchml.p4runtime.address",
-            "P4Runtime server (`host:port`) of the external switch named by `spark.switchml.switch.address`, "
-                    + "e.g. a standalone software switch (`bin/switchml-switch`) or BMv2 (`simple_switch_grpc`, with "
-                    + "`spark.switchml.p4.json`). Jobs are "
-                    + "installed through the P4Runtime controller. Ignored with an embedded switch.",
-            "", s -> {
-                if (!s.isEmpty()) {
-                    final int c = s.lastIndexOf(':');
-                    if (c <= 0) {
-                        throw new IllegalArgumentException("want host:port, got '" + s + "'");
-                    }
-                    final int port = Integer.parseInt(s.substring(c + 1));
-                    if (port < 1 || port > 65535) {
-                        throw new IllegalArgumentException("bad port in '" + s + "'");
-                    }
-                }
-                return s;
-            }, s -> true, "empty or host:port");
+    public static final ConfigEntry<String> JOB_SERVICE_ADDRESS = new ConfigEntry<>("spark.switchml.jobService.address",
+            "The job service (`host:port`) of a shared switch: `bin/switchml-switch` for the standalone software "
+                    + "switch, `bin/switchml-controller` beside a P4 switch (docs/deployment.md). The driver opens a "
+                    + "session there, renews its lease, and asks for each job. Empty: an embedded switch.",
+            "", SwitchMLConfig::parseHostPort, s -> true, "empty or host:port");
 
-    public static final ConfigEntry<String> P4_JSON = new ConfigEntry<>("spark.switchml.p4.json",
-            "The BMv2 program the driver pushes with the P4Info when it connects to "
-                    + "`spark.switchml.p4runtime.address`: the JSON p4c compiled from p4/switchml.p4 "
-                    + "(`p4/compile.sh` writes `p4/build/switchml.json`). Set: the switch is BMv2, so k is 64 "
-                    + "(what the program aggregates) and every worker must be in `spark.switchml.p4.hosts`. "
-                    + "Empty: the switch is a software switch (P4Info only).",
+    public static final ConfigEntry<String> AUTH_TOKEN_FILE = new ConfigEntry<>("spark.switchml.auth.tokenFile",
+            "File whose first line is the shared switch's bearer token, sent with every call to its job service "
+                    + "(docs/security.md). Read on the driver only.",
             "", s -> s, s -> true, "empty or a file path");
 
-    public static final ConfigEntry<String> P4_HOSTS = new ConfigEntry<>("spark.switchml.p4.hosts",
-            "The P4 switch's host table: a file with one line `IPv4 SWITCH_PORT MAC` per host on its data ports "
-                    + "(`#` comments), written once per topology. The driver looks each executor's worker address "
-                    + "up there for the switch port and MAC of its results (docs/control-plane.md, 'Host "
-                    + "table'). Needed with `spark.switchml.p4.json`.",
+    public static final ConfigEntry<String> TLS_TRUST_CERT = new ConfigEntry<>("spark.switchml.tls.trustCertFile",
+            "PEM certificate (the job service's own, or its CA) the driver trusts when it calls the job service "
+                    + "over TLS. Empty: plaintext, allowed only to a loopback address.",
             "", s -> s, s -> true, "empty or a file path");
+
+    public static final ConfigEntry<String> TLS_CERT = new ConfigEntry<>("spark.switchml.tls.certFile",
+            "PEM certificate chain the driver presents to a job service that asks for client certificates "
+                    + "(with `spark.switchml.tls.keyFile`). Empty: none.",
+            "", s -> s, s -> true, "empty or a file path");
+
+    public static final ConfigEntry<String> TLS_KEY = new ConfigEntry<>("spark.switchml.tls.keyFile",
+            "PKCS#8 PEM key of `spark.switchml.tls.certFile`.",
+            "", s -> s, s -> true, "empty or a file path");
+
+    public static final ConfigEntry<Long> ADMISSION_TIMEOUT = new ConfigEntry<>("spark.switchml.admissionTimeout",
+            "How long a job request waits, in FIFO order, for room on a full shared switch (the service may "
+                    + "bound it lower); then `spark.switchml.fallback` applies, with a reason that names what "
+                    + "holds the switch.",
+            "10s", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms");
 
     public static final ConfigEntry<String> REGISTRAR = new ConfigEntry<>("spark.switchml.registrar",
             "Class implementing `org.switchml.spark.registrar.JobRegistrar` with a public constructor "
                     + "`(SwitchAddress, Map<String,String>)`: installs jobs on the external switch. Empty: "
-                    + "`org.switchml.spark.registrar.P4RuntimeRegistrar` when `spark.switchml.p4runtime.address` is set.",
+                    + "the job service named by `spark.switchml.jobService.address`.",
             "", s -> s, s -> true, "empty or a class name");
 
     public static final ConfigEntry<String> SWITCH_HOST = new ConfigEntry<>("spark.switchml.switch.host",
@@ -179,8 +177,8 @@ public final class SwitchMLConfig {
             }, s -> true, "empty, a host name / IPv4 address, or an IPv4 subnet a.b.c.d/len");
 
     /** Every setting, in documentation order. */
-    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, P4RUNTIME_ADDRESS, P4_JSON, P4_HOSTS,
-            REGISTRAR, SWITCH_HOST,
+    public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, JOB_SERVICE_ADDRESS,
+            AUTH_TOKEN_FILE, TLS_TRUST_CERT, TLS_CERT, TLS_KEY, ADMISSION_TIMEOUT, REGISTRAR, SWITCH_HOST,
             SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
             STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
 
@@ -232,6 +230,21 @@ public final class SwitchMLConfig {
     }
 
     /** Parses {@code 250ms}, {@code 10s}, {@code 2m} or a bare number of milliseconds. */
+    /** Parses {@code host:port} (or empty), failing with what was wrong. */
+    static String parseHostPort(final String s) {
+        if (!s.isEmpty()) {
+            final int c = s.lastIndexOf(':');
+            if (c <= 0) {
+                throw new IllegalArgumentException("want host:port, got '" + s + "'");
+            }
+            final int port = Integer.parseInt(s.substring(c + 1));
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("bad port in '" + s + "'");
+            }
+        }
+        return s;
+    }
+
     static long parseMillis(final String s) {
         final String t = s.toLowerCase(Locale.ROOT);
         if (t.endsWith("ms")) {

@@ -2,6 +2,7 @@ package org.switchml.spark.driver;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.spark.registrar.JobIds;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
@@ -21,7 +22,7 @@ import java.util.concurrent.FutureTask;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -33,7 +34,7 @@ final class JobBook implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(JobBook.class);
 
     private final RegistrarLink link;
-    private final AtomicInteger nextJobId;
+    private final AtomicLong nextJobId;
     private final Map<Integer, List<Integer>> generations = new ConcurrentHashMap<>();
     private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
     private final Map<Integer, Future<?>> removals = new ConcurrentHashMap<>();
@@ -46,12 +47,14 @@ final class JobBook implements AutoCloseable {
 
     JobBook(final RegistrarLink link) {
         this.link = link;
-        // Random base: two applications sharing an external switch should not pick the same ids.
-        this.nextJobId = new AtomicInteger(new SplittableRandom().nextInt(1 << 30));
+        // A random start within the registrar's range: ids of an earlier run are unlikely to come back.
+        this.nextJobId = new AtomicLong(new SplittableRandom().nextInt(1 << 30));
     }
 
+    /** A new id in the switch's range for this application (any id while the switch is unreachable). */
     int newJobId() {
-        return nextJobId.incrementAndGet() & 0x7FFF_FFFF;
+        final JobRegistrar r = link.current();
+        return (r == null ? JobIds.ANY : r.jobIds()).id(nextJobId.incrementAndGet());
     }
 
     /**

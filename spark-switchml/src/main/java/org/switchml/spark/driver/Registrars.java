@@ -5,7 +5,7 @@ import org.slf4j.LoggerFactory;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.spark.registrar.P4RuntimeRegistrar;
+import org.switchml.spark.registrar.JobServiceRegistrar;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.SwitchAddress;
@@ -36,45 +36,56 @@ final class Registrars {
     static RegistrarLink link(final Function<String, String> settings, final String driverHost,
                               final Map<String, String> all) {
         final String external = SwitchMLConfig.SWITCH_ADDRESS.from(settings);
-        if (!external.isEmpty()) {
-            final SwitchAddress address = SwitchAddress.parse(external);
-            final String registrarClass = SwitchMLConfig.REGISTRAR.from(settings);
-            if (!registrarClass.isEmpty()) {
-                final Constructor<?> ctor = registrarConstructor(registrarClass);
-                return new RegistrarLink(() -> {
-                    try {
-                        return (JobRegistrar) ctor.newInstance(address, all);
-                    } catch (final ReflectiveOperationException e) {
-                        throw new IllegalStateException(registrarClass + ": " + (e.getCause() == null ? e : e.getCause()), e);
-                    }
-                }, "switch " + address + " (registrar " + registrarClass + ")", address);
+        final SwitchAddress address = external.isEmpty() ? null : SwitchAddress.parse(external);
+        final String registrarClass = SwitchMLConfig.REGISTRAR.from(settings);
+        if (!registrarClass.isEmpty()) {
+            if (address == null) {
+                throw new IllegalArgumentException(SwitchMLConfig.REGISTRAR.key() + "=" + registrarClass + " installs "
+                        + "jobs on an external switch, so " + SwitchMLConfig.SWITCH_ADDRESS.key() + " must name it");
             }
-            final String p4rt = SwitchMLConfig.P4RUNTIME_ADDRESS.from(settings);
-            if (p4rt.isEmpty()) {
-                throw new IllegalArgumentException(SwitchMLConfig.SWITCH_ADDRESS.key() + "=" + external
-                        + " names an external switch, so " + SwitchMLConfig.P4RUNTIME_ADDRESS.key()
-                        + " (its P4Runtime server) or " + SwitchMLConfig.REGISTRAR.key()
-                        + " (a JobRegistrar class) must say how to install jobs on it");
+            final Constructor<?> ctor = registrarConstructor(registrarClass);
+            return new RegistrarLink(() -> {
+                try {
+                    return (JobRegistrar) ctor.newInstance(address, all);
+                } catch (final ReflectiveOperationException e) {
+                    throw new IllegalStateException(registrarClass + ": " + (e.getCause() == null ? e : e.getCause()), e);
+                }
+            }, "switch " + address + " (registrar " + registrarClass + ")", address);
+        }
+        final String service = SwitchMLConfig.JOB_SERVICE_ADDRESS.from(settings);
+        if (!service.isEmpty()) {
+            if (SwitchMLConfig.AUTH_TOKEN_FILE.from(settings).isEmpty()) {
+                throw new IllegalArgumentException(SwitchMLConfig.JOB_SERVICE_ADDRESS.key() + "=" + service
+                        + " names a shared switch, whose job service takes only authenticated calls: set "
+                        + SwitchMLConfig.AUTH_TOKEN_FILE.key() + " to the file with the switch's token");
             }
-            return new RegistrarLink(() -> new P4RuntimeRegistrar(address, all),
-                    "the P4Runtime server " + p4rt + " of switch " + address, address);
+            return new RegistrarLink(() -> new JobServiceRegistrar(address, all),
+                    "the job service " + service + (address == null ? "" : " of switch " + address), address);
+        }
+        if (address != null) {
+            throw new IllegalArgumentException(SwitchMLConfig.SWITCH_ADDRESS.key() + "=" + external
+                    + " names an external switch, so " + SwitchMLConfig.JOB_SERVICE_ADDRESS.key()
+                    + " (its job service) or " + SwitchMLConfig.REGISTRAR.key()
+                    + " (a JobRegistrar class) must say how to install jobs on it");
         }
         String host = SwitchMLConfig.SWITCH_HOST.from(settings);
         if (host.isEmpty()) {
             host = driverHost;
         }
         final int lanes = SwitchMLConfig.SWITCH_LANES.from(settings);
+        final long admission = SwitchMLConfig.ADMISSION_TIMEOUT.from(settings);
         final String bindHost = host;
-        return new RegistrarLink(() -> embedded(bindHost, lanes), "the embedded software switch on " + host, null);
+        return new RegistrarLink(() -> embedded(bindHost, lanes, admission), "the embedded software switch on " + host,
+                null);
     }
 
-    /** A software switch in this JVM with its P4Runtime controller. */
-    private static JobRegistrar embedded(final String bindHost, final int lanes) {
+    /** A software switch in this JVM with its controller and job service. */
+    private static JobRegistrar embedded(final String bindHost, final int lanes, final long admissionTimeoutMs) {
         final SoftwareSwitch sw = SoftwareSwitch.start(new SwitchOptions(bindHost,
                 Collections.nCopies(lanes, 0), false, FaultPlan.NONE));
         LOG.info("spark-switchml: embedded software switch listening on {}", sw.address());
         try {
-            return new EmbeddedSwitchRegistrar(sw, true);
+            return new EmbeddedSwitchRegistrar(sw, true, admissionTimeoutMs);
         } catch (final RuntimeException e) {
             sw.close();
             throw e;

@@ -1,44 +1,75 @@
 package org.switchml.spark.registrar;
 
-import org.switchml.spark.rpc.Endpoints;
+import org.switchml.control.ControllerOptions;
+import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
+import org.switchml.service.JobDesk;
+import org.switchml.service.JobServiceClient;
+import org.switchml.service.JobServiceServer;
+import org.switchml.service.SwitchDescription;
+import org.switchml.spark.rpc.Endpoints;
 
 import java.util.Optional;
 
 /**
- * The default control plane: a software switch running in this JVM (the driver's), served over
- * P4Runtime (on loopback, and to this JVM over gRPC's in-process transport) and programmed by the same
- * {@link SwitchController} that drives a P4 target, so the embedded and the hardware paths install jobs
- * the same way.
+ * The default control plane: a software switch in this JVM (the driver's) with the same stack a shared switch
+ * runs (a P4Runtime server, the controller that owns it, the job service) all on gRPC's in-process transport,
+ * so nothing outside the JVM can program it and the embedded and shared paths install jobs the same way.
  */
 public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     private final SoftwareSwitch sw;
     private final boolean owned;
-    private final SwitchRuntimeServer server;
-    private final P4RuntimeRegistrar viaController;
+    private final SwitchRuntimeServer p4runtime;
+    private final SwitchController controller;
+    private final JobServiceServer service;
+    private final JobServiceRegistrar viaService;
 
     /**
      * @param sw    the switch
      * @param owned whether {@link #close()} stops it
      */
     public EmbeddedSwitchRegistrar(final SoftwareSwitch sw, final boolean owned) {
+        this(sw, owned, JobDesk.Options.DEFAULT.admissionTimeoutMs());
+    }
+
+    /**
+     * @param sw                 the switch
+     * @param owned              whether {@link #close()} stops it
+     * @param admissionTimeoutMs how long a job waits for room when the switch is full
+     */
+    public EmbeddedSwitchRegistrar(final SoftwareSwitch sw, final boolean owned, final long admissionTimeoutMs) {
         this.sw = sw;
         this.owned = owned;
-        this.server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
+        this.p4runtime = SwitchRuntimeServer.startInProcess(sw);
+        SwitchController c = null;
+        JobServiceServer s = null;
         try {
-            // In process: the same P4Runtime messages as over TCP, but a job's installation costs no socket
-            // round trips or thread hand-offs (it is on the stage's critical path).
-            this.viaController = new P4RuntimeRegistrar(sw.address(),
-                    P4RuntimeRegistrar.connectInProcess(server.inProcessName(), "127.0.0.1:" + server.port()));
+            c = SwitchController.connectInProcess(p4runtime.inProcessName(),
+                    ControllerOptions.of(sw.address().host(), sw.address().lanePorts().get(0)));
+            c.setPipeline(PipelineConfig.softwareSwitch());
+            final SwitchDescription d = new SwitchDescription(sw.address(), 0, Endpoints.mtuOf(sw.address().host()),
+                    true, c.poolSlots(), c.jobIndices());
+            s = JobServiceServer.startInProcess(new JobDesk(c, d, new JobDesk.Options(
+                    JobDesk.Options.DEFAULT.renewIntervalMs(), admissionTimeoutMs, JobDesk.Options.DEFAULT.maxSessions()),
+                    "the embedded switch " + sw.address()));
+            this.viaService = new JobServiceRegistrar(JobServiceClient.inProcess(s.inProcessName(),
+                    "the embedded switch's job service"), "this driver", sw.address(), admissionTimeoutMs);
         } catch (final RuntimeException e) {
-            server.close();
+            if (s != null) {
+                s.close();
+            } else if (c != null) {
+                c.close();
+            }
+            p4runtime.close();
             throw e;
         }
+        this.controller = c;
+        this.service = s;
     }
 
     /** The switch itself (counters, for tests and diagnostics). */
@@ -46,9 +77,9 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
         return sw;
     }
 
-    /** The controller that installs jobs on it. */
+    /** The controller that owns it (for tests and diagnostics). */
     public SwitchController controller() {
-        return viaController.controller();
+        return controller;
     }
 
     @Override
@@ -57,18 +88,23 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     }
 
     @Override
+    public JobIds jobIds() {
+        return viaService.jobIds();
+    }
+
+    @Override
     public JobSpec register(final JobSpec spec) {
-        return viaController.register(spec);
+        return viaService.register(spec);
     }
 
     @Override
     public void remove(final int jobId) {
-        viaController.remove(jobId);
+        viaService.remove(jobId);
     }
 
     @Override
     public int dataplaneMtu() {
-        return Endpoints.mtuOf(sw.address().host());
+        return viaService.dataplaneMtu();
     }
 
     @Override
@@ -78,13 +114,15 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
 
     @Override
     public Optional<JobCounters> counters(final int jobId) {
+        // The switch's own counters: every drop reason, without a round trip through P4Runtime's counter cells.
         return Optional.ofNullable(sw.counters(jobId));
     }
 
     @Override
     public void close() {
-        viaController.close();
-        server.close();
+        viaService.close();
+        service.close();
+        p4runtime.close();
         if (owned) {
             sw.close();
         }

@@ -7,10 +7,10 @@ import org.switchml.protocol.SwitchAddress;
 import java.util.Optional;
 
 /**
- * The control plane the driver uses to install jobs on a switch. The embedded software switch has its
- * own ({@link EmbeddedSwitchRegistrar}); an external switch is programmed through P4Runtime
- * ({@link P4RuntimeRegistrar}) or by a class named in {@code spark.switchml.registrar}. Implementations
- * are called from several threads and must be thread-safe.
+ * The control plane the driver uses to install jobs on a switch: a shared switch's job service
+ * ({@link JobServiceRegistrar}), the embedded software switch ({@link EmbeddedSwitchRegistrar}, which runs the
+ * same service in the driver), or a class named in {@code spark.switchml.registrar}. Implementations are called
+ * from several threads and must be thread-safe.
  *
  * <p>An external implementation needs a public constructor {@code (SwitchAddress, Map<String,String>)}
  * receiving the dataplane address and the Spark settings. The constructor may fail when the switch
@@ -30,6 +30,11 @@ public interface JobRegistrar extends AutoCloseable {
 
     /** Removes a job; unknown ids are ignored. */
     void remove(int jobId);
+
+    /** The job ids this registrar may install. */
+    default JobIds jobIds() {
+        return JobIds.ANY;
+    }
 
     /** The only k this switch accepts, or 0 when any k fits (the software switch). */
     default int requiredK() {

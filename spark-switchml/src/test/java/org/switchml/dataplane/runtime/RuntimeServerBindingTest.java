@@ -62,21 +62,6 @@ class RuntimeServerBindingTest {
         }
     }
 
-    @Test
-    void theStandaloneSwitchServesP4RuntimeOnLoopbackByDefault() throws Exception {
-        final SwitchMain.Options o = SwitchMain.parse(new String[] {"--port", "0", "--lanes", "1", "--p4runtime-port", "0"});
-        assertEquals(SwitchRuntimeServer.DEFAULT_HOST, o.p4runtimeHost());
-        try (SwitchMain.Running r = SwitchMain.start(o)) {
-            assertTrue(r.server().boundAddress().getAddress().isLoopbackAddress(), r.server().boundAddress().toString());
-        }
-        // An address given explicitly is honoured (another loopback address: tests stay off the network).
-        final SwitchMain.Options other = SwitchMain.parse(new String[] {"--port", "0", "--lanes", "1",
-                "--p4runtime-port", "0", "--p4runtime-host", "127.0.0.2"});
-        try (SwitchMain.Running r = SwitchMain.start(other)) {
-            assertEquals("127.0.0.2", r.server().boundAddress().getAddress().getHostAddress());
-        }
-    }
-
     private static InetAddress firstNonLoopbackIpv4() throws SocketException {
         for (final NetworkInterface i : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             if (!i.isUp() || i.isLoopback()) {

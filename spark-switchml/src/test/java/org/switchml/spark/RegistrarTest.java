@@ -1,26 +1,27 @@
 package org.switchml.spark;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.config.WorkerHosts;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
-import org.switchml.spark.registrar.P4RuntimeRegistrar;
+import org.switchml.spark.registrar.JobIds;
+import org.switchml.spark.registrar.JobServiceRegistrar;
+import org.switchml.service.standalone.SwitchMain;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobSpec;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
 
-import java.io.IOException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,30 +34,39 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The driver installs jobs through the P4Runtime controller: on an external standalone software switch
- * named by address, and on the embedded one (the default).
+ * The driver installs jobs through a job service: a shared standalone switch's, named by address with the rack's
+ * token, and the embedded switch's (the default), which runs the same service in the driver.
  */
-class P4RuntimeRegistrarTest {
+@Timeout(120)
+class RegistrarTest {
+    @TempDir
+    Path dir;
 
     @Test
-    void externalSwitchIsProgrammedOverP4Runtime() {
-        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("p4runtime registrar", 21));
-        try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(2));
-             SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0)) {
+    void aSharedSwitchIsProgrammedThroughItsJobService() {
+        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("job service registrar", 21));
+        try (SwitchMain.Running sw = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
+                "--lanes", "2", "--service-port", "0", "--token-file", dir.resolve("token").toString())) {
             final Map<String, String> settings = Map.of(
-                    SwitchMLConfig.SWITCH_ADDRESS.key(), sw.address().toString(),
-                    SwitchMLConfig.P4RUNTIME_ADDRESS.key(), "127.0.0.1:" + server.port());
+                    SwitchMLConfig.JOB_SERVICE_ADDRESS.key(), sw.serviceAddress(),
+                    SwitchMLConfig.AUTH_TOKEN_FILE.key(), sw.tokenFile().toString());
             try (DriverRuntime rt = DriverRuntime.create(settings::get, "127.0.0.1", settings)) {
-                assertTrue(rt.registrar() instanceof P4RuntimeRegistrar);
-                assertEquals(sw.address(), rt.switchAddress());
+                assertTrue(rt.registrar() instanceof JobServiceRegistrar);
+                assertEquals(sw.sw().address(), rt.switchAddress(), "the service tells the dataplane address");
+                final JobIds ids = rt.registrar().jobIds();
+                final int id = rt.newJobId();
+                assertTrue(id >= ids.base() && id - ids.base() < ids.count(), id + " outside " + ids);
                 runExactAllReduce(rt, rnd, 3);
-                assertTrue(server.liveJobs().isEmpty(), "removed job must be gone from the switch");
+                assertEquals(1, sw.jobs().desk().occupancy().sessions());
+                assertEquals(0, sw.jobs().desk().occupancy().jobs(), "the removed job must be gone from the switch");
+                assertTrue(sw.p4runtime().liveJobs().isEmpty());
             }
+            assertEquals(0, sw.jobs().desk().occupancy().sessions(), "a closed driver closes its session");
         }
     }
 
     @Test
-    void embeddedSwitchIsProgrammedThroughTheSameController() {
+    void embeddedSwitchIsProgrammedThroughTheSameService() {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("embedded registrar", 22));
         final Map<String, String> settings = Map.of();
         try (DriverRuntime rt = DriverRuntime.create(settings::get, "127.0.0.1", settings)) {
@@ -68,46 +78,15 @@ class P4RuntimeRegistrarTest {
     }
 
     @Test
-    void externalSwitchWithoutAControlPathIsAClearError() {
+    void externalSwitchWithoutAControlPathOrTokenIsAClearError() {
         final Map<String, String> settings = Map.of(SwitchMLConfig.SWITCH_ADDRESS.key(), "127.0.0.1:48864");
         final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> DriverRuntime.create(settings::get, "127.0.0.1", settings));
-        assertTrue(e.getMessage().contains(SwitchMLConfig.P4RUNTIME_ADDRESS.key()), e.getMessage());
-    }
-
-    @Test
-    void aBmv2PipelineMeansKOf64AndWorkersFromTheHostTable(@org.junit.jupiter.api.io.TempDir final Path dir)
-            throws IOException {
-        // The software switch's server takes a BMv2 device config (and ignores it), so the BMv2 settings
-        // are exercised here without BMv2; Bmv2SparkIT runs them against the real one.
-        final Path json = Files.writeString(dir.resolve("switchml.json"), "{}");
-        final Path hosts = Files.writeString(dir.resolve("hosts"),
-                "# the test's loopback worker\n127.0.0.1 7 02:00:00:00:00:07\n");
-        try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
-             SwitchMLClient client = SwitchMLClient.open(ClientOptions.defaults())) {
-            final Map<String, String> settings = Map.of(
-                    SwitchMLConfig.SWITCH_ADDRESS.key(), sw.address().toString(),
-                    SwitchMLConfig.P4RUNTIME_ADDRESS.key(), "127.0.0.1:" + server.port(),
-                    SwitchMLConfig.P4_JSON.key(), json.toString(),
-                    SwitchMLConfig.P4_HOSTS.key(), hosts.toString());
-            try (P4RuntimeRegistrar reg = new P4RuntimeRegistrar(sw.address(), settings)) {
-                assertEquals(64, reg.requiredK());
-                final JobSpec spec = reg.register(new JobSpec(41, 1, 64, 4, List.of(client.localAddress())));
-                assertEquals(List.of(new org.switchml.control.WorkerAttachment(0x020000000007L, 7)),
-                        reg.controller().job(41).attachments());
-                final int[] sum = client.join(spec, 0, sw.address()).allReduce(new int[] {5, -6, 7});
-                assertArrayEquals(new int[] {5, -6, 7}, sum);
-                final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                        () -> reg.register(new JobSpec(42, 1, 64, 4, List.of(new InetSocketAddress("127.0.0.2", 9)))));
-                assertTrue(e.getMessage().contains("127.0.0.2") && e.getMessage().contains("host table"), e.getMessage());
-            }
-            final Map<String, String> noHosts = Map.of(SwitchMLConfig.P4RUNTIME_ADDRESS.key(), "127.0.0.1:" + server.port(),
-                    SwitchMLConfig.P4_JSON.key(), json.toString());
-            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> new P4RuntimeRegistrar(sw.address(), noHosts));
-            assertTrue(e.getMessage().contains(SwitchMLConfig.P4_HOSTS.key()), e.getMessage());
-        }
+        assertTrue(e.getMessage().contains(SwitchMLConfig.JOB_SERVICE_ADDRESS.key()), e.getMessage());
+        final Map<String, String> noToken = Map.of(SwitchMLConfig.JOB_SERVICE_ADDRESS.key(), "127.0.0.1:9560");
+        final IllegalArgumentException t = assertThrows(IllegalArgumentException.class,
+                () -> DriverRuntime.create(noToken::get, "127.0.0.1", noToken));
+        assertTrue(t.getMessage().contains(SwitchMLConfig.AUTH_TOKEN_FILE.key()), t.getMessage());
     }
 
     @Test

@@ -1,0 +1,77 @@
+package org.switchml.service;
+
+import org.switchml.protocol.DropCounts;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.service.v1.Endpoint;
+import org.switchml.service.v1.JobSpecMessage;
+import org.switchml.service.v1.ReadJobCountersResponse;
+import org.switchml.service.v1.SwitchInfo;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Conversions between the job service's messages and the library's types. */
+final class Messages {
+    private Messages() {
+    }
+
+    static SwitchInfo switchInfo(final SwitchDescription d) {
+        return SwitchInfo.newBuilder().setDataplaneHost(d.dataplane().host())
+                .addAllDataplanePorts(d.dataplane().lanePorts()).setRequiredK(d.requiredK()).setDataplaneMtu(d.mtu())
+                .setCountsJobs(d.countsJobs()).setPoolSlots(d.poolSlots()).setJobIndices(d.jobIndices()).build();
+    }
+
+    static SwitchDescription switchDescription(final SwitchInfo i) {
+        return new SwitchDescription(new SwitchAddress(i.getDataplaneHost(), List.copyOf(i.getDataplanePortsList())),
+                i.getRequiredK(), i.getDataplaneMtu(), i.getCountsJobs(), i.getPoolSlots(), i.getJobIndices());
+    }
+
+    static List<Endpoint> endpoints(final List<InetSocketAddress> workers) {
+        final List<Endpoint> out = new ArrayList<>();
+        for (final InetSocketAddress w : workers) {
+            out.add(Endpoint.newBuilder().setHost(w.getAddress().getHostAddress()).setPort(w.getPort()).build());
+        }
+        return out;
+    }
+
+    static List<InetSocketAddress> workers(final List<Endpoint> endpoints) {
+        final List<InetSocketAddress> out = new ArrayList<>();
+        for (final Endpoint e : endpoints) {
+            out.add(new InetSocketAddress(e.getHost(), e.getPort()));
+        }
+        return out;
+    }
+
+    static JobSpecMessage spec(final JobSpec s) {
+        return JobSpecMessage.newBuilder().setJobId(s.jobId()).setGeneration(s.generation()).setSecret(s.secret())
+                .setK(s.k()).setPoolSize(s.poolSize()).addAllWorkers(endpoints(s.workers())).build();
+    }
+
+    static JobSpec spec(final JobSpecMessage m) {
+        return new JobSpec(m.getJobId(), m.getGeneration(), m.getSecret(), m.getK(), m.getPoolSize(),
+                workers(m.getWorkersList()));
+    }
+
+    static ReadJobCountersResponse counters(final JobCounters c) {
+        final ReadJobCountersResponse.Builder b = ReadJobCountersResponse.newBuilder().setKnown(true)
+                .setPacketsIn(c.packetsIn()).setPacketsOut(c.packetsOut()).setRetransmissions(c.retransmissions());
+        for (final DropReason r : DropReason.values()) {
+            final long n = c.drops().get(r);
+            if (n != 0) {
+                b.putDrops(r.name(), n);
+            }
+        }
+        return b.build();
+    }
+
+    static JobCounters counters(final ReadJobCountersResponse r) {
+        final Map<String, Long> drops = r.getDropsMap();
+        return new JobCounters(r.getPacketsIn(), r.getPacketsOut(), r.getRetransmissions(),
+                DropCounts.of(reason -> drops.getOrDefault(reason.name(), 0L)));
+    }
+}

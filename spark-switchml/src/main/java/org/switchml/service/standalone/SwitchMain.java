@@ -1,0 +1,250 @@
+package org.switchml.service.standalone;
+
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.TlsFiles;
+import org.switchml.control.ControllerOptions;
+import org.switchml.control.PipelineConfig;
+import org.switchml.control.SwitchController;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.protocol.Wire;
+import org.switchml.service.JobServiceServer;
+import org.switchml.service.SwitchDescription;
+import org.switchml.transport.FaultPlan;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * The standalone software switch ({@code bin/switchml-switch}): the dataplane lanes, the controller that owns
+ * them (in this JVM), and the job service applications ask for jobs. Runs until killed.
+ *
+ * <p>Usage errors print the error and the usage and exit 2; a switch that cannot start (port in use, unknown
+ * host, unreadable TLS files) prints one line naming what failed and exits 1. Once serving it prints one line
+ * {@code switchml-switch: dataplane HOST:PORT[,PORT...] jobs HOST:PORT token FILE p4runtime off|HOST:PORT}.
+ */
+@Command(name = SwitchMain.NAME, mixinStandardHelpOptions = true, sortOptions = false,
+        description = "The standalone SwitchML software switch: dataplane lanes, their controller and the job "
+                + "service that Spark drivers (spark.switchml.jobService.address) ask for jobs.")
+public final class SwitchMain {
+    static final String NAME = "switchml-switch";
+
+    @Option(names = "--host", paramLabel = "H", description = "address the dataplane lanes bind (default ${DEFAULT-VALUE})")
+    String host = "127.0.0.1";
+
+    @Option(names = "--port", paramLabel = "P",
+            description = "UDP port of lane 0; lane i listens on P+i; 0 picks free ports (default ${DEFAULT-VALUE})")
+    int port = Wire.DEFAULT_PORT;
+
+    @Option(names = "--lanes", paramLabel = "L", description = "lanes, one dataplane thread each, 1..16 (default ${DEFAULT-VALUE})")
+    int lanes = 2;
+
+    @Mixin
+    ServiceOptions service = new ServiceOptions();
+
+    @Option(names = "--p4runtime-port", paramLabel = "P|off",
+            description = "also serve P4Runtime on this port, for operators only (0: a free one; default ${DEFAULT-VALUE}); needs --p4runtime-token-file")
+    String p4runtimePort = "off";
+
+    @Option(names = "--p4runtime-host", paramLabel = "H", description = "address the P4Runtime server binds (default ${DEFAULT-VALUE})")
+    String p4runtimeHost = "127.0.0.1";
+
+    @Option(names = "--p4runtime-token-file", paramLabel = "FILE",
+            description = "operators' bearer token for P4Runtime; never the applications' token (their P4Runtime reads would show every job's secret)")
+    Path p4runtimeTokenFile;
+
+    @Option(names = "--device-id", paramLabel = "D", description = "P4Runtime device id (default ${DEFAULT-VALUE})")
+    long deviceId;
+
+    private SwitchMain() {
+    }
+
+    public static void main(final String[] args) throws InterruptedException {
+        final int code = run(args, System.out, System.err);
+        if (code >= 0) {
+            System.exit(code);
+        }
+    }
+
+    /**
+     * Starts the switch and blocks until the JVM shuts down; returns an exit code without serving when the
+     * command line is bad (2), help was asked for (0), or the switch could not start (1).
+     */
+    static int run(final String[] args, final PrintStream out, final PrintStream err) throws InterruptedException {
+        final SwitchMain o = new SwitchMain();
+        final CommandLine cl = new CommandLine(o);
+        try {
+            cl.parseArgs(args);
+            o.check();
+        } catch (final CommandLine.ParameterException e) {
+            err.println(NAME + ": " + e.getMessage());
+            cl.usage(new PrintWriter(err, true));
+            return 2;
+        }
+        if (cl.isUsageHelpRequested() || cl.isVersionHelpRequested()) {
+            cl.usage(new PrintWriter(out, true));
+            return 0;
+        }
+        final Running r;
+        try {
+            r = o.start(out);
+        } catch (final RuntimeException e) {
+            err.println(NAME + ": " + (e.getMessage() != null ? e.getMessage() : ServiceOptions.rootMessage(e)));
+            return 1;
+        }
+        out.println(NAME + ": dataplane " + r.sw().address() + " jobs " + r.serviceAddress()
+                + " token " + o.service.tokenFile + " p4runtime "
+                + (r.p4runtime() == null ? "off" : o.p4runtimeHost + ":" + r.p4runtime().port()));
+        out.flush();
+        final CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            r.close();
+            stopped.countDown();
+        }, "switchml-shutdown"));
+        stopped.await();
+        return -1;
+    }
+
+    private void check() {
+        final CommandLine cl = new CommandLine(this);
+        if (lanes < 1 || lanes > 16) {
+            throw new CommandLine.ParameterException(cl, "--lanes " + lanes + " is outside 1..16");
+        }
+        if (port < 0 || port > 65535 || (port != 0 && port + lanes - 1 > 65535)) {
+            throw new CommandLine.ParameterException(cl, "--port " + port + " with --lanes " + lanes
+                    + " is outside 0..65535");
+        }
+        if (service.port < 0 || service.port > 65535) {
+            throw new CommandLine.ParameterException(cl, "--service-port " + service.port + " is outside 0..65535");
+        }
+        if (!p4runtimePort.equals("off")) {
+            final int p;
+            try {
+                p = Integer.parseInt(p4runtimePort);
+            } catch (final NumberFormatException e) {
+                throw new CommandLine.ParameterException(cl, "--p4runtime-port '" + p4runtimePort
+                        + "' is neither a port nor off");
+            }
+            if (p < 0 || p > 65535) {
+                throw new CommandLine.ParameterException(cl, "--p4runtime-port " + p + " is outside 0..65535");
+            }
+            if (p4runtimeTokenFile == null) {
+                throw new CommandLine.ParameterException(cl, "--p4runtime-port needs --p4runtime-token-file (the "
+                        + "operators' token, not the applications')");
+            }
+        }
+    }
+
+    /**
+     * Starts a switch in this JVM from a command line, as {@code bin/switchml-switch} would (tests, embedding).
+     *
+     * @throws IllegalArgumentException on a usage error
+     * @throws RuntimeException         when it cannot start
+     */
+    public static Running start(final PrintStream out, final String... args) {
+        final SwitchMain o = new SwitchMain();
+        final CommandLine cl = new CommandLine(o);
+        try {
+            cl.parseArgs(args);
+            o.check();
+        } catch (final CommandLine.ParameterException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        return o.start(out);
+    }
+
+    /**
+     * A started switch: dataplane, its P4Runtime server, the job service.
+     *
+     * @param sw        the dataplane
+     * @param p4runtime its P4Runtime server (in process only unless asked)
+     * @param jobs        the job service
+     * @param serviceHost the address the job service binds
+     * @param tokenFile   the applications' token
+     */
+    public record Running(SoftwareSwitch sw, SwitchRuntimeServer p4runtime, JobServiceServer jobs, String serviceHost,
+                          Path tokenFile)
+            implements AutoCloseable {
+
+        /** The job service's address, {@code host:port}. */
+        public String serviceAddress() {
+            return serviceHost + ":" + jobs.port();
+        }
+
+        @Override
+        public void close() {
+            jobs.close();
+            p4runtime.close();
+            sw.close();
+        }
+    }
+
+    /** Starts what the options describe; errors name the host and port that failed. */
+    Running start(final PrintStream out) {
+        resolve(host, "--host");
+        resolve(service.host, "--service-host");
+        final BearerToken token = service.token(out, NAME);
+        final List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < lanes; i++) {
+            ports.add(port == 0 ? 0 : port + i);
+        }
+        final SoftwareSwitch sw;
+        try {
+            sw = SoftwareSwitch.start(new SwitchOptions(host, ports, false, FaultPlan.NONE));
+        } catch (final RuntimeException e) {
+            throw new IllegalStateException("cannot bind the dataplane on " + host + " UDP "
+                    + (port == 0 ? "free ports" : "ports " + port + ".." + (port + lanes - 1))
+                    + ": " + ServiceOptions.rootMessage(e), e);
+        }
+        SwitchRuntimeServer p4 = null;
+        try {
+            if (p4runtimePort.equals("off")) {
+                p4 = SwitchRuntimeServer.startInProcess(sw);
+            } else {
+                resolve(p4runtimeHost, "--p4runtime-host");
+                final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
+                p4 = SwitchRuntimeServer.start(sw, p4runtimeHost, Integer.parseInt(p4runtimePort), deviceId,
+                        TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
+                                "the P4Runtime server on " + p4runtimeHost),
+                        operators.interceptor("the P4Runtime server of switch " + sw.address()));
+            }
+            final SwitchController controller = SwitchController.connectInProcess(p4.inProcessName(),
+                    ControllerOptions.of(host, sw.address().lanePorts().get(0)).withDeviceId(p4.deviceId()));
+            try {
+                controller.setPipeline(PipelineConfig.softwareSwitch());
+            } catch (final RuntimeException e) {
+                controller.close();
+                throw e;
+            }
+            final SwitchDescription d = new SwitchDescription(sw.address(), 0, ServiceOptions.mtuOf(host), true,
+                    controller.poolSlots(), controller.jobIndices());
+            final JobServiceServer jobs = service.start(controller, d, token, "switch " + sw.address());
+            return new Running(sw, p4, jobs, service.host, service.tokenFile);
+        } catch (final RuntimeException e) {
+            if (p4 != null) {
+                p4.close();
+            }
+            sw.close();
+            throw e;
+        }
+    }
+
+    private static void resolve(final String h, final String option) {
+        try {
+            InetAddress.getByName(h);
+        } catch (final UnknownHostException e) {
+            throw new IllegalStateException(option + " " + h + ": unknown host");
+        }
+    }
+}
