@@ -44,8 +44,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Dynamic allocation on a real cluster (local-cluster[2,1,1024], two executor JVMs, the plugin on), where Spark
- * refuses barrier stages: the estimator trains with stock MLlib and says why once, the aggregator falls back to
+ * Dynamic allocation on a real cluster (local-cluster[2,1,1024], two executor JVMs, the plugin on, shuffle
+ * tracking, two executors at least and at most), where Spark refuses barrier stages: the estimator trains with stock MLlib and says why once, the aggregator falls back to
  * treeAggregate (or fails, as spark.switchml.fallback says), the replicated loop fails naming the setting.
  * Needs SPARK_HOME with jars/ (surefire sets it to target/spark-home).
  */
@@ -98,6 +98,10 @@ class DynamicAllocationTest {
                 .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
                 .config(SETTING, "true")
                 .config("spark.dynamicAllocation.shuffleTracking.enabled", "true")
+                // A fixed count under dynamic allocation is refused all the same, and keeps both executors for the
+                // whole class instead of starting them again after an idle minute.
+                .config("spark.dynamicAllocation.minExecutors", "2")
+                .config("spark.dynamicAllocation.maxExecutors", "2")
                 .getOrCreate();
         spark.sparkContext().setLogLevel("WARN");
         jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
@@ -138,12 +142,12 @@ class DynamicAllocationTest {
     @Test
     void theEstimatorTrainsAsStockMllibAndSaysWhyOnce() {
         final long seed = Seeds.seed("dynamic allocation estimator", 91);
-        final Dataset<Row> data = MllibParity.frame(spark, LrData.generate(seed, 400, 5, 2, false, 1.0).rows(), 4);
+        final Dataset<Row> data = MllibParity.frame(spark, LrData.generate(seed, 300, 5, 2, false, 1.0).rows(), 4);
         final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression();
-        ours.setRegParam(0.01).setMaxIter(50);
+        ours.setRegParam(0.01).setMaxIter(15);
         final LogisticRegressionModel viaOurs = ours.fit(data);
         final FitReport report = ours.lastFit();
-        final LogisticRegressionModel stock = new LogisticRegression().setRegParam(0.01).setMaxIter(50).fit(data);
+        final LogisticRegressionModel stock = new LogisticRegression().setRegParam(0.01).setMaxIter(15).fit(data);
 
         assertFalse(report.viaSwitch(), report.toString());
         assertTrue(report.reason().startsWith("stock MLlib") && report.reason().contains(SETTING), report.reason());
@@ -164,7 +168,7 @@ class DynamicAllocationTest {
         assertTrue(maxDiff <= 1e-10 * scale, "difference " + maxDiff + " > 1e-10 x " + scale);
 
         // A second fit in the same application trains the same way without another warning.
-        ours.fit(data);
+        ours.setMaxIter(3).fit(data);
         assertFalse(ours.lastFit().viaSwitch());
         final List<String> said = warnings.naming(SwitchMLLogisticRegression.class, SETTING);
         assertEquals(1, said.size(), said.toString());
