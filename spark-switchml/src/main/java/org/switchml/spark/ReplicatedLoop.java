@@ -45,6 +45,11 @@ import java.util.concurrent.ConcurrentMap;
  *
  * <p>All executors receive bit-identical sums, so a deterministic update keeps every copy of the state
  * identical.
+ *
+ * <p>Spark refuses barrier stages while dynamic allocation is in effect ({@code
+ * spark.dynamicAllocation.enabled=true} on a cluster, see {@link SwitchMLDriver#barrierStagesRefused}): then
+ * {@link #run} fails with an {@link IllegalStateException} naming the setting, whatever {@code
+ * spark.switchml.fallback} says; {@link #runOnDriver} runs the same loop without barrier stages.
  */
 public final class ReplicatedLoop {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatedLoop.class);

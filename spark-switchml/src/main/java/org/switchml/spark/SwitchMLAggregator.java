@@ -19,6 +19,8 @@ import scala.collection.Iterator;
 import java.io.Serializable;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The treeAggregate replacement: the element-wise sum over partitions of each partition's
@@ -33,13 +35,17 @@ import java.util.List;
  * <p>Any number of partitions works: the barrier stage has one task per task slot (at most one per
  * partition), each task folds the partitions the stage's plan gives it (those cached on its executor
  * first), the tasks of one executor sum in memory, and each executor is one worker of the switch job
- * (at most 32 executors). Dynamic allocation must be off. A failed stage runs again under a new job
- * generation ({@code spark.switchml.stageAttempts}).
+ * (at most 32 executors). A failed stage runs again under a new job generation
+ * ({@code spark.switchml.stageAttempts}).
  * When the switch is unreachable, {@code spark.switchml.fallback} decides: treeAggregate (one warning,
- * counted in {@link DriverRuntime#fallbackCount()}) or an error.
+ * counted in {@link SwitchMLDriver#fallbackCount()}) or an error. So it does when Spark refuses barrier stages,
+ * i.e. with {@code spark.dynamicAllocation.enabled=true} on a cluster ({@link SwitchMLDriver#barrierStagesRefused};
+ * one warning per application, every such call counted).
  */
 public final class SwitchMLAggregator {
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLAggregator.class);
+    /** Applications already warned that Spark refuses barrier stages (dynamic allocation). */
+    private static final Set<String> WARNED_REFUSED = ConcurrentHashMap.newKeySet();
 
     /**
      * Local property a barrier task can read ({@code TaskContext.get().getLocalProperty}) to learn which
@@ -66,7 +72,7 @@ public final class SwitchMLAggregator {
      *
      * @param sum            the element-wise sum
      * @param viaSwitch      false when the fallback computed it
-     * @param jobId          the switch job id used (also when it fell back mid-stage)
+     * @param jobId          the switch job id used (also when it fell back mid-stage); 0 when no job was needed
      * @param fallbackReason why it fell back, or null
      * @param workers        the switch job's workers: the executors that took part (0 after a fallback)
      */
@@ -100,6 +106,16 @@ public final class SwitchMLAggregator {
         }
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
         final DriverRuntime rt = DriverRuntimes.forContext(sc);
+        final String refused = StageLauncher.refusedFallback(sc.conf(), fallback, rt);
+        if (refused != null) {
+            if (WARNED_REFUSED.add(sc.applicationId())) {
+                LOG.warn("spark-switchml: {}; computing with treeAggregate instead ({}=treeAggregate); set {}=false "
+                        + "to aggregate through the switch. This warning is given once per application; "
+                        + "SwitchMLDriver.fallbackCount() counts every such call.", refused,
+                        SwitchMLConfig.FALLBACK.key(), StageLauncher.DYNAMIC_ALLOCATION);
+            }
+            return new Result(treeAggregate(rdd, zero, seqOp), false, 0, refused, 0);
+        }
         final int jobId = rt.newJobId();
         final List<TaskOutcome> outcomes;
         try {

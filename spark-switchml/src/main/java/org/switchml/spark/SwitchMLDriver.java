@@ -3,6 +3,7 @@ package org.switchml.spark;
 import org.apache.spark.SparkContext;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.driver.StageLauncher;
 import org.switchml.protocol.JobCounters;
 
 import java.util.List;
@@ -26,6 +27,19 @@ public final class SwitchMLDriver {
      */
     public static SwitchMLDriver of(final SparkContext sc) {
         return new SwitchMLDriver(DriverRuntimes.forContext(sc));
+    }
+
+    /**
+     * Why no switch call can run in {@code sc}'s application, naming the setting, or empty when they can. Every
+     * call runs barrier stages, and Spark refuses those whenever dynamic allocation is in effect:
+     * {@code spark.dynamicAllocation.enabled=true} with any master but {@code local[...]} ({@code local-cluster}
+     * included), whatever the other dynamic-allocation settings say. Then {@link SwitchMLAggregator} falls back
+     * as {@code spark.switchml.fallback} says, {@link ReplicatedLoop} fails, and the estimators train with stock
+     * MLlib.
+     */
+    public static Optional<String> barrierStagesRefused(final SparkContext sc) {
+        return StageLauncher.barrierStagesRefused(sc.conf())
+                ? Optional.of(StageLauncher.dynamicAllocationReason()) : Optional.empty();
     }
 
     /** The switch's dataplane address, or what is tried while it is unreachable. */
@@ -55,7 +69,10 @@ public final class SwitchMLDriver {
         return runtime.generationsOf(jobId);
     }
 
-    /** How many calls fell back to treeAggregate because the switch was unreachable. */
+    /**
+     * How many calls fell back to treeAggregate: the switch was unreachable, or Spark refused their barrier
+     * stages because {@code spark.dynamicAllocation.enabled=true} (see {@link #barrierStagesRefused}).
+     */
     public long fallbackCount() {
         return runtime.fallbackCount();
     }

@@ -121,7 +121,8 @@ public final class SwitchMLConfig {
             "fp64", s -> Precision.valueOf(s.toUpperCase(Locale.ROOT)), v -> true, "fp64 or fp32");
 
     public static final ConfigEntry<Fallback> FALLBACK = new ConfigEntry<>("spark.switchml.fallback",
-            "When the switch is unreachable (registration fails or no result within the result timeout): "
+            "When the switch is unreachable (registration fails or no result within the result timeout), or "
+                    + "Spark refuses barrier stages (`spark.dynamicAllocation.enabled=true` on a cluster): "
                     + "`treeAggregate` computes the sum with Spark's treeAggregate, logs one warning and counts "
                     + "it; `fail` throws. Per call.",
             "treeAggregate", SwitchMLConfig::parseFallback, v -> true, "treeAggregate or fail");

@@ -143,7 +143,10 @@ public final class DriverRuntime implements AutoCloseable {
         fallbacks.incrementAndGet();
     }
 
-    /** How many calls fell back to treeAggregate because the switch was unreachable. */
+    /**
+     * How many calls fell back to treeAggregate: the switch was unreachable, or Spark refused barrier stages
+     * (dynamic allocation).
+     */
     public long fallbackCount() {
         return fallbacks.get();
     }

@@ -2,8 +2,10 @@ package org.switchml.spark.driver;
 
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.Partition;
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.rdd.RDD;
+import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.config.SwitchMLConfig;
@@ -40,6 +42,9 @@ public final class StageLauncher {
     /** The local property naming the attempt, which a barrier task can read. */
     public static final String ATTEMPT_PROPERTY = "spark.switchml.attempt";
 
+    /** Spark's dynamic allocation switch: while it is in effect, Spark runs no barrier stage. */
+    public static final String DYNAMIC_ALLOCATION = "spark.dynamicAllocation.enabled";
+
     private StageLauncher() {
     }
 
@@ -62,7 +67,7 @@ public final class StageLauncher {
                                  final SwitchMLConfig.Precision precision, final TaskFactory factory) {
         final SparkContext sc = source.sparkContext();
         final int partitions = source.getNumPartitions();
-        checkCluster(sc.isLocal(), sc.conf().getBoolean("spark.dynamicAllocation.enabled", false));
+        checkCluster(sc.conf());
         if (rt.availableRegistrar() == null) {
             return List.of(TaskOutcome.unreachable(-1, rt.unreachableReason()));
         }
@@ -148,12 +153,49 @@ public final class StageLauncher {
         return out;
     }
 
-    /** Barrier stages need a fixed set of executors. */
-    static void checkCluster(final boolean local, final boolean dynamicAllocation) {
-        if (!local && dynamicAllocation) {
-            throw new IllegalStateException("spark-switchml: barrier stages need a fixed set of executors, but "
-                    + "spark.dynamicAllocation.enabled=true; set it to false");
+    /**
+     * Whether Spark refuses barrier stages under {@code conf}. Spark 4.0.1's DAGScheduler, as it creates a
+     * stage, fails the job of any barrier RDD with {@code BarrierJobRunWithDynamicAllocationException}
+     * whenever dynamic allocation is in effect ({@code Utils.isDynamicAllocationEnabled}): {@value
+     * #DYNAMIC_ALLOCATION}=true with any master but {@code local} and {@code local[...]} ({@code
+     * local-cluster} included), or with {@code spark.dynamicAllocation.testing=true} on those. No other
+     * setting lifts it (equal minimum and maximum executors, shuffle tracking, an external shuffle service).
+     * This asks Spark's own test, so that the two cannot disagree.
+     */
+    public static boolean barrierStagesRefused(final SparkConf conf) {
+        return Utils.isDynamicAllocationEnabled(conf);
+    }
+
+    /** Why no switch call can run while Spark refuses barrier stages; names the setting. */
+    public static String dynamicAllocationReason() {
+        return DYNAMIC_ALLOCATION + "=true: Spark runs no barrier stage under dynamic allocation (a barrier "
+                + "stage needs all its tasks at once, and dynamic allocation adds and removes executors)";
+    }
+
+    /** Fails, naming the setting, when Spark would refuse the call's barrier stages. */
+    static void checkCluster(final SparkConf conf) {
+        if (barrierStagesRefused(conf)) {
+            throw new IllegalStateException("spark-switchml: " + dynamicAllocationReason() + "; set "
+                    + DYNAMIC_ALLOCATION + "=false to aggregate through the switch");
         }
+    }
+
+    /**
+     * For a call that may fall back: the reason when Spark refuses barrier stages under {@code conf}, counted
+     * as a fallback; null when it runs them. Throws instead when {@code fallback} is {@code fail}.
+     */
+    public static String refusedFallback(final SparkConf conf, final SwitchMLConfig.Fallback fallback,
+                                         final DriverRuntime rt) {
+        if (!barrierStagesRefused(conf)) {
+            return null;
+        }
+        if (fallback == SwitchMLConfig.Fallback.FAIL) {
+            throw new SwitchMLException("spark-switchml: " + dynamicAllocationReason() + "; set "
+                    + DYNAMIC_ALLOCATION + "=false to aggregate through the switch (" + SwitchMLConfig.FALLBACK.key()
+                    + "=fail)");
+        }
+        rt.countFallback();
+        return dynamicAllocationReason();
     }
 
     /**

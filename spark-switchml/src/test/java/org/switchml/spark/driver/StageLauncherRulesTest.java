@@ -1,26 +1,46 @@
 package org.switchml.spark.driver;
 
+import org.apache.spark.SparkConf;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The pre-launch rules and the stage plan as pure functions (no cluster needed). */
+@Timeout(60)
 class StageLauncherRulesTest {
     private static final TaskSettings AUTO = new TaskSettings(7, 0, 4, 0, 0, true, 10_000, 60_000, 100);
 
+    private static SparkConf conf(final String master, final boolean dynamicAllocation) {
+        return new SparkConf(false).setMaster(master).set(StageLauncher.DYNAMIC_ALLOCATION, Boolean.toString(dynamicAllocation));
+    }
+
     @Test
-    void dynamicAllocationIsRejectedOnAClusterOnly() {
-        final IllegalStateException e = assertThrows(IllegalStateException.class, () -> StageLauncher.checkCluster(false, true));
-        assertTrue(e.getMessage().contains("spark.dynamicAllocation.enabled=true"), e.getMessage());
-        assertDoesNotThrow(() -> StageLauncher.checkCluster(true, true));
+    void barrierStagesAreRefusedWhereSparkRefusesThemUnderDynamicAllocation() {
+        // Spark's rule: dynamic allocation is in effect on any master but local and local[...].
+        assertTrue(StageLauncher.barrierStagesRefused(conf("local-cluster[2,1,1024]", true)));
+        assertTrue(StageLauncher.barrierStagesRefused(conf("spark://m:7077", true)));
+        assertTrue(StageLauncher.barrierStagesRefused(conf("yarn", true)
+                .set("spark.dynamicAllocation.minExecutors", "2").set("spark.dynamicAllocation.maxExecutors", "2")),
+                "a fixed executor count under dynamic allocation is refused as well");
+        assertFalse(StageLauncher.barrierStagesRefused(conf("yarn", false)));
+        assertFalse(StageLauncher.barrierStagesRefused(conf("local[2]", true)), "a local master has no dynamic allocation");
+        assertTrue(StageLauncher.barrierStagesRefused(conf("local[2]", true).set("spark.dynamicAllocation.testing", "true")));
+
+        final IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> StageLauncher.checkCluster(conf("spark://m:7077", true)));
+        assertTrue(e.getMessage().contains("spark.dynamicAllocation.enabled=true")
+                && e.getMessage().contains("spark.dynamicAllocation.enabled=false"), e.getMessage());
+        assertDoesNotThrow(() -> StageLauncher.checkCluster(conf("local[2]", true)));
     }
 
     @Test

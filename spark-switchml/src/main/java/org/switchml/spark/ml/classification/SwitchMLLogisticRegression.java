@@ -63,6 +63,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Partitions: any number, as they come (no repartition): each executor sums its tasks' parts in
  * memory and is one worker of the switch job.
+ *
+ * <p>Where the switch cannot be used, the fit is stock MLlib's, with one warning per application and the
+ * reason in {@link #lastFit()} ({@code viaSwitch=false}): a cluster master without {@code spark.plugins}, or
+ * {@code spark.dynamicAllocation.enabled=true} on a cluster, under which Spark refuses barrier stages
+ * ({@link SwitchMLDriver#barrierStagesRefused}).
  */
 public class SwitchMLLogisticRegression extends LogisticRegression {
     private static final long serialVersionUID = 1L;
@@ -80,7 +85,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     private LogisticRegressionModel initialModel;
     private transient volatile FitReport lastFit;
     private transient volatile FitListener listener;
-    /** Applications already warned that they train with stock MLlib (no plugin on a cluster master). */
+    /** Applications already warned that they train with stock MLlib, with the reason they were given. */
     private static final Set<String> WARNED_STOCK = ConcurrentHashMap.newKeySet();
     private static final String JOB_DESCRIPTION = "spark.job.description";
 
@@ -217,7 +222,15 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     public LogisticRegressionModel train(final Dataset<?> dataset) {
         final SparkContext sc = dataset.sparkSession().sparkContext();
         if (!switchAvailable(sc)) {
-            return trainStock(sc, dataset);
+            return trainStock(sc, dataset, "master " + sc.master() + " without spark.plugins="
+                    + SwitchMLPlugin.class.getName(), "Its executors learn the switch from the driver plugin: submit "
+                    + "with bin/switchml-submit, or set spark.plugins and put the spark-switchml jar on the executors "
+                    + "(--jars).");
+        }
+        final Optional<String> refused = SwitchMLDriver.barrierStagesRefused(sc);
+        if (refused.isPresent()) {
+            return trainStock(sc, dataset, refused.get(), "Set spark.dynamicAllocation.enabled=false to aggregate "
+                    + "through the switch.");
         }
         final String previousDescription = sc.getLocalProperty(JOB_DESCRIPTION);
         try {
@@ -227,14 +240,15 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         }
     }
 
-    /** Stock MLlib's training, for a cluster master without the plugin: one warning per application. */
-    private LogisticRegressionModel trainStock(final SparkContext sc, final Dataset<?> dataset) {
-        final String why = "master " + sc.master() + " without spark.plugins=" + SwitchMLPlugin.class.getName();
-        if (WARNED_STOCK.add(sc.applicationId())) {
-            LOG.warn("{}: {}; training with stock MLlib LogisticRegression instead (same model, no switch). Its "
-                    + "executors learn the switch from the driver plugin: submit with bin/switchml-submit, or set "
-                    + "spark.plugins and put the spark-switchml jar on the executors (--jars). This warning is given "
-                    + "once per application.", uid(), why);
+    /**
+     * Stock MLlib's training, when the switch cannot be used ({@code why}; {@code advice} says what to change):
+     * one warning per application and reason.
+     */
+    private LogisticRegressionModel trainStock(final SparkContext sc, final Dataset<?> dataset, final String why,
+                                               final String advice) {
+        if (WARNED_STOCK.add(sc.applicationId() + ": " + why)) {
+            LOG.warn("{}: {}; training with stock MLlib LogisticRegression instead (same model, no switch). {} This "
+                    + "warning is given once per application.", uid(), why, advice);
         }
         final long t0 = System.nanoTime();
         final LogisticRegressionModel m = super.train(dataset);
