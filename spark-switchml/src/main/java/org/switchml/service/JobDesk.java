@@ -6,6 +6,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.control.SwitchControlException;
 import org.switchml.control.SwitchController;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.DropCounts;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 
@@ -273,6 +275,32 @@ public final class JobDesk implements AutoCloseable {
         }
         return new Occupancy(sessions.size(), jobs, slots, description.poolSlots(), waiting.size(), admissionsRefused,
                 leasesExpired);
+    }
+
+    /** The switch's traffic summed over every job's counter cells, and its switch-wide drops. */
+    public synchronized SwitchTotals totals() {
+        checkOpen();
+        final long[] drops = controller.readCounter(P4Names.JOB_DROPS);
+        final int stride = Math.max(1, drops.length / Math.max(1, description.jobIndices()));
+        final JobCounters jobs = new JobCounters(sum(controller.readCounter(P4Names.JOB_PACKETS_IN)),
+                sum(controller.readCounter(P4Names.JOB_PACKETS_OUT)),
+                sum(controller.readCounter(P4Names.JOB_RETRANSMISSIONS)),
+                DropCounts.of(r -> {
+                    long n = 0;
+                    for (int i = r.ordinal(); r.ordinal() < stride && i < drops.length; i += stride) {
+                        n += drops[i];
+                    }
+                    return n;
+                }));
+        return new SwitchTotals(jobs, controller.readSwitchCounters());
+    }
+
+    private static long sum(final long[] cells) {
+        long s = 0;
+        for (final long c : cells) {
+            s += c;
+        }
+        return s;
     }
 
     /** Removes the sessions whose lease lapsed, with their jobs. */

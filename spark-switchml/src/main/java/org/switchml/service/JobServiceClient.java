@@ -111,6 +111,12 @@ public final class JobServiceClient implements AutoCloseable {
                 r.getRequestsWaiting(), r.getAdmissionsRefused(), r.getLeasesExpired());
     }
 
+    /** The switch's traffic, summed over every job. */
+    public SwitchTotals totals() {
+        return Messages.totals(call("describe the switch", () -> stub(RPC_TIMEOUT_MS)
+                .describeSwitch(DescribeSwitchRequest.getDefaultInstance())).getTraffic());
+    }
+
     private JobServiceGrpc.JobServiceBlockingStub stub(final long deadlineMs) {
         return JobServiceGrpc.newBlockingStub(channel).withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS);
     }

@@ -89,7 +89,7 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
             return DescribeSwitchResponse.newBuilder().setSwitchInfo(Messages.switchInfo(desk.description()))
                     .setSessions(o.sessions()).setJobs(o.jobs()).setSlotsHeld(o.slotsHeld())
                     .setRequestsWaiting(o.requestsWaiting()).setAdmissionsRefused(o.admissionsRefused())
-                    .setLeasesExpired(o.leasesExpired()).build();
+                    .setLeasesExpired(o.leasesExpired()).setTraffic(Messages.traffic(desk.totals())).build();
         });
     }
 

@@ -105,6 +105,11 @@ public final class LeasedSession implements AutoCloseable {
         return client.counters(grant.sessionId(), jobId);
     }
 
+    /** The switch's traffic, summed over every job. */
+    public SwitchTotals switchTotals() {
+        return client.totals();
+    }
+
     /** Closes the session (its jobs go at once) and the client. */
     @Override
     public void close() {

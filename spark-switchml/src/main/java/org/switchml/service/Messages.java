@@ -5,10 +5,12 @@ import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchCounters;
 import org.switchml.service.v1.Endpoint;
 import org.switchml.service.v1.JobSpecMessage;
 import org.switchml.service.v1.ReadJobCountersResponse;
 import org.switchml.service.v1.SwitchInfo;
+import org.switchml.service.v1.Traffic;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -55,6 +57,23 @@ final class Messages {
     static JobSpec spec(final JobSpecMessage m) {
         return new JobSpec(m.getJobId(), m.getGeneration(), m.getSecret(), m.getK(), m.getPoolSize(),
                 workers(m.getWorkersList()));
+    }
+
+    static Traffic traffic(final SwitchTotals t) {
+        final Traffic.Builder b = Traffic.newBuilder().setPacketsIn(t.jobs().packetsIn())
+                .setPacketsOut(t.jobs().packetsOut()).setRetransmissions(t.jobs().retransmissions())
+                .setNotSwitchml(t.switchWide().notSwitchml());
+        for (final DropReason r : DropReason.values()) {
+            b.putJobDrops(r.name(), t.jobs().drops().get(r));
+            b.putSwitchDrops(r.name(), t.switchWide().drops().get(r));
+        }
+        return b.build();
+    }
+
+    static SwitchTotals totals(final Traffic t) {
+        return new SwitchTotals(new JobCounters(t.getPacketsIn(), t.getPacketsOut(), t.getRetransmissions(),
+                DropCounts.of(r -> t.getJobDropsOrDefault(r.name(), 0L))),
+                new SwitchCounters(DropCounts.of(r -> t.getSwitchDropsOrDefault(r.name(), 0L)), t.getNotSwitchml()));
     }
 
     static ReadJobCountersResponse counters(final JobCounters c) {

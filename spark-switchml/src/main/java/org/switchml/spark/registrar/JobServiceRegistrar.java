@@ -9,6 +9,7 @@ import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceClient;
 import org.switchml.service.JobServiceException;
 import org.switchml.service.LeasedSession;
+import org.switchml.service.SwitchTotals;
 import org.switchml.spark.config.SwitchMLConfig;
 
 import java.nio.file.Path;
@@ -77,6 +78,11 @@ public final class JobServiceRegistrar implements JobRegistrar {
     /** The session's lease, job ids and switch. */
     public JobDesk.Grant grant() {
         return session.grant();
+    }
+
+    /** The switch's traffic summed over every job, as its service reports it. */
+    public SwitchTotals switchTotals() {
+        return session.switchTotals();
     }
 
     @Override
