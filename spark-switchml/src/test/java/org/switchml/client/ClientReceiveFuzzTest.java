@@ -39,8 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Fuzzes a worker's receive path over real UDP while a real job runs through the software switch: more
- * than {@value #JUNK_WHILE_WAITING} mutated results at one worker (the victim) from sockets that are not
+ * Fuzzes a worker's receive path over real UDP while a real job runs through the software switch: at least
+ * {@value #JUNK_WHILE_WAITING} mutated results at one worker (the victim) from sockets that are not
  * the switch's lanes. Each junk datagram starts as a well-formed RESULT of one of the job's packets, built
  * with the protocol's own header writer and carrying the job's id, generation and secret, then is sent as
  * it is (the right secret from a wrong sender) or mutated: bit flips, truncation, extension, random bytes,
