@@ -5,6 +5,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import org.switchml.protocol.Encoding;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Kind;
+import org.switchml.protocol.SwitchMLException;
 import org.switchml.protocol.VectorCodec;
 import org.switchml.protocol.Wire;
 
@@ -266,6 +267,19 @@ final class AllReduceOperation {
                 || outstanding[slot] != q) {
             return ResultOutcome.IGNORED;
         }
+        try {
+            accept(q, slot, buf, base);
+        } catch (final RuntimeException e) {
+            // The packet counts as answered but its values may not have reached the output: fail this call
+            // rather than return a sum that may be wrong. The socket's other calls are not concerned.
+            fail(new SwitchMLException(session.describe() + ": cannot use the result of packet " + g + " from switch "
+                    + from.getHostString() + ":" + from.getPort() + ": " + e, e));
+        }
+        return ResultOutcome.ACCEPTED;
+    }
+
+    /** Completes outstanding packet {@code q} of {@code slot} with the result at {@code base}, and sends what it lets go. */
+    private void accept(final int q, final int slot, final ByteBuf buf, final int base) {
         outstanding[slot] = -1;
         replied.set(q);
         repliedCount++;
@@ -302,13 +316,12 @@ final class AllReduceOperation {
         }
         if (repliedCount == total) {
             finish();
-            return ResultOutcome.ACCEPTED;
+            return;
         }
         if (scaled) {
             trySend(q + lookahead);
         }
         trySend(q + poolSize);
-        return ResultOutcome.ACCEPTED;
     }
 
     /** Period of the retransmission timer. */
@@ -448,8 +461,8 @@ final class AllReduceOperation {
         }
         final int slot = oldest < 0 ? -1 : Wire.slotOf(firstPacket + oldest, poolSize);
         final InetSocketAddress to = slot < 0 ? lanes[0] : lanes[slot % lanes.length];
-        fail(new SwitchMLTimeoutException(session.describe() + " (worker " + client.localAddress()
-                + "): no result for slot " + slot + " (packet " + (firstPacket + oldest) + ", " + repliedCount
+        fail(new SwitchMLTimeoutException(session.describe()
+                + ": no result for slot " + slot + " (packet " + (firstPacket + oldest) + ", " + repliedCount
                 + " of " + total + " packets of this call answered) from switch " + to.getHostString() + ":"
                 + to.getPort() + " within " + TimeUnit.NANOSECONDS.toMillis(resultTimeoutNs)
                 + " ms; are all " + spec.numWorkers() + " workers running, and is this registration of the job still "
@@ -459,6 +472,11 @@ final class AllReduceOperation {
     private void finish() {
         stop();
         done.complete(null);
+    }
+
+    /** Fails the call (on the loop thread) with an error naming its job, rank and worker, and {@code why}. */
+    void abort(final String why) {
+        fail(new SwitchMLException(session.describe() + ": " + why));
     }
 
     /** Fails the call (on the loop thread). */

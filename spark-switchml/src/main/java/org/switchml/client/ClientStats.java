@@ -9,7 +9,8 @@ package org.switchml.client;
  *                                 packets sent after them were answered
  * @param lossDetected             the retransmissions of the second kind (no timeout involved)
  * @param resultsAccepted          results that completed an outstanding packet
- * @param resultsIgnored           datagrams dropped: duplicate, stale, malformed or foreign, and those below
+ * @param resultsIgnored           datagrams dropped: duplicate, stale, malformed, foreign or that could not
+ *                                 be checked, and those below
  * @param resultsFromUnknownSender results of a running call that did not come from the switch's address and
  *                                 the port of the lane their slot belongs to
  * @param resultsWithBadSecret     results from the switch without the job's secret (another registration)

@@ -5,6 +5,7 @@ import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
 import org.switchml.protocol.VectorCodec;
 
+import java.net.InetSocketAddress;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -207,7 +208,10 @@ public final class JobSession {
         }
     }
 
+    /** The session's job, generation, rank and worker socket, for messages. */
     String describe() {
-        return "job " + spec.jobName() + " generation " + spec.generation() + " rank " + rank;
+        final InetSocketAddress worker = client.localAddress();
+        return "job " + spec.jobName() + " generation " + spec.generation() + " rank " + rank + " (worker "
+                + worker.getHostString() + ":" + worker.getPort() + ")";
     }
 }

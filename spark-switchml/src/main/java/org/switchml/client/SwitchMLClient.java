@@ -187,7 +187,7 @@ public final class SwitchMLClient implements AutoCloseable {
     /** Closes the socket. An operation still running fails. */
     @Override
     public void close() {
-        loop().execute(() -> handler.failAll(new SwitchMLException("worker socket " + local + " closed")));
+        loop().execute(() -> handler.failAll("the worker socket was closed during the call"));
         channel.close().awaitUninterruptibly(10_000);
     }
 
@@ -251,17 +251,29 @@ public final class SwitchMLClient implements AutoCloseable {
         @Override
         public void channelRead(final ChannelHandlerContext ctx, final Object msg) {
             try {
-                final DatagramPacket packet = msg instanceof DatagramPacket ? (DatagramPacket) msg : null;
-                final ByteBuf buf = packet == null ? null : packet.content();
-                final AllReduceOperation op = buf == null || buf.readableBytes() < Wire.HEADER_LENGTH ? null
-                        : active.get(Wire.jobId(buf, buf.readerIndex()));
-                count(op == null ? ResultOutcome.IGNORED
-                        : op.onResult(buf, buf.readerIndex(), buf.readableBytes(), packet.sender()));
+                count(route(msg));
             } catch (final RuntimeException e) {
-                failAll(new SwitchMLException("worker failed while handling a result: " + e, e));
+                // Checking a datagram changes no call's state (a call fails itself when using an accepted
+                // result goes wrong), so one that cannot be checked is junk like any other: dropped and
+                // counted, and every call goes on.
+                count(ResultOutcome.IGNORED);
             } finally {
                 ReferenceCountUtil.release(msg);
             }
+        }
+
+        /** Hands {@code msg} to the running operation of its job, if any. */
+        private ResultOutcome route(final Object msg) {
+            if (!(msg instanceof DatagramPacket packet)) {
+                return ResultOutcome.IGNORED;
+            }
+            final ByteBuf buf = packet.content();
+            if (buf.readableBytes() < Wire.HEADER_LENGTH) {
+                return ResultOutcome.IGNORED;
+            }
+            final AllReduceOperation op = active.get(Wire.jobId(buf, buf.readerIndex()));
+            return op == null ? ResultOutcome.IGNORED
+                    : op.onResult(buf, buf.readerIndex(), buf.readableBytes(), packet.sender());
         }
 
         private void count(final ResultOutcome outcome) {
@@ -287,9 +299,10 @@ public final class SwitchMLClient implements AutoCloseable {
             // ICMP port unreachable and the like: retransmission and the result timeout handle them.
         }
 
-        void failAll(final RuntimeException e) {
+        /** Fails every running operation, each with an error naming its job, rank and worker, and {@code why}. */
+        void failAll(final String why) {
             for (final AllReduceOperation op : List.copyOf(active.values())) {
-                op.fail(e);
+                op.abort(why);
             }
         }
     }

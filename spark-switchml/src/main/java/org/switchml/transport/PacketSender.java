@@ -18,8 +18,6 @@ import java.util.concurrent.TimeUnit;
  * <p>Confined to the channel's event loop thread, like the channel itself.
  */
 public final class PacketSender {
-    private static final long REORDER_DELAY_MAX_MICROS = 2_000;
-
     private final Channel channel;
     private final FaultPlan faults;
     private final SplittableRandom random;
@@ -63,7 +61,7 @@ public final class PacketSender {
             channel.write(new DatagramPacket(buf.retainedDuplicate(), recipient), channel.voidPromise());
         }
         if (faults.reorder() > 0 && random.nextDouble() < faults.reorder()) {
-            final long delay = 1 + random.nextLong(REORDER_DELAY_MAX_MICROS);
+            final long delay = 1 + random.nextLong(faults.maxReorderDelayMicros());
             final DatagramPacket late = new DatagramPacket(buf, recipient);
             held.add(late);
             channel.eventLoop().schedule(() -> {

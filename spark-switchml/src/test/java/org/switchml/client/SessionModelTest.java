@@ -1,5 +1,6 @@
 package org.switchml.client;
 
+import net.jqwik.api.AfterFailureMode;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -7,15 +8,22 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterProperty;
-import net.jqwik.api.lifecycle.BeforeProperty;
+import net.jqwik.api.lifecycle.AroundPropertyHook;
+import net.jqwik.api.lifecycle.PropertyExecutionResult;
+import net.jqwik.api.lifecycle.PropertyExecutor;
+import net.jqwik.api.lifecycle.PropertyLifecycleContext;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
+import org.switchml.testing.ExactSum;
 import org.switchml.testing.LeakDetection;
-import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.Vectors;
 import org.switchml.transport.FaultPlan;
 
 import java.net.InetSocketAddress;
@@ -30,44 +38,105 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * A stateful, model-based randomized test of sessions (issue 9, item 1): random sequences of register,
- * join (and re-join), allreduce, close, worker crash in the middle of a call and switch restart, for one job
- * of 2 or 3 workers, under random loss, duplication and reordering on every endpoint. Property: every call
- * returns the exact reference sum of that call's inputs (bit for bit) or throws a clear exception, never
- * another sum; and where the model says a call cannot complete (a worker without a usable session of the
- * current registration), it throws. After each sequence a fresh registration still allreduces exactly.
+ * A stateful, model-based randomized test of sessions: random sequences of register, join (and re-join),
+ * allreduce, close, worker crash in the middle of a call and switch restart, for one job of 2 to 8 workers,
+ * under random loss, duplication and reordering (datagrams held back up to 2, 20 or 50 ms) on every endpoint.
+ *
+ * <p>The model decides, for every call, one of three verdicts, and the test holds the call to it:
+ * <ul>
+ *   <li><b>must complete</b> (liveness): the call returns, and with the exact sum of that call's inputs, bit
+ *   for bit against an independent oracle ({@link ExactSum}, integer sums for int vectors). Random loss,
+ *   duplication and reordering never excuse a failure: retransmission must recover them within the result
+ *   timeout.</li>
+ *   <li><b>may complete</b>: the exact sum, or a clear error.</li>
+ *   <li><b>cannot complete</b>: a clear error.</li>
+ * </ul>
+ * A clear error is a {@link SwitchMLException} or {@link IllegalStateException} whose message names the job,
+ * the rank and the worker's host and port; never another sum.
  *
  * <p>The model: a registration (job id, generation, secret) is current until the next one or a switch
  * restart; a worker's session is usable while it belongs to the current registration, its socket is open
  * and no call of it has failed; a second join of the same registration by the same socket is refused.
  * Calls are matched the way the protocol matches them: the c-th call of every worker's session of one
  * registration is one logical call (same length and type on every worker, as the API requires), whose
- * result is the sum of those n inputs. A worker whose c-th call failed may still have contributed to it, so
- * another worker's c-th call may complete later; a call must fail when its session is not usable, or when
- * some worker has neither made nor is making its c-th call of the registration.
+ * result is the sum of those n inputs.
+ * <ul>
+ *   <li>A call cannot complete when its session is not usable, or when some worker has neither made nor is
+ *   making its c-th call of the registration.</li>
+ *   <li>A call must complete when its session is usable and every worker of the job is making its c-th call
+ *   of the same registration now, with a usable session, and no socket closes during it: then every earlier
+ *   call of every session succeeded, the switch is alive and holds the registration, and nothing is lost for
+ *   good.</li>
+ *   <li>Otherwise it may complete: a worker whose c-th call failed may still have contributed all of it, and
+ *   a socket closed during the call may have sent all of it first.</li>
+ * </ul>
  *
- * <p>Seeded (printed); jqwik shrinks a failing sequence, which then becomes a plain regression test.
+ * <p>The seed changes from run to run (printed at the start; -Dswitchml.test.seed replays one); jqwik
+ * shrinks a failing sequence, which then becomes a plain regression test. jqwik ignores Jupiter's
+ * {@code @Timeout}: {@link Bounded} gives the property its bound of {@value #TIMEOUT_SECONDS} s instead.
  */
 class SessionModelTest {
     private static final int JOB = 77;
     private static final int K = 16;
     private static final int POOL = 4;
-    private static final long RESULT_TIMEOUT_MS = 400;
-    private static final String SEED = "20261130";
+    /** A call's bound without progress: an order of magnitude above a round trip at the largest hold-back. */
+    private static final long RESULT_TIMEOUT_MS = 600;
+    /** The whole property (every try, and shrinking) ends within this. */
+    static final long TIMEOUT_SECONDS = 300;
+    private static final int MAX_WORKERS = 8;
 
     private static final AtomicLong EXACT = new AtomicLong();
     private static final AtomicLong ERRORS = new AtomicLong();
+    private static final AtomicLong REQUIRED = new AtomicLong();
     private static final AtomicLong DOOMED = new AtomicLong();
+    /** Set when the property's bound expired: every try still running or to come fails at once. */
+    private static volatile boolean expired;
+
+    /**
+     * Draws the property's seed afresh for every run (or takes -Dswitchml.test.seed), prints it before the
+     * first try, and bounds the property's run time: on expiry the running try is interrupted and fails.
+     */
+    static final class Bounded implements AroundPropertyHook {
+        @Override
+        public PropertyExecutionResult aroundProperty(final PropertyLifecycleContext context,
+                                                      final PropertyExecutor property) {
+            final long seed = Seeds.perRun("session model (jqwik)");
+            context.attributes().setSeed(Long.toString(seed));
+            // A stored failing sample would be tried instead of the printed seed's samples.
+            context.attributes().setAfterFailure(AfterFailureMode.RANDOM_SEED);
+            final Thread runner = Thread.currentThread();
+            final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+                final Thread t = new Thread(r, "session-model-watchdog");
+                t.setDaemon(true);
+                return t;
+            });
+            final ScheduledFuture<?> alarm = watchdog.schedule(() -> {
+                expired = true;
+                runner.interrupt();
+            }, TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            try {
+                final PropertyExecutionResult result = property.execute();
+                return expired ? result.mapToFailed("the session model property ran past its bound of "
+                        + TIMEOUT_SECONDS + " s (seed " + seed + ")") : result;
+            } finally {
+                alarm.cancel(false);
+                watchdog.shutdownNow();
+                Thread.interrupted(); // an alarm that went off as the property ended must not reach the next test
+            }
+        }
+    }
 
     /** One step of a sequence. */
     sealed interface Op permits Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch {
@@ -101,86 +170,119 @@ class SessionModelTest {
     record RestartSwitch() implements Op {
     }
 
-    @BeforeProperty
-    void printSeed() {
-        System.out.println("[seed] session model: jqwik seed=" + SEED + " (change @Property(seed) to explore others)");
+    /** What the model says of one call. */
+    enum Verdict {
+        MUST_COMPLETE, MAY_COMPLETE, CANNOT_COMPLETE
     }
 
     @AfterProperty
     void summary() {
-        System.out.println("[session model] calls exact " + EXACT.get() + ", clear errors " + ERRORS.get()
-                + " (of which the model required " + DOOMED.get() + ")");
-        assertTrue(EXACT.get() > 0, "no call completed in any sequence: the model test checks nothing");
+        System.out.println("[session model] calls exact " + EXACT.get() + " (of which the model required "
+                + REQUIRED.get() + "), clear errors " + ERRORS.get() + " (of which the model required "
+                + DOOMED.get() + ")");
+        assertTrue(REQUIRED.get() > 0, "the model required no call to complete: liveness was not checked");
+        assertTrue(DOOMED.get() > 0, "the model doomed no call: the error path was not checked");
         // jqwik is not a Jupiter engine, so the leak check of NoLeaksExtension is made here.
         LeakDetection.check("the session model property");
     }
 
-    @Property(tries = 60, seed = SEED, shrinking = ShrinkingMode.BOUNDED, maxDiscardRatio = 1)
-    void everyCallIsTheExactSumOfItsInputsOrAClearError(@ForAll @IntRange(min = 2, max = 3) final int n,
-                                                        @ForAll("faults") final FaultPlan faults,
-                                                        @ForAll("sequences") final List<Op> ops) throws Exception {
+    @Property(tries = 50, shrinking = ShrinkingMode.BOUNDED, maxDiscardRatio = 1)
+    @AddLifecycleHook(Bounded.class)
+    void everyCallIsTheExactSumOfItsInputsOrAClearErrorAsTheModelSays(
+            @ForAll @IntRange(min = 2, max = MAX_WORKERS) final int n,
+            @ForAll("faults") final FaultPlan faults,
+            @ForAll("sequences") final List<Op> ops) throws Exception {
+        checkBound();
         try (World w = new World(n, faults)) {
             // Start from a running job: registered, every worker joined.
             w.apply(new Register(false));
             w.apply(new JoinAll());
             for (final Op op : ops) {
+                checkBound();
                 w.apply(op);
             }
             w.stillWorks();
         }
     }
 
+    private static void checkBound() {
+        if (expired) {
+            throw new AssertionError("the session model property ran past its bound of " + TIMEOUT_SECONDS + " s");
+        }
+    }
+
     @Provide
     Arbitrary<FaultPlan> faults() {
         return Combinators.combine(Arbitraries.of(0.0, 0.02, 0.1), Arbitraries.of(0.0, 0.05),
-                Arbitraries.of(0.0, 0.05), Arbitraries.longs())
-                .as((loss, dup, reorder, seed) -> new FaultPlan(loss, dup, reorder, 0, seed));
+                Arbitraries.of(0.0, 0.05, 0.2), Arbitraries.of(2_000L, 20_000L, 50_000L), Arbitraries.longs())
+                .as((loss, dup, reorder, delay, seed) -> new FaultPlan(loss, dup, reorder, 0, seed, delay));
     }
 
     @Provide
     Arbitrary<List<Op>> sequences() {
-        final Arbitrary<Integer> rank = Arbitraries.integers().between(0, 2);
+        final Arbitrary<Integer> rank = Arbitraries.integers().between(0, MAX_WORKERS - 1);
         final Arbitrary<Integer> length = Arbitraries.integers().between(1, 300);
         final Arbitrary<Op> op = Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(3, Arbitraries.of(true, false).map(Register::new)),
-                net.jqwik.api.Tuple.of(2, rank.map(Join::new)),
-                net.jqwik.api.Tuple.of(3, Arbitraries.just(new JoinAll())),
-                net.jqwik.api.Tuple.of(6, Combinators.combine(length, Arbitraries.of(true, false), Arbitraries.longs())
+                Tuple.of(3, Arbitraries.of(true, false).map(Register::new)),
+                Tuple.of(2, rank.map(Join::new)),
+                Tuple.of(3, Arbitraries.just(new JoinAll())),
+                Tuple.of(6, Combinators.combine(length, Arbitraries.of(true, false), Arbitraries.longs())
                         .as(AllReduce::new)),
-                net.jqwik.api.Tuple.of(1, rank.map(Close::new)),
-                net.jqwik.api.Tuple.of(1, Combinators.combine(rank, length, Arbitraries.of(true, false),
+                Tuple.of(1, rank.map(Close::new)),
+                Tuple.of(1, Combinators.combine(rank, length, Arbitraries.of(true, false),
                         Arbitraries.longs(), Arbitraries.integers().between(0, 3_000)).as(CrashMidCall::new)),
-                net.jqwik.api.Tuple.of(1, Arbitraries.just(new RestartSwitch())));
+                Tuple.of(1, Arbitraries.just(new RestartSwitch())));
         return op.list().ofMinSize(3).ofMaxSize(15);
     }
 
-    /** Logical call c of a registration: its length, type and every worker's input. */
-    private record Shape(int length, boolean ints, long seed, int n) {
+    /** Logical call c of a registration: its length, type, every worker's input and the oracle's sum. */
+    private static final class Shape {
+        final int length;
+        final boolean ints;
+        private final long seed;
+        private final int n;
+        private Object sum;
+
+        Shape(final int length, final boolean ints, final long seed, final int n) {
+            this.length = length;
+            this.ints = ints;
+            this.seed = seed;
+            this.n = n;
+        }
+
         int[] intInput(final int rank) {
             return new SplittableRandom(seed + rank).ints(length).toArray();
         }
 
         double[] doubleInput(final int rank) {
-            return org.switchml.testing.Vectors.mixed(new SplittableRandom(seed + rank), length);
+            return Vectors.mixed(new SplittableRandom(seed + rank), length);
         }
 
-        int[] intSum() {
-            final int[] sum = new int[length];
-            for (int r = 0; r < n; r++) {
-                final int[] v = intInput(r);
-                for (int i = 0; i < length; i++) {
-                    sum[i] += v[i];
+        /** The exact sum: int32 addition (mod 2^32) for ints, the FP32_BLOCK rule in exact arithmetic for doubles. */
+        Object sum() {
+            if (sum == null) {
+                if (ints) {
+                    final int[] total = new int[length];
+                    for (int r = 0; r < n; r++) {
+                        final int[] v = intInput(r);
+                        for (int i = 0; i < length; i++) {
+                            total[i] += v[i];
+                        }
+                    }
+                    sum = total;
+                } else {
+                    final double[][] in = new double[n][];
+                    for (int r = 0; r < n; r++) {
+                        in[r] = doubleInput(r);
+                    }
+                    sum = ExactSum.fp32(in, K);
                 }
             }
             return sum;
         }
 
-        double[] doubleSum() {
-            final double[][] in = new double[n][];
-            for (int r = 0; r < n; r++) {
-                in[r] = doubleInput(r);
-            }
-            return Reference.fp32(in, K);
+        String show(final Object v) {
+            return ints ? Arrays.toString((int[]) v) : Arrays.toString((double[]) v);
         }
     }
 
@@ -297,7 +399,7 @@ class SessionModelTest {
             }
             final List<Integer> id = List.of(current.generation(), current.secret());
             if (joined.get(r).contains(id)) {
-                final IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                final IllegalStateException e = assertThrows(IllegalStateException.class,
                         () -> clients[r].join(current, r, sw.address()), "a second join of one registration");
                 assertTrue(e.getMessage().contains("already joined"), e.getMessage());
                 return;
@@ -350,9 +452,9 @@ class SessionModelTest {
                 }
             }
             // Decided on the state at the start of the call (a crash below may close a socket during it).
-            final boolean[] canComplete = new boolean[n];
+            final Verdict[] verdict = new Verdict[n];
             for (int r = 0; r < n; r++) {
-                canComplete[r] = calling[r] && canComplete(r, index[r], calling, index);
+                verdict[r] = calling[r] ? verdict(r, index[r], calling, index, crash) : null;
             }
             final List<Future<Object>> calls = new ArrayList<>();
             for (int r = 0; r < n; r++) {
@@ -363,7 +465,7 @@ class SessionModelTest {
                 final JobSession s = sessions[r];
                 final Shape sh = shape[r];
                 final int rank = r;
-                calls.add(pool.submit(() -> sh.ints() ? s.allReduce(sh.intInput(rank)) : s.allReduce(sh.doubleInput(rank))));
+                calls.add(pool.submit(() -> sh.ints ? s.allReduce(sh.intInput(rank)) : s.allReduce(sh.doubleInput(rank))));
             }
             if (crash >= 0) {
                 final SwitchMLClient victim = clients[crash];
@@ -374,60 +476,75 @@ class SessionModelTest {
                 if (!calling[r]) {
                     continue;
                 }
+                final String call = "rank " + r + " call " + index[r] + " (" + verdict[r] + ")";
                 final Object got;
                 try {
                     got = calls.get(r).get(RESULT_TIMEOUT_MS + 30_000, TimeUnit.MILLISECONDS);
                 } catch (final ExecutionException e) {
                     final Throwable c = e.getCause();
-                    if (!(c instanceof SwitchMLException || c instanceof IllegalStateException)
-                            || c.getMessage() == null || c.getMessage().isBlank()) {
-                        throw new AssertionError("rank " + r + " failed without a clear error", c);
+                    if (verdict[r] == Verdict.MUST_COMPLETE) {
+                        throw new AssertionError(call + ": the model says it must complete, but it failed", c);
                     }
+                    assertClearError(c, sessions[r].spec(), r, call);
                     ERRORS.incrementAndGet();
-                    if (!canComplete[r]) {
+                    if (verdict[r] == Verdict.CANNOT_COMPLETE) {
                         DOOMED.incrementAndGet();
                     }
                     broken[r] = true;
                     continue;
                 } catch (final TimeoutException e) {
-                    throw new AssertionError("rank " + r + ": the call did not end within its bound", e);
+                    throw new AssertionError(call + ": the call did not end within its bound", e);
                 } finally {
                     sessionOf[r].calls[r]++;
                 }
                 final Shape sh = shape[r];
-                if (!canComplete[r]) {
-                    fail("rank " + r + " returned from call " + index[r] + " although it could not complete: "
-                            + (sh.ints() ? Arrays.toString((int[]) got) : Arrays.toString((double[]) got)));
+                if (verdict[r] == Verdict.CANNOT_COMPLETE) {
+                    fail(call + " returned although it could not complete: " + sh.show(got));
                 }
-                if (sh.ints()) {
-                    assertArrayEquals(sh.intSum(), (int[]) got, "rank " + r + " call " + index[r]
-                            + ": not the sum of that call's inputs");
+                if (sh.ints) {
+                    assertArrayEquals((int[]) sh.sum(), (int[]) got, call + ": not the sum of that call's inputs");
                 } else {
-                    assertArrayEquals(sh.doubleSum(), (double[]) got, 0.0, "rank " + r + " call " + index[r]
-                            + ": not the sum of that call's inputs");
+                    assertArrayEquals((double[]) sh.sum(), (double[]) got, 0.0, call
+                            + ": not the exact sum of that call's inputs");
                 }
                 EXACT.incrementAndGet();
+                if (verdict[r] == Verdict.MUST_COMPLETE) {
+                    REQUIRED.incrementAndGet();
+                }
             }
         }
 
-        /**
-         * Whether rank r's call c may complete: its session is usable, and every other worker has a session
-         * of the same registration that made its c-th call before or is making it now.
-         */
-        private boolean canComplete(final int r, final int c, final boolean[] calling, final int[] index) {
-            if (!usable(r)) {
-                return false;
+        /** A clear error: the library's exception (or a refused state), naming job, rank and worker host:port. */
+        private static void assertClearError(final Throwable c, final JobSpec spec, final int rank, final String call) {
+            if (!(c instanceof SwitchMLException || c instanceof IllegalStateException) || c.getMessage() == null) {
+                throw new AssertionError(call + " failed without a clear error", c);
             }
+            final InetSocketAddress worker = spec.workers().get(rank);
+            final String m = c.getMessage();
+            if (!m.contains("job " + spec.jobName()) || !m.contains("rank " + rank)
+                    || !m.contains(worker.getHostString() + ":" + worker.getPort())) {
+                throw new AssertionError(call + ": the error does not name job " + spec.jobName() + ", rank " + rank
+                        + " and worker " + worker.getHostString() + ":" + worker.getPort() + ": " + m, c);
+            }
+        }
+
+        /** The model's verdict on rank r's call c (see the class comment). */
+        private Verdict verdict(final int r, final int c, final boolean[] calling, final int[] index, final int crash) {
+            if (!usable(r)) {
+                return Verdict.CANNOT_COMPLETE;
+            }
+            boolean all = r != crash;
             for (int q = 0; q < n; q++) {
                 if (q == r) {
                     continue;
                 }
                 final boolean now = calling[q] && sessionOf[q] == sessionOf[r] && index[q] == c;
                 if (!now && currentRegistration.calls[q] <= c) {
-                    return false;
+                    return Verdict.CANNOT_COMPLETE;
                 }
+                all &= now && usable(q) && q != crash;
             }
-            return true;
+            return all ? Verdict.MUST_COMPLETE : Verdict.MAY_COMPLETE;
         }
 
         /** After any sequence: fresh sockets, a new registration, and an exact call (bounded, patient). */
