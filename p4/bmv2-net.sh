@@ -14,7 +14,7 @@
 #                    (e.g. Spark's RPC): bridge in NAME-sw with 192.168.77.254/24, host i 192.168.77.i
 #                    on interface mgmt0.
 #       --owner PID  the process the topology belongs to (e.g. a test JVM): `gc` removes it once PID is gone.
-#       Prints the host table (for SwitchController / spark.switchml.p4.hosts) on stdout.
+#       Prints the host table (for SwitchController / bin/switchml-controller --hosts) on stdout.
 #   p4/bmv2-net.sh hosts N          the host table of hosts 1..N
 #   p4/bmv2-net.sh loss NAME PCT    every host's sml0 drops PCT % of the UDP datagrams it sends and
 #                                   receives (nftables netdev egress/ingress, counted); 0 removes the rules

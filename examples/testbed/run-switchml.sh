@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SwitchML across the emulated rack (docs/testbed.md): the standalone switch in rk-sw, the coordinator
-# (installs the job over P4Runtime) in rk-drv, one RackAllReduce worker JVM in each of rk-w1..rk-wN.
+# (asks the switch's job service for the job, over TLS with the rack's token) in rk-drv, one RackAllReduce worker JVM in each of rk-w1..rk-wN.
 #
 #   run-switchml.sh N ELEMENTS REPS
 #
@@ -18,7 +18,7 @@ readonly here
 readonly rack="$here/rack.sh"
 readonly switch_addr="10.77.0.1"
 readonly driver_addr="10.77.0.2"
-readonly p4runtime_port=9559
+readonly service_port=9560
 readonly rendezvous_port=7070
 readonly timeout_s="${TIMEOUT_S:-120}"
 
@@ -67,11 +67,16 @@ wait_for_line() {
     done
 }
 
-"$rack" exec sw "$root/bin/switchml-switch" --host "$switch_addr" --p4runtime-host "$switch_addr" \
-    --p4runtime-port "$p4runtime_port" >"$logs/switch.log" 2>&1 &
+# The job service listens on the rack's network, so it speaks TLS: a certificate made for this run, and a token.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=rk-sw" \
+    -addext "subjectAltName=IP:$switch_addr" -keyout "$logs/switch.key.pem" -out "$logs/switch.crt.pem" \
+    >"$logs/openssl.log" 2>&1
+"$rack" exec sw "$root/bin/switchml-switch" --host "$switch_addr" --service-host "$switch_addr" \
+    --service-port "$service_port" --token-file "$logs/token" --tls-cert "$logs/switch.crt.pem" \
+    --tls-key "$logs/switch.key.pem" >"$logs/switch.log" 2>&1 &
 pids+=($!)
 wait_for_line "$logs/switch.log" "dataplane" "${pids[-1]}" "the switch in rk-sw"
-# "switchml-switch: dataplane HOST:PORT,PORT... p4runtime ...": the workers need the lane ports.
+# "switchml-switch: dataplane HOST:PORT,PORT... jobs ...": the workers need the lane ports.
 switch_dataplane="$(awk '/dataplane/ { for (i = 1; i < NF; i++) if ($i == "dataplane") print $(i + 1); exit }' "$logs/switch.log")"
 
 java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
@@ -80,7 +85,8 @@ job_options=()
 [[ -z ${K:-} ]] || job_options+=(--k "$K")
 [[ -z ${POOL:-} ]] || job_options+=(--pool "$POOL")
 "$rack" exec drv "${java_cmd[@]}" --role coordinator --workers "$workers" "${job_options[@]}" \
-    --listen "$driver_addr:$rendezvous_port" --p4runtime "$switch_addr:$p4runtime_port" >"$logs/coordinator.log" 2>&1 &
+    --listen "$driver_addr:$rendezvous_port" --job-service "$switch_addr:$service_port" \
+    --token-file "$logs/token" --tls-trust "$logs/switch.crt.pem" >"$logs/coordinator.log" 2>&1 &
 coordinator=$!
 pids+=("$coordinator")
 wait_for_line "$logs/coordinator.log" "listening" "$coordinator" "the coordinator in rk-drv"

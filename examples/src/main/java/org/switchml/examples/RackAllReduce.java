@@ -3,12 +3,13 @@ package org.switchml.examples;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
-import org.switchml.control.ControllerOptions;
-import org.switchml.control.PipelineConfig;
-import org.switchml.control.SwitchController;
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.TlsFiles;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
+import org.switchml.service.JobServiceClient;
+import org.switchml.service.LeasedSession;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -22,6 +23,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -33,7 +35,7 @@ import java.util.concurrent.Callable;
  * the emulated rack of examples/testbed (docs/testbed.md): each worker host runs its own JVM.
  *
  * <p>The coordinator connects to the switch's P4Runtime server, waits for the workers to announce their UDP
- * endpoints over a small TCP rendezvous, installs the job through {@link SwitchController}, hands every
+ * endpoints over a small TCP rendezvous, installs the job through the switch's job service, hands every
  * worker the installed {@link JobSpec} (with its secret), waits until each reports that it is done, and
  * removes the job. A worker announces itself, joins the job, runs its allreduces and checks every result
  * bit for bit against {@link ReferenceSum}: every worker regenerates all ranks' seeded vectors, so each
@@ -69,12 +71,16 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--listen", description = "coordinator: HOST:PORT of the rendezvous (default ${DEFAULT-VALUE})")
     String listen = "0.0.0.0:7070";
 
-    @Option(names = "--p4runtime", description = "coordinator: the switch's P4Runtime server HOST:PORT"
+    @Option(names = "--job-service", description = "coordinator: the switch's job service HOST:PORT"
             + " (default ${DEFAULT-VALUE})")
-    String p4runtime = "10.77.0.1:9559";
+    String jobService = "10.77.0.1:9560";
 
-    @Option(names = "--job-id", description = "coordinator: job id (default ${DEFAULT-VALUE})")
-    int jobId = 1;
+    @Option(names = "--token-file", description = "coordinator: the switch's bearer token file")
+    String tokenFile;
+
+    @Option(names = "--tls-trust", description = "coordinator: PEM certificate of the job service, for TLS"
+            + " (default: plaintext)")
+    String tlsTrust = "";
 
     @Option(names = "--k", description = "coordinator: int32 lanes per packet (default ${DEFAULT-VALUE}: fits MTU 9000)")
     int k = DEFAULT_K;
@@ -129,7 +135,7 @@ public final class RackAllReduce implements Callable<Integer> {
         } catch (final CommandLine.ParameterException e) {
             throw e;
         } catch (final RuntimeException e) {
-            System.err.println("rack-allreduce: " + role + (role == Role.worker ? " rank " + rank : " of job " + jobId)
+            System.err.println("rack-allreduce: " + role + (role == Role.worker ? " rank " + rank : "")
                     + ": " + e);
             return EXIT_FAILED;
         }
@@ -153,16 +159,23 @@ public final class RackAllReduce implements Callable<Integer> {
             throw usage("--k must be 1.." + Wire.MAX_K + " and --pool 1.." + JobSpec.MAX_POOL_SIZE);
         }
         final InetSocketAddress at = hostPort("--listen", listen);
-        final String job = "job " + jobId;
-        final SwitchController controller;
-        try {
-            controller = SwitchController.connect(ControllerOptions.of(p4runtime));
-            controller.setPipeline(PipelineConfig.softwareSwitch());
-        } catch (final RuntimeException e) {
-            throw new Failed(job + ": cannot program the switch at P4Runtime " + p4runtime + ": " + e.getMessage());
+        if (tokenFile == null) {
+            throw usage("the coordinator needs --token-file (the switch's bearer token)");
         }
+        final InetSocketAddress service = hostPort("--job-service", jobService);
+        final LeasedSession session;
+        try {
+            session = new LeasedSession(JobServiceClient.connect(service.getHostString(), service.getPort(),
+                    TlsFiles.client(tlsTrust, "", "", BearerToken.read(Path.of(tokenFile)), service.getHostString(),
+                            "the job service at " + jobService)), "rack-allreduce");
+        } catch (final RuntimeException e) {
+            throw new Failed("cannot open a session with the switch's job service at " + jobService + ": "
+                    + e.getMessage());
+        }
+        final int jobId = session.grant().jobIdBase();
+        final String job = "job " + jobId;
         final Socket[] peers = new Socket[workers];
-        try (controller; ServerSocket server = new ServerSocket()) {
+        try (session; ServerSocket server = new ServerSocket()) {
             server.setReuseAddress(true);
             server.bind(at);
             System.out.printf(Locale.ROOT, "rack-allreduce: coordinator of %s listening on %s for %d workers%n",
@@ -171,9 +184,10 @@ public final class RackAllReduce implements Callable<Integer> {
             final List<InetSocketAddress> endpoints = rendezvous(server, peers, job);
             final JobSpec installed;
             try {
-                installed = controller.registerJob(new JobSpec(jobId, 0, k, pool, endpoints)).spec();
+                installed = session.create(new JobSpec(jobId, 0, k, pool, endpoints), 0);
             } catch (final RuntimeException e) {
-                throw new Failed(job + ": the switch at " + p4runtime + " refused the job: " + e.getMessage());
+                throw new Failed(job + ": the switch's job service at " + jobService + " refused the job: "
+                        + e.getMessage());
             }
             System.out.printf(Locale.ROOT, "rack-allreduce: installed %s: k=%d pool=%d workers %s%n", job, k, pool,
                     endpoints);
@@ -185,7 +199,7 @@ public final class RackAllReduce implements Callable<Integer> {
             try {
                 return collect(peers, job);
             } finally {
-                controller.removeJob(jobId);
+                session.remove(jobId);
                 System.out.println("rack-allreduce: removed " + job);
             }
         } catch (final IOException e) {

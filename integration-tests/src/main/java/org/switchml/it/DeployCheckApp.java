@@ -5,17 +5,22 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.switchml.control.SwitchController;
 import org.switchml.p4info.P4Names;
+import org.switchml.protocol.DropCounts;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.SwitchCounters;
+import org.switchml.protocol.Wire;
+import org.switchml.service.SwitchTotals;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLAggregator;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.spark.registrar.P4RuntimeRegistrar;
+import org.switchml.spark.registrar.JobServiceRegistrar;
 
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.Supplier;
 
 /**
  * A Spark application as a user writes one, submitted with {@code spark-submit --jars spark-switchml.jar}:
@@ -95,18 +100,25 @@ public final class DeployCheckApp {
     }
 
     /**
-     * Prints the switch's P4 counters, summed over every job's cells, as read over P4Runtime by the driver's
-     * controller: {@code DEPLOY-CHECK COUNTERS target=... in=N out=N retransmissions=N STALE_SEQ=N ...}.
+     * Prints the switch's P4 counters, summed over every job's cells: read over P4Runtime by the embedded switch's
+     * controller, or from the shared switch's job service, which sums them the same way:
+     * {@code DEPLOY-CHECK COUNTERS target=... in=N out=N retransmissions=N STALE_SEQ=N ...}.
      * Waits (bounded) until packets in − packets out = STALE_SEQ + DUPLICATE_PENDING, which every switch
      * running the protocol satisfies once no packet is between its ingress and egress counters.
      */
     static void printCounters(final SparkSession spark) {
         final JobRegistrar reg = DriverRuntimes.forContext(spark.sparkContext()).registrar();
-        final SwitchController c;
-        if (reg instanceof P4RuntimeRegistrar p) {
-            c = p.controller();
+        final Supplier<SwitchTotals> read;
+        final String target;
+        if (reg instanceof JobServiceRegistrar s) {
+            read = s::switchTotals;
+            target = s.requiredK() == Wire.P4_K ? "BMV2" : "SOFTWARE";
         } else if (reg instanceof EmbeddedSwitchRegistrar e) {
-            c = e.controller();
+            final SwitchController c = e.controller();
+            read = () -> new SwitchTotals(new JobCounters(sum(c.readCounter(P4Names.JOB_PACKETS_IN), -1),
+                    sum(c.readCounter(P4Names.JOB_PACKETS_OUT), -1), sum(c.readCounter(P4Names.JOB_RETRANSMISSIONS), -1),
+                    jobDrops(c.readCounter(P4Names.JOB_DROPS))), c.readSwitchCounters());
+            target = String.valueOf(c.target());
         } else {
             System.out.println("DEPLOY-CHECK COUNTERS unavailable: registrar " + reg);
             return;
@@ -114,25 +126,20 @@ public final class DeployCheckApp {
         final long deadline = System.nanoTime() + 10_000_000_000L;
         String line;
         while (true) {
-            final long in = sum(c.readCounter(P4Names.JOB_PACKETS_IN), -1);
-            final long out = sum(c.readCounter(P4Names.JOB_PACKETS_OUT), -1);
-            final long retx = sum(c.readCounter(P4Names.JOB_RETRANSMISSIONS), -1);
-            final long[] drops = c.readCounter(P4Names.JOB_DROPS);
-            final StringBuilder sb = new StringBuilder("DEPLOY-CHECK COUNTERS target=" + c.target() + " in=" + in
-                    + " out=" + out + " retransmissions=" + retx);
-            long stale = 0;
-            long dup = 0;
+            final SwitchTotals t = read.get();
+            final StringBuilder sb = new StringBuilder("DEPLOY-CHECK COUNTERS target=" + target + " in="
+                    + t.jobs().packetsIn() + " out=" + t.jobs().packetsOut() + " retransmissions="
+                    + t.jobs().retransmissions());
             for (final DropReason d : DropReason.values()) {
-                final long n = sum(drops, d.ordinal());
-                sb.append(' ').append(d).append('=').append(n);
-                stale += d == DropReason.STALE_SEQ ? n : 0;
-                dup += d == DropReason.DUPLICATE_PENDING ? n : 0;
+                sb.append(' ').append(d).append('=').append(t.jobs().drops().get(d));
             }
-            final SwitchCounters sw = c.readSwitchCounters();
+            final SwitchCounters sw = t.switchWide();
             sb.append(" switchMALFORMED=").append(sw.drops(DropReason.MALFORMED)).append(" switchUNKNOWN_JOB=")
                     .append(sw.drops(DropReason.UNKNOWN_JOB)).append(" notSwitchml=").append(sw.notSwitchml());
             line = sb.toString();
-            if (in - out == stale + dup || System.nanoTime() - deadline > 0) {
+            final long stale = t.jobs().drops().get(DropReason.STALE_SEQ);
+            final long dup = t.jobs().drops().get(DropReason.DUPLICATE_PENDING);
+            if (t.jobs().packetsIn() - t.jobs().packetsOut() == stale + dup || System.nanoTime() - deadline > 0) {
                 break;
             }
             try {
@@ -143,6 +150,11 @@ public final class DeployCheckApp {
             }
         }
         System.out.println(line);
+    }
+
+    /** Drops by reason, summed over every job's cells ({@code job_index * 16 + reason}). */
+    private static DropCounts jobDrops(final long[] cells) {
+        return DropCounts.of(r -> sum(cells, r.ordinal()));
     }
 
     /** Sum of every cell ({@code reason} < 0) or of the cells {@code job_index * 16 + reason}. */

@@ -28,10 +28,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * each in its own network namespace with a data interface on a switch port (10.0.0.i) and a management one
  * (192.168.77.i) for Spark's own traffic. A standalone Master and the driver run in the switch's namespace
  * (P4Runtime at 127.0.0.1:9559 there), one Worker per host namespace, so every executor's worker socket
- * (spark.switchml.worker.host=10.0.0.0/24) sits behind its own switch port. The plugin pushes the compiled
- * switchml.p4 (spark.switchml.p4.json) and looks the executors up in the host table (spark.switchml.p4.hosts);
+ * (spark.switchml.worker.host=10.0.0.0/24) sits behind its own switch port. The switch's controller
+ * ({@code switchml-controller}, in the switch's namespace) pushes the compiled switchml.p4, looks the executors up
+ * in the host table, and serves the job service the driver asks for jobs (spark.switchml.jobService.address);
  * DeployCheckApp's SwitchMLAggregator sum and ReplicatedLoop must match treeAggregate and the driver loop,
- * and the P4 counters, read over P4Runtime, must show the packets and balance. The same app then runs with
+ * and the P4 counters, read over P4Runtime by the controller and reported by its service, must show the packets
+ * and balance. The same app then runs with
  * the embedded software switch on the same cluster, and its counters must balance the same way.
  *
  * <p>Skipped, with one loud line, without p4c, simple_switch_grpc or root.
@@ -209,14 +211,22 @@ class Bmv2SparkIT {
 
     @Test
     void sparkAggregatesAndLoopsThroughBmv2() throws Exception {
-        final Map<String, Long> c = submit("submit-bmv2", List.of(
-                "spark.switchml.switch.address=10.0.0.254:48864",
-                "spark.switchml.p4runtime.address=127.0.0.1:9559",
-                "spark.switchml.p4.json=" + json,
-                "spark.switchml.p4.hosts=" + hosts,
-                "spark.switchml.worker.host=10.0.0.0/24",
-                // BMv2 queues packets for tens of ms: the default first timeout (20 ms) would mostly retransmit.
-                "spark.switchml.retransmitTimeout=200ms"));
+        final Path token = work.resolve("switch.token");
+        final List<String> jvm = new ArrayList<>(jvmFlags);
+        jvm.addAll(List.of("-Xmx384m", "-cp", libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
+        final Map<String, Long> c;
+        try (Jvm controller = Jvm.start("switchml-controller", work.resolve("controller.log"), Map.of(), netns("sw"),
+                jvm, "org.switchml.service.standalone.ControllerMain", List.of("--p4runtime", "127.0.0.1:9559",
+                        "--p4-json", json.toString(), "--hosts", hosts.toString(), "--dataplane", "10.0.0.254:48864",
+                        "--service-port", "9560", "--token-file", token.toString()))) {
+            System.out.println("[it] " + controller.await("jobs 127\\.0\\.0\\.1:9560", START_MS).group());
+            c = submit("submit-bmv2", List.of(
+                    "spark.switchml.jobService.address=127.0.0.1:9560",
+                    "spark.switchml.auth.tokenFile=" + token,
+                    "spark.switchml.worker.host=10.0.0.0/24",
+                    // BMv2 queues packets for tens of ms: the default first timeout (20 ms) would mostly retransmit.
+                    "spark.switchml.retransmitTimeout=200ms"));
+        }
         checkBalance("BMv2", c);
         // BMv2 saw SwitchML only: the hosts reach each other and the driver over the management network.
         assertEquals(0L, c.get("notSwitchml"), "BMv2 saw non-SwitchML frames: " + c);

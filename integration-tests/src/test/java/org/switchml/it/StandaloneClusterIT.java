@@ -161,12 +161,14 @@ class StandaloneClusterIT {
     void aStandaloneSwitchProcessNamedByAddressAggregates() throws Exception {
         final List<String> jvm = new ArrayList<>(List.of("-Xmx512m", "-cp",
                 libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
+        final Path token = work.resolve("switch.token");
         try (Jvm sw = Jvm.start("switchml-switch", work.resolve("switch.log"), Map.of(), jvm,
-                "org.switchml.dataplane.runtime.SwitchMain", List.of("--port", "0", "--lanes", "2", "--p4runtime-port", "0"))) {
-            final Matcher ready = sw.await("dataplane (127\\.0\\.0\\.1:[\\d,]+) p4runtime (127\\.0\\.0\\.1:\\d+)", START_MS);
+                "org.switchml.service.standalone.SwitchMain", List.of("--port", "0", "--lanes", "2",
+                        "--service-port", "0", "--token-file", token.toString()))) {
+            final Matcher ready = sw.await("dataplane (127\\.0\\.0\\.1:[\\d,]+) jobs (127\\.0\\.0\\.1:\\d+)", START_MS);
             System.out.println("[it] " + ready.group());
-            submit("submit-standalone-switch", List.of("spark.switchml.switch.address=" + ready.group(1),
-                    "spark.switchml.p4runtime.address=" + ready.group(2)));
+            submit("submit-standalone-switch", List.of("spark.switchml.jobService.address=" + ready.group(2),
+                    "spark.switchml.auth.tokenFile=" + token));
             assertTrue(sw.process.isAlive(), "the switch process died:\n" + sw.tail(40));
             assertFalse(sw.output().contains("Vulnerable protobuf generated type"), sw.output());
         }

@@ -1,0 +1,152 @@
+package org.switchml.it;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.TlsFiles;
+import org.switchml.service.JobServiceClient;
+import org.switchml.service.Occupancy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * One standalone switch ({@code switchml-switch}, its own JVM) shared by several Spark applications at once, each
+ * submitted through {@code SparkSubmit} with the shaded jar on {@code --jars} and the rack's token: three
+ * applications run together and every aggregation of each goes through the switch (zero fallbacks); a fourth,
+ * SIGKILLed while the others run, loses its session within three renewal intervals while the others keep
+ * theirs; a fifth with the wrong token is refused and changes nothing.
+ */
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
+class SharedSwitchIT {
+    private static final long START_MS = 120_000;
+    private static final long RUN_MS = 600_000;
+    private static final long RENEW_MS = 1_000;
+    private static final long SEED = Long.getLong("switchml.seed", 20261202L);
+
+    @Test
+    void threeApplicationsShareOneSwitchAKilledOneLosesItsJobsAndAWrongTokenIsRefused() throws Exception {
+        System.out.println("[it] seed " + SEED + " (-Dswitchml.seed=" + SEED + " repeats this run)");
+        final Path sparkHome = Path.of(System.getProperty("switchml.it.sparkHome"));
+        final Path libraryJar = Path.of(System.getProperty("switchml.it.libraryJar"));
+        final Path appJar = Path.of(System.getProperty("switchml.it.appJar"));
+        final Path work = Path.of(System.getProperty("switchml.it.work") + "-shared");
+        Files.createDirectories(work);
+        final List<String> jvmFlags = Arrays.asList(System.getProperty("switchml.it.jvmFlags", "").trim().split("\\s+"));
+        final Path token = work.resolve("rack.token");
+        Files.deleteIfExists(token);
+        final Path wrongToken = Files.writeString(work.resolve("wrong.token"), "not-the-rack-token-0123456789\n");
+        final Map<String, String> env = Map.of("SPARK_HOME", sparkHome.toString(), "SPARK_LOCAL_IP", "127.0.0.1",
+                "SPARK_SCALA_VERSION", "2.13");
+
+        final List<String> switchJvm = new ArrayList<>(jvmFlags);
+        switchJvm.addAll(List.of("-Xmx512m", "-cp", libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
+        try (Jvm sw = Jvm.start("switchml-switch", work.resolve("switch.log"), Map.of(), switchJvm,
+                "org.switchml.service.standalone.SwitchMain", List.of("--port", "0", "--lanes", "2", "--service-port",
+                        "0", "--token-file", token.toString(), "--renew-interval-ms", Long.toString(RENEW_MS)))) {
+            final Matcher ready = sw.await("jobs 127\\.0\\.0\\.1:(\\d+)", START_MS);
+            System.out.println("[it] " + ready.group());
+            final String service = "127.0.0.1:" + ready.group(1);
+            try (JobServiceClient operator = JobServiceClient.connect("127.0.0.1", Integer.parseInt(ready.group(1)),
+                    TlsFiles.client("", "", "", BearerToken.read(token), "127.0.0.1", "the job service"))) {
+                final List<Jvm> apps = new ArrayList<>();
+                try {
+                    // The victim first, with more work, so it still runs when all four hold a session.
+                    final Jvm victim = submitWith("victim", work, env, jvmFlags, sparkHome, libraryJar, appJar,
+                            service, token, "fail", 20_000);
+                    apps.add(victim);
+                    for (int i = 0; i < 3; i++) {
+                        apps.add(submit("app-" + i, work, env, jvmFlags, sparkHome, libraryJar, appJar, service, token));
+                    }
+                    awaitOccupancy(operator, o -> o.sessions() == 4, "four applications with a session", START_MS);
+                    final long killed = System.nanoTime();
+                    victim.process.destroyForcibly(); // SIGKILL: no session close, no job removal
+                    assertTrue(victim.process.waitFor(30, TimeUnit.SECONDS), "the victim survived SIGKILL");
+                    awaitOccupancy(operator, o -> o.leasesExpired() == 1, "the victim's lease to lapse", 10 * RENEW_MS);
+                    final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+                    System.out.println("[it] the killed driver's session and jobs were removed " + ms + " ms after "
+                            + "SIGKILL (renewal interval " + RENEW_MS + " ms)");
+                    assertTrue(ms <= 3 * RENEW_MS, "lease lapsed after " + ms + " ms > 3 renewal intervals");
+
+                    final Jvm refused = submitWith("wrong-token", work, env, jvmFlags, sparkHome, libraryJar, appJar,
+                            service, wrongToken, "fail", 2_000);
+                    assertNotEquals(0, refused.awaitExit(RUN_MS), refused.tail(40));
+                    assertTrue(refused.output().contains("PERMISSION_DENIED")
+                            && refused.output().contains("refused the bearer token"), refused.tail(40));
+
+                    for (final Jvm app : apps.subList(1, apps.size())) {
+                        final int code = app.awaitExit(RUN_MS);
+                        final String out = app.output();
+                        out.lines().filter(l -> l.startsWith("DEPLOY-CHECK OK")).forEach(l -> System.out.println("[it]   " + l));
+                        assertEquals(0, code, app.tail(60));
+                        assertTrue(out.contains("DEPLOY-CHECK OK viaSwitch=true") && out.contains("fallbacks=0"),
+                                app.tail(60));
+                    }
+                } finally {
+                    for (final Jvm app : apps) {
+                        app.close();
+                    }
+                }
+                final Occupancy after = operator.describe();
+                assertEquals(0, after.jobs(), "every job is gone once its application stopped: " + after);
+                assertEquals(0, after.sessions(), after.toString());
+                assertEquals(1, after.leasesExpired(), after.toString());
+                final long in = operator.totals().jobs().packetsIn();
+                assertTrue(in > 0, "no packets through the switch");
+                System.out.println("[it] switch totals: " + operator.totals());
+            }
+            assertTrue(sw.process.isAlive(), "the switch died:\n" + sw.tail(40));
+        }
+    }
+
+    private static void awaitOccupancy(final JobServiceClient c, final Predicate<Occupancy> done, final String what,
+                                       final long limitMs) {
+        final long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(limitMs);
+        Occupancy o = c.describe();
+        while (!done.test(o)) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("no " + what + " within " + limitMs + " ms: " + o);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // bounded polling of the switch's own state
+            o = c.describe();
+        }
+    }
+
+    private static Jvm submit(final String name, final Path work, final Map<String, String> env,
+                              final List<String> jvmFlags, final Path sparkHome, final Path libraryJar,
+                              final Path appJar, final String service, final Path token) throws Exception {
+        return submitWith(name, work, env, jvmFlags, sparkHome, libraryJar, appJar, service, token, "fail", 2_000);
+    }
+
+    /** Starts DeployCheckApp on {@code local[2]} over {@code rows} rows against the shared switch. */
+    private static Jvm submitWith(final String name, final Path work, final Map<String, String> env,
+                                  final List<String> jvmFlags, final Path sparkHome, final Path libraryJar,
+                                  final Path appJar, final String service, final Path token, final String fallback,
+                                  final int rows) throws Exception {
+        final List<String> jvm = new ArrayList<>(jvmFlags);
+        jvm.addAll(List.of("-Xmx700m", "-cp", sparkHome.resolve("jars") + "/*"));
+        final List<String> args = new ArrayList<>(List.of("--master", "local[2]", "--jars", libraryJar.toString(),
+                "--name", name,
+                "--conf", "spark.plugins=org.switchml.spark.SwitchMLPlugin",
+                "--conf", "spark.driver.host=127.0.0.1",
+                "--conf", "spark.ui.enabled=false",
+                "--conf", "spark.switchml.jobService.address=" + service,
+                "--conf", "spark.switchml.auth.tokenFile=" + token,
+                "--conf", "spark.switchml.fallback=" + fallback,
+                "--class", DeployCheckApp.class.getName(), appJar.toString(),
+                Integer.toString(rows), "20000", "8", "1", Long.toString(SEED)));
+        return Jvm.start(name, work.resolve(name + ".log"), env, jvm, "org.apache.spark.deploy.SparkSubmit", args);
+    }
+}
