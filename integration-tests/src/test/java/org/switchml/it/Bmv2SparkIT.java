@@ -108,7 +108,7 @@ class Bmv2SparkIT {
         for (int h = 1; h <= HOSTS; h++) {
             cluster.add(Jvm.start("worker-h" + h, work.resolve("worker-h" + h + ".log"), env("192.168.77." + h),
                     netns("h" + h), daemon, "org.apache.spark.deploy.worker.Worker", List.of("--host",
-                            "192.168.77." + h, "--cores", "1", "--memory", "1g", "--webui-port", "0", "--work-dir",
+                            "192.168.77." + h, "--cores", "2", "--memory", "2g", "--webui-port", "0", "--work-dir",
                             work.resolve("worker-h" + h).toString(), master)));
         }
         for (int h = 1; h <= HOSTS; h++) {
@@ -159,11 +159,12 @@ class Bmv2SparkIT {
         }
     }
 
-    /** Runs DeployCheckApp from the switch's namespace; returns its counters line's values. */
-    private static Map<String, Long> submit(final String name, final List<String> conf) throws Exception {
+    /** Starts DeployCheckApp from the switch's namespace with {@code conf}. */
+    private static Jvm startDriver(final String name, final List<String> conf) throws Exception {
         final List<String> jvm = new ArrayList<>(jvmFlags);
         jvm.addAll(List.of("-Xmx768m", "-cp", sparkHome.resolve("jars") + "/*"));
         final List<String> args = new ArrayList<>(List.of("--master", master, "--deploy-mode", "client",
+                "--name", name,
                 "--jars", libraryJar.toString(),
                 "--conf", "spark.plugins=org.switchml.spark.SwitchMLPlugin",
                 "--conf", "spark.driver.host=192.168.77.254",
@@ -178,9 +179,14 @@ class Bmv2SparkIT {
         }
         args.addAll(List.of("--class", DeployCheckApp.class.getName(), appJar.toString(),
                 "1200", "2000", "6", Integer.toString(HOSTS), Long.toString(SEED)));
+        return Jvm.start(name, work.resolve(name + ".log"), env("192.168.77.254"), netns("sw"), jvm,
+                "org.apache.spark.deploy.SparkSubmit", args);
+    }
+
+    /** Runs DeployCheckApp from the switch's namespace; returns its counters line's values. */
+    private static Map<String, Long> submit(final String name, final List<String> conf) throws Exception {
         final long t0 = System.nanoTime();
-        try (Jvm driver = Jvm.start(name, work.resolve(name + ".log"), env("192.168.77.254"), netns("sw"), jvm,
-                "org.apache.spark.deploy.SparkSubmit", args)) {
+        try (Jvm driver = startDriver(name, conf)) {
             final int code = driver.awaitExit(RUN_MS);
             final String out = driver.output();
             System.out.println("[it] " + name + " exited " + code + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
@@ -210,30 +216,41 @@ class Bmv2SparkIT {
     }
 
     @Test
-    void sparkAggregatesAndLoopsThroughBmv2() throws Exception {
+    void sparkAggregatesAndLoopsThroughBmv2AndTwoApplicationsShareIt() throws Exception {
         final Path token = work.resolve("switch.token");
         final List<String> jvm = new ArrayList<>(jvmFlags);
         jvm.addAll(List.of("-Xmx384m", "-cp", libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
+        final List<String> shared = List.of(
+                "spark.switchml.jobService.address=127.0.0.1:9560",
+                "spark.switchml.auth.tokenFile=" + token,
+                "spark.switchml.worker.host=10.0.0.0/24",
+                "spark.switchml.fallback=fail",
+                // BMv2 queues packets for tens of ms: the default first timeout (20 ms) would mostly retransmit.
+                "spark.switchml.retransmitTimeout=200ms");
         final Map<String, Long> c;
         try (Jvm controller = Jvm.start("switchml-controller", work.resolve("controller.log"), Map.of(), netns("sw"),
                 jvm, "org.switchml.service.standalone.ControllerMain", List.of("--p4runtime", "127.0.0.1:9559",
                         "--p4-json", json.toString(), "--hosts", hosts.toString(), "--dataplane", "10.0.0.254:48864",
                         "--service-port", "9560", "--token-file", token.toString()))) {
             System.out.println("[it] " + controller.await("jobs 127\\.0\\.0\\.1:9560", START_MS).group());
-            c = submit("submit-bmv2", List.of(
-                    "spark.switchml.jobService.address=127.0.0.1:9560",
-                    "spark.switchml.auth.tokenFile=" + token,
-                    "spark.switchml.worker.host=10.0.0.0/24",
-                    // BMv2 queues packets for tens of ms: the default first timeout (20 ms) would mostly retransmit.
-                    "spark.switchml.retransmitTimeout=200ms"));
+            c = submit("submit-bmv2", shared);
+            // Two applications at once, each with an executor behind every switch port: both through BMv2.
+            final List<Jvm> both = List.of(startDriver("submit-bmv2-a", shared), startDriver("submit-bmv2-b", shared));
+            try {
+                for (final Jvm d : both) {
+                    final int code = d.awaitExit(RUN_MS);
+                    d.output().lines().filter(l -> l.startsWith("DEPLOY-CHECK OK"))
+                            .forEach(l -> System.out.println("[it]   " + l));
+                    assertEquals(0, code, d.tail(80));
+                    assertTrue(d.output().contains("DEPLOY-CHECK OK viaSwitch=true workers=" + HOSTS)
+                            && d.output().contains("fallbacks=0"), d.tail(80));
+                }
+            } finally {
+                for (final Jvm d : both) {
+                    d.close();
+                }
+            }
         }
-        checkBalance("BMv2", c);
-        // BMv2 saw SwitchML only: the hosts reach each other and the driver over the management network.
-        assertEquals(0L, c.get("notSwitchml"), "BMv2 saw non-SwitchML frames: " + c);
-        final String log = Files.readString(work.resolve("submit-bmv2.log"), StandardCharsets.UTF_8);
-        assertTrue(log.contains("DEPLOY-CHECK COUNTERS target=BMV2"), "the counters were not read from BMv2");
-    }
-
     @Test
     void theSameAppWithTheEmbeddedSoftwareSwitchBalancesTheSameWay() throws Exception {
         // The software switch inside the driver, reached over the management network.

@@ -1,0 +1,97 @@
+package org.switchml.service.standalone;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.TlsFiles;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Wire;
+import org.switchml.service.JobDesk;
+import org.switchml.service.JobServiceClient;
+import org.switchml.service.JobServiceException;
+import org.switchml.service.JobServiceServer;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The controller beside a P4 target, against the software switch's P4Runtime server (which takes a BMv2
+ * pipeline and ignores its JSON): it pushes the BMv2 pipeline, so its service asks for k = 64 and finds every
+ * worker in the host table; Bmv2SparkIT runs it against BMv2 itself.
+ */
+@Timeout(120)
+class ControllerMainTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void itOwnsTheTargetAndItsServiceInstallsBmv2JobsFromTheHostTable() throws Exception {
+        final Path json = Files.writeString(dir.resolve("switchml.json"), "{}");
+        final Path hosts = Files.writeString(dir.resolve("hosts"), "# the test's worker\n127.0.0.1 7 02:00:00:00:00:07\n");
+        final Path token = dir.resolve("token");
+        try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
+             SwitchRuntimeServer p4 = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
+             SwitchMLClient worker = SwitchMLClient.open(ClientOptions.defaults())) {
+            final ControllerMain o = new ControllerMain();
+            new CommandLine(o).parseArgs("--p4runtime", "127.0.0.1:" + p4.port(), "--p4-json", json.toString(),
+                    "--hosts", hosts.toString(), "--dataplane", sw.address().toString(), "--service-port", "0",
+                    "--token-file", token.toString());
+            try (JobServiceServer server = o.start(sw.address(), new PrintStream(new ByteArrayOutputStream()));
+                 JobServiceClient c = JobServiceClient.connect("127.0.0.1", server.port(),
+                         TlsFiles.client("", "", "", BearerToken.read(token), "127.0.0.1", "the controller"))) {
+                final JobDesk.Grant g = c.open("bmv2 app");
+                assertEquals(Wire.P4_K, g.switchDescription().requiredK());
+                assertEquals(sw.address(), g.switchDescription().dataplane());
+                final JobSpec spec = c.create(g.sessionId(), new JobSpec(g.jobIdBase(), 1, 0, Wire.P4_K, 4,
+                        List.of(worker.localAddress())), 0);
+                assertArrayEquals(new int[] {5, -6, 7}, worker.join(spec, 0, sw.address()).allReduce(new int[] {5, -6, 7}));
+                final JobServiceException notInTable = assertThrows(JobServiceException.class, () -> c.create(
+                        g.sessionId(), new JobSpec(g.jobIdBase() + 1, 1, 0, Wire.P4_K, 4,
+                                List.of(new InetSocketAddress("127.0.0.2", 9))), 0));
+                assertTrue(notInTable.getMessage().contains("127.0.0.2") && notInTable.getMessage().contains("host table"),
+                        notInTable.getMessage());
+                final JobServiceException wrongK = assertThrows(JobServiceException.class, () -> c.create(
+                        g.sessionId(), new JobSpec(g.jobIdBase() + 2, 1, 0, 128, 4, List.of(worker.localAddress())), 0));
+                assertTrue(wrongK.getMessage().contains("k = 64"), wrongK.getMessage());
+                assertEquals(1, c.close(g.sessionId()));
+            }
+        }
+    }
+
+    @Test
+    void usageErrorsExitTwoAndAnUnreachableTargetExitsOneNamingIt() throws Exception {
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(2, ControllerMain.run(new String[] {"--hosts", "h", "--dataplane", "127.0.0.1:1"},
+                new PrintStream(new ByteArrayOutputStream()), new PrintStream(err, true, StandardCharsets.UTF_8)));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--p4-json"), err.toString(StandardCharsets.UTF_8));
+        final int dead;
+        try (ServerSocket s = new ServerSocket(0)) {
+            dead = s.getLocalPort();
+        }
+        final Path hosts = Files.writeString(dir.resolve("hosts"), "127.0.0.1 7 02:00:00:00:00:07\n");
+        final ByteArrayOutputStream err2 = new ByteArrayOutputStream();
+        assertEquals(1, ControllerMain.run(new String[] {"--p4runtime", "127.0.0.1:" + dead, "--p4-json",
+                Files.writeString(dir.resolve("j.json"), "{}").toString(), "--hosts", hosts.toString(),
+                "--dataplane", "127.0.0.1:48864", "--token-file", dir.resolve("t").toString(), "--service-port", "0"},
+                new PrintStream(new ByteArrayOutputStream()), new PrintStream(err2, true, StandardCharsets.UTF_8)));
+        assertTrue(err2.toString(StandardCharsets.UTF_8).contains("127.0.0.1:" + dead), err2.toString(StandardCharsets.UTF_8));
+    }
+}
