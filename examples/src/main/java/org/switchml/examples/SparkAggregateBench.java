@@ -1,5 +1,7 @@
 package org.switchml.examples;
 
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -101,8 +103,7 @@ public final class SparkAggregateBench {
         try (JavaSparkContext jsc = new JavaSparkContext(conf)) {
             PROFILE = o.profile();
             if (o.profile()) { // after Spark set up its logging, which would undo it
-                org.apache.logging.log4j.core.config.Configurator.setLevel("org.switchml.spark.Launch",
-                        org.apache.logging.log4j.Level.TRACE);
+                Configurator.setLevel("org.switchml.spark.driver.StageLauncher", Level.TRACE);
             }
             out.printf("master=%s precision=%s reps=%d cores=%d k=%s localShortcut=%s load %s%n", jsc.master(),
                     o.precision(), o.reps(), Runtime.getRuntime().availableProcessors(),
