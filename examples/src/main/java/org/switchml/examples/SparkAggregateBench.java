@@ -1,5 +1,7 @@
 package org.switchml.examples;
 
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -7,7 +9,10 @@ import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLAggregator;
 import org.switchml.spark.SwitchMLDriver;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -98,11 +103,11 @@ public final class SparkAggregateBench {
         try (JavaSparkContext jsc = new JavaSparkContext(conf)) {
             PROFILE = o.profile();
             if (o.profile()) { // after Spark set up its logging, which would undo it
-                org.apache.logging.log4j.core.config.Configurator.setLevel("org.switchml.spark.Launch",
-                        org.apache.logging.log4j.Level.TRACE);
+                Configurator.setLevel("org.switchml.spark.driver.StageLauncher", Level.TRACE);
             }
-            out.printf("master=%s precision=%s reps=%d cores=%d k=%s%n", jsc.master(), o.precision(), o.reps(),
-                    Runtime.getRuntime().availableProcessors(), conf.get("spark.switchml.k", "auto"));
+            out.printf("master=%s precision=%s reps=%d cores=%d k=%s localShortcut=%s load %s%n", jsc.master(),
+                    o.precision(), o.reps(), Runtime.getRuntime().availableProcessors(),
+                    conf.get("spark.switchml.k", "auto"), conf.get("spark.switchml.localShortcut", "true"), loadAverage());
             warmUp(jsc);
             for (final int parts : o.partitions()) {
                 // One record per partition: its seed; the seqOp expands it into the partition's vector.
@@ -120,6 +125,17 @@ public final class SparkAggregateBench {
             if (o.loop()) {
                 loop(out, jsc, o.loopDim());
             }
+            out.printf("load at the end %s%n", loadAverage());
+        }
+    }
+
+    /** The machine's load (/proc/loadavg: 1, 5 and 15 minutes), which the timings depend on; "unknown" elsewhere. */
+    private static String loadAverage() {
+        try {
+            final String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (final IOException e) {
+            return "unknown";
         }
     }
 
@@ -232,6 +248,7 @@ public final class SparkAggregateBench {
         final String[] names = {"switchml", "treeAggregate", "treeAggregate+finalAggregateOnExecutor"};
         final double[][] seconds = new double[3][reps];
         int workers = 0;
+        boolean inMemory = false;
         for (int rep = -1; rep < reps; rep++) { // rep -1 warms up
             for (int m = 0; m < 3; m++) {
                 final long t0 = System.nanoTime();
@@ -243,6 +260,7 @@ public final class SparkAggregateBench {
                         throw new IllegalStateException("fell back: " + r.fallbackReason());
                     }
                     workers = r.workers();
+                    inMemory = r.inMemory();
                     sum = r.sum();
                     if (PROFILE) {
                         System.out.println("switch counters of job " + Integer.toUnsignedString(r.jobId()) + ": "
@@ -265,10 +283,12 @@ public final class SparkAggregateBench {
             Arrays.sort(seconds[m]);
             median[m] = seconds[m][reps / 2];
         }
+        final String how = inMemory ? "  [in memory: one executor, no packet]"
+                : String.format("  [%d switch workers]", workers);
         for (int m = 0; m < 3; m++) {
             out.printf("aggregate %9d doubles x %3d partitions  %-40s median %8.3f s (min %.3f, max %.3f)%s%n",
                     dim, parts, names[m], median[m], seconds[m][0], seconds[m][reps - 1],
-                    m == 0 ? String.format("  [%d switch workers]", workers)
+                    m == 0 ? how
                             : String.format("  switchml/this = %.3f", median[0] / median[m]));
         }
     }

@@ -1,6 +1,7 @@
 package org.switchml.protocol;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 import java.util.Arrays;
 
@@ -86,6 +87,28 @@ public abstract class VectorCodec {
 
     /** Reads the k summed lanes of {@code block} at {@code offset} and stores the dequantized values. */
     public abstract void decode(int block, short e, ByteBuf buf, int offset);
+
+    /**
+     * Stores in the output what the switch returns to a job whose only worker is this one: each block
+     * encoded with its own exponent (the maximum over one worker), summed over that one contribution and
+     * decoded, through the same {@link #encode} and {@link #decode} as the packets. The bits are those of
+     * an allreduce in a one-worker job, without a packet. The codec must be made for one worker.
+     */
+    public final void sumAlone() {
+        if (b != Quantization.scaleBits(1)) {
+            throw new IllegalStateException("sumAlone needs a codec made for one worker (B = "
+                    + Quantization.scaleBits(1) + "), this one has B = " + b);
+        }
+        final ByteBuf payload = Unpooled.buffer(4 * k, 4 * k);
+        try {
+            for (int c = 0; c < blocks; c++) {
+                encode(c, localExponents[c], payload, 0);
+                decode(c, localExponents[c], payload, 0);
+            }
+        } finally {
+            payload.release();
+        }
+    }
 
     /** Writes k zero lanes (a look-ahead packet that carries no data yet). */
     public final void encodeZeros(final ByteBuf buf, final int offset) {

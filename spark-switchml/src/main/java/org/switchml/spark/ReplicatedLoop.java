@@ -141,10 +141,13 @@ public final class ReplicatedLoop {
      * @param checkpoints iteration counts at which the state came back to the driver (stage ends, and the ends of
      *                    the fallback's runs on the driver)
      * @param jobIds      the switch job id of each stage (empty on the driver path)
-     * @param viaSwitch   false when any iteration ran on the driver (fallback)
+     * @param viaSwitch   false when any iteration ran on the driver (fallback); true also for a stage summed
+     *                    in memory, which computes what the switch would
+     * @param inMemoryStages stages whose tasks all ran in one executor, which computed the switch's sum
+     *                    itself, bit for bit, sending no packet ({@code spark.switchml.localShortcut})
      */
     public record Result(double[] state, int iterations, List<double[]> scalars, boolean converged,
-                         List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch) {
+                         List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch, int inMemoryStages) {
     }
 
     /**
@@ -248,6 +251,7 @@ public final class ReplicatedLoop {
         final List<Integer> checkpoints = new ArrayList<>();
         final List<Integer> jobIds = new ArrayList<>();
         boolean viaSwitch = true;
+        int inMemoryStages = 0;
         while (done < options.maxIterations() && !converged) {
             final int jobId = rt.newJobId();
             jobIds.add(jobId);
@@ -294,6 +298,9 @@ public final class ReplicatedLoop {
                 throw new IllegalStateException("spark-switchml: loop job " + jobId + " returned nothing from task 0");
             }
             state = first.vector;
+            if (first.inMemory) {
+                inMemoryStages++;
+            }
             for (int i = 0; i < first.iterations; i++) {
                 scalars.add(Arrays.copyOfRange(first.scalars, i * first.scalarWidth, (i + 1) * first.scalarWidth));
             }
@@ -304,7 +311,7 @@ public final class ReplicatedLoop {
             converged = first.converged;
             checkpoints.add(done);
         }
-        return new Result(state, done, scalars, converged, checkpoints, jobIds, viaSwitch);
+        return new Result(state, done, scalars, converged, checkpoints, jobIds, viaSwitch, inMemoryStages);
     }
 
     /**
@@ -355,7 +362,7 @@ public final class ReplicatedLoop {
             }
             it++;
         }
-        return new Result(state, it, scalars, converged, List.of(), List.of(), false);
+        return new Result(state, it, scalars, converged, List.of(), List.of(), false, 0);
     }
 
     static void checkLength(final double[] v, final int expected) {
@@ -474,6 +481,7 @@ public final class ReplicatedLoop {
             if (!m.reports()) {
                 final TaskOutcome o = new TaskOutcome(task, TaskOutcome.OK, "", null, it - start, converged, null, 0);
                 o.timings = timings;
+                o.inMemory = m.plan().inMemory();
                 return o;
             }
             final int width = scalars.isEmpty() ? 0 : scalars.get(0).length;
@@ -486,6 +494,7 @@ public final class ReplicatedLoop {
             }
             final TaskOutcome o = new TaskOutcome(task, TaskOutcome.OK, "", s, it - start, converged, flat, width);
             o.timings = timings;
+            o.inMemory = m.plan().inMemory();
             return o;
         }
     }

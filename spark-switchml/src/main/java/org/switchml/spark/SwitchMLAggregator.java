@@ -41,6 +41,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * counted in {@link SwitchMLDriver#fallbackCount()}) or an error. So it does when Spark refuses barrier stages,
  * i.e. with {@code spark.dynamicAllocation.enabled=true} on a cluster ({@link SwitchMLDriver#barrierStagesRefused};
  * one warning per application, every such call counted).
+ *
+ * <p>When every task of the stage runs in one executor (a {@code local[N]} master, or one executor), that
+ * executor applies the switch's arithmetic itself, with no packet and no switch job: the same bits as
+ * through the switch ({@code spark.switchml.localShortcut}; {@link Result#inMemory()} says so).
  */
 public final class SwitchMLAggregator {
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLAggregator.class);
@@ -71,12 +75,17 @@ public final class SwitchMLAggregator {
      * The outcome of one call.
      *
      * @param sum            the element-wise sum
-     * @param viaSwitch      false when the fallback computed it
-     * @param jobId          the switch job id used (also when it fell back mid-stage); 0 when no job was needed
+     * @param viaSwitch      false when the fallback computed it; true also when {@code inMemory}, which
+     *                       computes what the switch would
+     * @param jobId          the switch job id used (also when it fell back mid-stage); 0 when no job was needed;
+     *                       when {@code inMemory}, the call's id, under which no job was installed
      * @param fallbackReason why it fell back, or null
      * @param workers        the switch job's workers: the executors that took part (0 after a fallback)
+     * @param inMemory       whether every task ran in one executor, which computed the switch's sum itself,
+     *                       bit for bit, sending no packet ({@code spark.switchml.localShortcut})
      */
-    public record Result(double[] sum, boolean viaSwitch, int jobId, String fallbackReason, int workers) {
+    public record Result(double[] sum, boolean viaSwitch, int jobId, String fallbackReason, int workers,
+                         boolean inMemory) {
     }
 
     /** Element-wise sum over partitions of {@code fold(zero, partition, seqOp)}. */
@@ -102,7 +111,7 @@ public final class SwitchMLAggregator {
         final SparkContext sc = rdd.sparkContext();
         final int partitions = rdd.getNumPartitions();
         if (partitions == 0) {
-            return new Result(zero.clone(), true, 0, null, 0);
+            return new Result(zero.clone(), true, 0, null, 0, false);
         }
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
         final DriverRuntime rt = DriverRuntimes.forContext(sc);
@@ -114,7 +123,7 @@ public final class SwitchMLAggregator {
                         + "SwitchMLDriver.fallbackCount() counts every such call.", refused,
                         SwitchMLConfig.FALLBACK.key(), StageLauncher.DYNAMIC_ALLOCATION);
             }
-            return new Result(treeAggregate(rdd, zero, seqOp), false, 0, refused, 0);
+            return new Result(treeAggregate(rdd, zero, seqOp), false, 0, refused, 0, false);
         }
         final int jobId = rt.newJobId();
         final List<TaskOutcome> outcomes;
@@ -125,23 +134,25 @@ public final class SwitchMLAggregator {
         }
         double[] sum = null;
         int workers = 0;
+        boolean inMemory = false;
         for (final TaskOutcome o : outcomes) {
             if (o.status == TaskOutcome.UNREACHABLE) {
                 final String reason = StageLauncher.unreachable(o, fallback, rt);
                 LOG.warn("spark-switchml: switch {} unreachable ({}); computing job {} with treeAggregate instead "
                         + "({}=treeAggregate)", rt.switchName(), reason, Integer.toUnsignedString(jobId),
                         SwitchMLConfig.FALLBACK.key());
-                return new Result(treeAggregate(rdd, zero, seqOp), false, jobId, reason, 0);
+                return new Result(treeAggregate(rdd, zero, seqOp), false, jobId, reason, 0, false);
             }
             if (o.vector != null) {
                 sum = o.vector;
                 workers = o.workers;
+                inMemory = o.inMemory;
             }
         }
         if (sum == null) {
             throw new IllegalStateException("spark-switchml: job " + jobId + " returned no result from task 0");
         }
-        return new Result(sum, true, jobId, null, workers);
+        return new Result(sum, true, jobId, null, workers, inMemory);
     }
 
     /** Spark's treeAggregate with element-wise addition: the fallback and the reference. */
@@ -203,6 +214,7 @@ public final class SwitchMLAggregator {
                 final double[] sum = m.step(mine, global -> global);
                 final TaskOutcome o = TaskOutcome.ok(task, m.reports() ? sum : null);
                 o.workers = m.plan().workers();
+                o.inMemory = m.plan().inMemory();
                 o.timings = m.timings(t2 - t1, System.nanoTime() - t2);
                 return o;
             });

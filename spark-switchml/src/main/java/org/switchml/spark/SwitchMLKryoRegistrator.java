@@ -68,6 +68,7 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
                 out.writeLongs(o.timings);
             }
             out.writeInt(o.workers, true);
+            out.writeBoolean(o.inMemory);
         }
 
         @Override
@@ -84,6 +85,7 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
             final int t = in.readInt(true);
             o.timings = t == 0 ? null : in.readLongs(t - 1);
             o.workers = in.readInt(true);
+            o.inMemory = in.readBoolean();
             return o;
         }
 

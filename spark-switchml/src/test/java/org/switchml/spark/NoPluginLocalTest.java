@@ -20,7 +20,9 @@ class NoPluginLocalTest {
 
     @BeforeAll
     static void start() {
-        jsc = new JavaSparkContext(SparkTestSupport.conf("switchml-noplugin", "local[2]", false));
+        // Through the embedded switch, which this test is about, though one executor could sum in memory.
+        jsc = new JavaSparkContext(SparkTestSupport.conf("switchml-noplugin", "local[2]", false)
+                .set("spark.switchml.localShortcut", "false"));
     }
 
     @AfterAll

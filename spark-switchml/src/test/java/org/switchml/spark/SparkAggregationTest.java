@@ -50,7 +50,9 @@ class SparkAggregationTest {
     @BeforeAll
     static void start() {
         // local[4,4]: 4 slots, and task failures are retried like on a cluster (spark.task.maxFailures=4).
-        jsc = new JavaSparkContext(SparkTestSupport.conf("switchml-local", "local[4,4]", true));
+        // Through the switch, which these tests are about, though one executor could sum in memory.
+        jsc = new JavaSparkContext(SparkTestSupport.conf("switchml-local", "local[4,4]", true)
+                .set("spark.switchml.localShortcut", "false"));
     }
 
     @AfterAll

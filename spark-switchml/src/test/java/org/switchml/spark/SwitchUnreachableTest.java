@@ -43,7 +43,9 @@ class SwitchUnreachableTest {
         TestRegistrar.target = SoftwareSwitch.start(SwitchOptions.loopback(2));
         final SparkConf conf = SparkTestSupport.conf("switchml-unreachable", "local[4]", true)
                 .set("spark.switchml.switch.address", TestRegistrar.target.address().toString())
-                .set("spark.switchml.registrar", TestRegistrar.class.getName());
+                .set("spark.switchml.registrar", TestRegistrar.class.getName())
+                // Through the switch, which these tests stop, though one executor could sum in memory.
+                .set("spark.switchml.localShortcut", "false");
         jsc = new JavaSparkContext(conf);
         rows = SparkTestSupport.rows(jsc, Seeds.seed("unreachable rows", 51), 24, DIM, 4).cache();
     }

@@ -177,11 +177,18 @@ public final class SwitchMLConfig {
                 return s;
             }, s -> true, "empty, a host name / IPv4 address, or an IPv4 subnet a.b.c.d/len");
 
+    public static final ConfigEntry<Boolean> LOCAL_SHORTCUT = new ConfigEntry<>("spark.switchml.localShortcut",
+            "When every task of a barrier stage runs in one executor (a `local[N]` master, or a cluster with "
+                    + "one executor), the executor computes the switch's sum itself: the same quantization, "
+                    + "integer sum and dequantization, so the same bits, with no packet and no switch job. "
+                    + "`false` sends it through the switch all the same. Per call.",
+            "true", SwitchMLConfig::parseBoolean, v -> true, "true or false");
+
     /** Every setting, in documentation order. */
     public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, JOB_SERVICE_ADDRESS,
             AUTH_TOKEN_FILE, TLS_TRUST_CERT, TLS_CERT, TLS_KEY, ADMISSION_TIMEOUT, REGISTRAR, SWITCH_HOST,
             SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
-            STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST);
+            STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST, LOCAL_SHORTCUT);
 
     /** Settings from a SparkConf. */
     public static Function<String, String> of(final SparkConf conf) {
@@ -217,6 +224,17 @@ public final class SwitchMLConfig {
     /** {@code auto} is 0; anything else must be an integer. */
     static int parseAuto(final String s) {
         return s.equalsIgnoreCase("auto") ? 0 : Integer.parseInt(s);
+    }
+
+    /** {@code true} or {@code false}, nothing else (a typo must not silently mean false). */
+    static boolean parseBoolean(final String s) {
+        if (s.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (s.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException("want true or false");
     }
 
     static Fallback parseFallback(final String s) {

@@ -162,8 +162,9 @@ public final class DriverRuntime implements AutoCloseable {
     }
 
     /** See {@link StageRendezvous#beginStage}. */
-    void beginStage(final TaskSettings s, final String[] preferred, final Partition[] partitions, final int slots) {
-        rendezvous.beginStage(s, preferred, partitions, slots);
+    void beginStage(final TaskSettings s, final String[] preferred, final Partition[] partitions, final int slots,
+                    final boolean localShortcut) {
+        rendezvous.beginStage(s, preferred, partitions, slots, localShortcut);
     }
 
     /** See {@link StageRendezvous#endStage}. */

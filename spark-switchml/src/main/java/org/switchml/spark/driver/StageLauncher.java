@@ -74,11 +74,12 @@ public final class StageLauncher {
         final String[] preferred = preferredExecutors(sc, source, partitions);
         final Partition[] sourcePartitions = source.partitions();
         final int attempts = SwitchMLConfig.STAGE_ATTEMPTS.from(SwitchMLConfig.forCall(sc));
+        final boolean localShortcut = SwitchMLConfig.LOCAL_SHORTCUT.from(SwitchMLConfig.forCall(sc));
         for (int attempt = 0; ; attempt++) {
             final int slots = waitForSlots(sc);
             final int tasks = Math.min(partitions, slots);
             final TaskSettings s = TaskSettings.resolve(sc, jobId, attempt, tasks, precision);
-            rt.beginStage(s, preferred, sourcePartitions, slots);
+            rt.beginStage(s, preferred, sourcePartitions, slots, localShortcut);
             final long t0 = System.nanoTime();
             final String previous = sc.getLocalProperty(ATTEMPT_PROPERTY);
             sc.setLocalProperty(ATTEMPT_PROPERTY, Integer.toString(attempt));

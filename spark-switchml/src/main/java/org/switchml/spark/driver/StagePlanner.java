@@ -23,6 +23,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * out once the stage's job is installed on the switch, so the tasks stream at once and no packet
  * reaches the switch before its job. The job is installed ahead, while the tasks start, when the
  * stage will run on every executor; otherwise (or when the tasks landed elsewhere) after the hellos.
+ * A stage whose tasks all run in one executor needs no job when {@code spark.switchml.localShortcut} is
+ * on: its plan says the executor sums in memory, and it is given out at once.
  */
 final class StagePlanner {
     private static final Logger LOG = LoggerFactory.getLogger(StagePlanner.class);
@@ -33,6 +35,8 @@ final class StagePlanner {
     private final RegistrarLink link;
     private final JobBook jobs;
     private final Rendezvous.Hello[] hellos;
+    /** Whether a stage whose tasks all run in one executor is summed there, without the switch. */
+    private final boolean localShortcut;
     private int count;
     private volatile Rendezvous.PlanReply reply = Rendezvous.PlanReply.PENDING;
     /** The job installed ahead (its executors in rank order, and its installation), or null. */
@@ -47,15 +51,17 @@ final class StagePlanner {
     /**
      * @param preferred  per source partition, the executor id holding it (cached), or null
      * @param partitions the source partitions, handed to each task as the plan assigns them
+     * @param localShortcut {@code spark.switchml.localShortcut} of the call
      */
     StagePlanner(final TaskSettings settings, final String[] preferred, final Partition[] partitions,
-                 final RegistrarLink link, final JobBook jobs) {
+                 final RegistrarLink link, final JobBook jobs, final boolean localShortcut) {
         this.settings = settings;
         this.preferred = preferred;
         this.partitions = partitions;
         this.link = link;
         this.jobs = jobs;
         this.hellos = new Rendezvous.Hello[settings.tasks()];
+        this.localShortcut = localShortcut;
     }
 
     /** The task of {@code rank} streams to the switch. */
@@ -80,7 +86,8 @@ final class StagePlanner {
     /** Installs the job for {@code known} executors (rank = position) in the background. */
     synchronized void installAhead(final List<Rendezvous.Worker> known) {
         final JobRegistrar r = link.current();
-        if (r == null || known.size() > Wire.MAX_WORKERS) {
+        // One executor needs no job when it sums in memory.
+        if (r == null || known.size() > Wire.MAX_WORKERS || (localShortcut && known.size() == 1)) {
             return;
         }
         final Rendezvous.Hello[] asHellos = new Rendezvous.Hello[known.size()];
@@ -149,6 +156,12 @@ final class StagePlanner {
             reply = Rendezvous.PlanReply.failed(e.getMessage(), false);
             return;
         }
+        if (localShortcut && plan.workers() == 1) {
+            // k still comes from the registrar and the MTUs, as it would for the switch: it sets the blocks
+            // whose exponents the quantization uses, and so the bits of the sum.
+            reply = new Rendezvous.PlanReply(withJob(plan, 0, true), null, false, null);
+            return;
+        }
         final JobSpec spec = specOf(plan);
         final CompletableFuture<JobSpec> installed = ahead == null ? install(spec) : reuseOrReinstall(r, spec);
         installed.whenComplete((done, failure) -> {
@@ -159,10 +172,15 @@ final class StagePlanner {
                         + link.switchName() + " failed: " + c.getMessage(), true);
                 return;
             }
-            reply = new Rendezvous.PlanReply(new Rendezvous.Plan(plan.switchAddress(), plan.jobId(),
-                    plan.generation(), done.secret(), plan.k(), plan.poolSize(), plan.endpoints(), plan.rankOfTask(),
-                    plan.localIndex(), plan.localCount(), plan.partitions()), null, false, null);
+            reply = new Rendezvous.PlanReply(withJob(plan, done.secret(), false), null, false, null);
         });
+    }
+
+    /** {@code plan} with the secret of its installed job, or in memory. */
+    private static Rendezvous.Plan withJob(final Rendezvous.Plan plan, final int secret, final boolean inMemory) {
+        return new Rendezvous.Plan(plan.switchAddress(), plan.jobId(), plan.generation(), secret, plan.k(),
+                plan.poolSize(), plan.endpoints(), plan.rankOfTask(), plan.localIndex(), plan.localCount(),
+                plan.partitions(), inMemory);
     }
 
     /**

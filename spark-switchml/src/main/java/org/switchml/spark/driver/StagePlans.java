@@ -89,7 +89,7 @@ public final class StagePlans {
         final int k = chooseK(s, requiredK, minMtu == Integer.MAX_VALUE ? 0 : minMtu);
         final int pool = s.poolSize() > 0 ? s.poolSize() : autoPool(k);
         return new Rendezvous.Plan(switchAddress, s.jobId(), s.generation(), 0, k, pool, endpoints.toArray(new String[0]), rankOfTask,
-                localIndex, localCount, assign(hellos, preferred, rankOf, rankOfTask));
+                localIndex, localCount, assign(hellos, preferred, rankOf, rankOfTask), false);
     }
 
     /** {@code spark.switchml.k} when set, else what the switch requires, else what the MTU allows. */

@@ -32,9 +32,11 @@ final class StageRendezvous {
      * @param preferred  per source partition, the executor id holding it (cached), or null
      * @param partitions the source partitions, handed to each task as the plan assigns them
      * @param slots      the task slots of the cluster
+     * @param localShortcut {@code spark.switchml.localShortcut} of the call
      */
-    void beginStage(final TaskSettings s, final String[] preferred, final Partition[] partitions, final int slots) {
-        final StagePlanner p = new StagePlanner(s, preferred, partitions, link, jobs);
+    void beginStage(final TaskSettings s, final String[] preferred, final Partition[] partitions, final int slots,
+                    final boolean localShortcut) {
+        final StagePlanner p = new StagePlanner(s, preferred, partitions, link, jobs, localShortcut);
         stages.put(s.stageKey(), p);
         // The stage takes every task slot: every executor will run a task of it, so its job can be installed
         // now, while Spark schedules the tasks, instead of after they gather.

@@ -8,6 +8,7 @@ import org.switchml.client.SwitchMLTimeoutException;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.VectorCodec;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -24,6 +25,10 @@ import java.util.function.BooleanSupplier;
  *
  * <p>The in-memory sum is taken in the tasks' local order, so a given placement of partitions always
  * gives the same bits; the switch's integer sum then gives every executor the same bits.
+ *
+ * <p>When the plan says the stage's only executor sums in memory, that executor applies the switch's
+ * arithmetic itself (quantize, sum over one worker, dequantize): the bits the switch would return, with
+ * no packet.
  */
 public final class ExecutorStage {
     /** What the executor does with the global sum, once per step; its result is shared by the local tasks. */
@@ -183,6 +188,13 @@ public final class ExecutorStage {
      */
     private double[] allReduce(final double[] v, final TaskSettings s) {
         final long t0 = System.nanoTime();
+        if (plan.inMemory()) {
+            VectorCodec.forDoubles(v, v, plan.k(), 1, s.fp64()).sumAlone();
+            switchEnd = System.nanoTime();
+            switchStart = t0;
+            switchNs = switchEnd - t0;
+            return v;
+        }
         final JobSession js = session(s);
         BooleanSupplier waitOn = null;
         if (first) {

@@ -116,9 +116,10 @@ public final class Rendezvous {
      * @param localIndex   per task: its index among the tasks of its executor
      * @param localCount   per rank: how many tasks run on that executor
      * @param partitions   per task: the source partitions it reads, ascending
+     * @param inMemory     whether the one executor computes the switch's sum itself (no job was installed)
      */
     public record Plan(String switchAddress, int jobId, int generation, int secret, int k, int poolSize, String[] endpoints, int[] rankOfTask,
-                int[] localIndex, int[] localCount, int[][] partitions) implements Serializable {
+                int[] localIndex, int[] localCount, int[][] partitions, boolean inMemory) implements Serializable {
         private static final long serialVersionUID = 1L;
 
         public int workers() {

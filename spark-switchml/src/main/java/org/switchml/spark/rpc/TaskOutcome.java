@@ -32,6 +32,8 @@ public final class TaskOutcome implements Serializable {
     public static final int TIMINGS = 4;
     /** The switch job's workers (executors) in the stage; 0 when unknown. */
     public int workers;
+    /** Whether the stage's one executor computed the switch's sum itself, sending no packet. */
+    public boolean inMemory;
 
     public TaskOutcome(final int partition, final byte status, final String message, final double[] vector,
                 final int iterations, final boolean converged, final double[] scalars, final int scalarWidth) {

@@ -4,7 +4,8 @@ package org.switchml.spark.ml.classification;
  * How a fit of a {@link SwitchMLLogisticRegression} went, for logs, benchmarks and monitoring (read it
  * with {@link SwitchMLLogisticRegression#lastFit()}, or receive it with {@link FitListener#onFitEnd}).
  *
- * @param viaSwitch false if any part fell back (to treeAggregate, or to stock MLlib)
+ * @param viaSwitch false if any part fell back (to treeAggregate, or to stock MLlib); a stage summed in memory
+ *                  ({@link SwitchTraffic#inMemoryStages()}) computes what the switch would, and is no fallback
  * @param reason    why the optimizer stopped, or why stock MLlib trained instead
  * @param timing    where the fit's time went
  * @param loop      what the optimizer loop did
@@ -49,10 +50,12 @@ public record FitReport(boolean viaSwitch, String reason, Timing timing, Loop lo
      * @param drops           packets of these jobs the switch dropped (any reason); -1 when unknown
      * @param fallbacks       barrier stages that found the switch unreachable and ran on the driver with
      *                        treeAggregate instead (each is logged as a warning)
+     * @param inMemoryStages  barrier stages whose tasks all ran in one executor, which computed the switch's
+     *                        sums itself, bit for bit, sending nothing ({@code spark.switchml.localShortcut})
      */
     public record SwitchTraffic(double megabytes, long packetsIn, long packetsOut, long retransmissions, long drops,
-                                int fallbacks) {
+                                int fallbacks, int inMemoryStages) {
         /** A fit that never used the switch: nothing sent, counters unknown. */
-        static final SwitchTraffic NONE = new SwitchTraffic(0, -1, -1, -1, -1, 0);
+        static final SwitchTraffic NONE = new SwitchTraffic(0, -1, -1, -1, -1, 0, 0);
     }
 }

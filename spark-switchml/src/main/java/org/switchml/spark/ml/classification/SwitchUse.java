@@ -17,6 +17,7 @@ final class SwitchUse {
     private final List<Integer> jobIds = new ArrayList<>();
     private double megabytes;
     private int fallbacks;
+    private int inMemoryStages;
 
     SwitchUse(final SwitchMLDriver driver) {
         this.driver = driver;
@@ -25,10 +26,11 @@ final class SwitchUse {
     /** Counts a run of the loop whose vectors have {@code vectorLength} elements. */
     void ran(final ReplicatedLoop.Result r, final int vectorLength, final boolean fp64) {
         jobIds.addAll(r.jobIds());
-        if (r.viaSwitch()) {
-            megabytes += (double) r.iterations() * vectorLength * (fp64 ? 8 : 4) / 1e6;
-        } else {
+        inMemoryStages += r.inMemoryStages();
+        if (!r.viaSwitch()) {
             fallbacks++; // the loop says why in its warning
+        } else if (r.inMemoryStages() == 0) { // a stage in memory sends nothing
+            megabytes += (double) r.iterations() * vectorLength * (fp64 ? 8 : 4) / 1e6;
         }
     }
 
@@ -60,8 +62,8 @@ final class SwitchUse {
     /** Bytes, fallbacks and the switch's counters over this fit's jobs (-1s when unknown). */
     FitReport.SwitchTraffic traffic() {
         return counters().map(c -> new FitReport.SwitchTraffic(megabytes, c.packetsIn(), c.packetsOut(),
-                        c.retransmissions(), c.totalDrops(), fallbacks))
-                .orElseGet(() -> new FitReport.SwitchTraffic(megabytes, -1, -1, -1, -1, fallbacks));
+                        c.retransmissions(), c.totalDrops(), fallbacks, inMemoryStages))
+                .orElseGet(() -> new FitReport.SwitchTraffic(megabytes, -1, -1, -1, -1, fallbacks, inMemoryStages));
     }
 
     /** The switch's counters summed over this fit's jobs; empty when the switch does not report them. */

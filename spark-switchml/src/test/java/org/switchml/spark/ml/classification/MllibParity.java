@@ -40,7 +40,16 @@ public final class MllibParity {
 
     /** A local[4] session on the loopback interface, for the comparisons. */
     public static SparkSession localSession(final String appName) {
+        return localSession(appName, true);
+    }
+
+    /**
+     * As {@link #localSession(String)}; {@code localShortcut} false sends the sums through the switch,
+     * though the one executor of a local master could take them in memory.
+     */
+    public static SparkSession localSession(final String appName, final boolean localShortcut) {
         final SparkSession spark = SparkSession.builder().master("local[4]").appName(appName)
+                .config("spark.switchml.localShortcut", Boolean.toString(localShortcut))
                 .config("spark.ui.enabled", "false")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")

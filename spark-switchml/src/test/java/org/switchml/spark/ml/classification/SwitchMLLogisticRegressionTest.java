@@ -67,7 +67,8 @@ class SwitchMLLogisticRegressionTest {
 
     @BeforeAll
     static void start() {
-        spark = MllibParity.localSession("SwitchMLLogisticRegressionTest");
+        // Through the switch: these tests read its counters and the fits' traffic.
+        spark = MllibParity.localSession("SwitchMLLogisticRegressionTest", false);
         final long seed = Seeds.seed("SwitchMLLogisticRegressionTest", 31);
         binomial = frame(LrData.generate(seed, 600, 6, 2, true, 1.0).rows());
     }
@@ -513,6 +514,26 @@ class SwitchMLLogisticRegressionTest {
             assertTrue(OptimizerOracleTest.relDiff(MllibParity.flatten(stock), MllibParity.flatten(lots)) < 1e-3);
         } finally {
             many.unpersist();
+        }
+    }
+
+    /**
+     * With the local shortcut on (per call), the one executor of the local master takes the fit's sums in
+     * memory: nothing reaches the switch, and the report says so.
+     */
+    @Test
+    void withTheLocalShortcutTheReportSaysTheSumsWereTakenInMemory() {
+        spark.sparkContext().setLocalProperty("spark.switchml.localShortcut", "true");
+        try {
+            final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
+            lr.setMaxIter(5).fit(binomial);
+            final FitReport r = lr.lastFit();
+            assertTrue(r.viaSwitch() && r.traffic().fallbacks() == 0, r.toString());
+            assertTrue(r.traffic().inMemoryStages() >= 2, "the statistics and the loop: " + r);
+            assertEquals(0, r.traffic().packetsIn(), r.toString());
+            assertEquals(0.0, r.traffic().megabytes(), r.toString());
+        } finally {
+            spark.sparkContext().setLocalProperty("spark.switchml.localShortcut", null);
         }
     }
 
