@@ -145,6 +145,8 @@ class SharedSwitchIT {
                 "--conf", "spark.switchml.jobService.address=" + service,
                 "--conf", "spark.switchml.auth.tokenFile=" + token,
                 "--conf", "spark.switchml.fallback=" + fallback,
+                // One executor per application: without this its sums would be taken in memory, not on the switch.
+                "--conf", "spark.switchml.localShortcut=false",
                 "--class", DeployCheckApp.class.getName(), appJar.toString(),
                 Integer.toString(rows), "20000", "8", "1", Long.toString(SEED)));
         return Jvm.start(name, work.resolve(name + ".log"), env, jvm, "org.apache.spark.deploy.SparkSubmit", args);

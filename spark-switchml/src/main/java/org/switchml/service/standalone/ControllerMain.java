@@ -58,7 +58,7 @@ public final class ControllerMain {
     @Mixin
     ServiceOptions service = new ServiceOptions();
 
-    private ControllerMain() {
+    ControllerMain() {
     }
 
     public static void main(final String[] args) throws InterruptedException {
