@@ -105,7 +105,7 @@ public final class SwitchMain {
         }
         out.println(NAME + ": dataplane " + r.sw().address() + " jobs " + r.serviceAddress()
                 + " token " + o.service.tokenFile + " p4runtime "
-                + (r.p4runtime() == null ? "off" : o.p4runtimeHost + ":" + r.p4runtime().port()));
+                + (r.p4runtime().port() < 0 ? "off" : o.p4runtimeHost + ":" + r.p4runtime().port()));
         out.flush();
         final CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
