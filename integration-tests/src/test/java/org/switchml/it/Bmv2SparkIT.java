@@ -251,6 +251,13 @@ class Bmv2SparkIT {
                 }
             }
         }
+        checkBalance("BMv2", c);
+        // BMv2 saw SwitchML only: the hosts reach each other and the driver over the management network.
+        assertEquals(0L, c.get("notSwitchml"), "BMv2 saw non-SwitchML frames: " + c);
+        final String log = Files.readString(work.resolve("submit-bmv2.log"), StandardCharsets.UTF_8);
+        assertTrue(log.contains("DEPLOY-CHECK COUNTERS target=BMV2"), "the counters were not read from BMv2");
+    }
+
     @Test
     void theSameAppWithTheEmbeddedSoftwareSwitchBalancesTheSameWay() throws Exception {
         // The software switch inside the driver, reached over the management network.

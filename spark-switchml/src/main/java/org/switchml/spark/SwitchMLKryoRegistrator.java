@@ -30,14 +30,21 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
         List<Class<?>> classes();
     }
 
+    /** Found once per class loader: Spark makes a Kryo instance (and so a registrator) per serializer use. */
+    private static final List<Class<?>> CLASSES = findClasses();
+
     /** The classes this registrator registers (tests check each round-trips). */
     public static List<Class<?>> registeredClasses() {
+        return CLASSES;
+    }
+
+    private static List<Class<?>> findClasses() {
         final List<Class<?>> out = new ArrayList<>(List.of(TaskOutcome.class, TaskSettings.class,
                 ReplicatedLoop.Step.class, ReplicatedLoop.Options.class));
         for (final KryoClasses more : ServiceLoader.load(KryoClasses.class, SwitchMLKryoRegistrator.class.getClassLoader())) {
             out.addAll(more.classes());
         }
-        return out;
+        return List.copyOf(out);
     }
 
     @Override

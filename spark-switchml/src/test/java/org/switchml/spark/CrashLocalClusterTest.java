@@ -14,13 +14,8 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.testing.Seeds;
+import org.switchml.testing.SwitchProcess;
 
-import java.io.IOException;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +29,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Crashes in the middle of a replicated loop on local-cluster (two executor JVMs), with a standalone switch
@@ -58,17 +52,14 @@ class CrashLocalClusterTest {
     private static JavaRDD<double[]> data;
     private static List<double[]> records;
     private static double[] expected;
-    private static int lanePort;
-    private static int servicePort;
+    private static SwitchProcess switchAt;
     private static Process switchProcess;
-    /** The switch's token, kept across its restarts. */
-    private static final Path TOKEN = Path.of("target", "crash-switch.token").toAbsolutePath();
 
     @BeforeAll
     static void start() throws Exception {
         final long seed = Seeds.seed("crash local-cluster", 131);
-        freePorts();
-        switchProcess = startSwitch("switch-1");
+        switchAt = SwitchProcess.onFreePorts(Path.of("target", "crash-switch.token"));
+        switchProcess = switchAt.start("crash-switch-1");
         final Path target = Path.of("target").toAbsolutePath();
         final SparkConf conf = SparkTestSupport.conf("switchml-crash", "local-cluster[2,1,1024]", true)
                 .set("spark.executor.memory", "512m")
@@ -76,8 +67,8 @@ class CrashLocalClusterTest {
                 .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
                 .set("spark.switchml.slotWaitTimeout", "180s")
                 .set("spark.switchml.resultTimeout", RESULT_TIMEOUT_MS + "ms")
-                .set("spark.switchml.jobService.address", "127.0.0.1:" + servicePort)
-                .set("spark.switchml.auth.tokenFile", TOKEN.toString());
+                .set("spark.switchml.jobService.address", switchAt.serviceAddress())
+                .set("spark.switchml.auth.tokenFile", switchAt.token().toString());
         jsc = new JavaSparkContext(conf);
         final SplittableRandom rnd = new SplittableRandom(seed);
         records = new ArrayList<>();
@@ -94,61 +85,7 @@ class CrashLocalClusterTest {
         if (jsc != null) {
             jsc.stop();
         }
-        kill(switchProcess);
-    }
-
-    /** A lane port pair and a job service port free now; the switch binds them, and binds them again after a restart. */
-    private static void freePorts() throws IOException {
-        for (int tries = 0; tries < 100; tries++) {
-            try (DatagramSocket a = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-                final int p = a.getLocalPort();
-                if (p >= 65_000) {
-                    continue;
-                }
-                try (DatagramSocket b = new DatagramSocket(p + 1, InetAddress.getLoopbackAddress());
-                     ServerSocket c = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                    lanePort = p;
-                    servicePort = c.getLocalPort();
-                    return;
-                } catch (final IOException taken) {
-                    // p + 1 in use: try another pair
-                }
-            }
-        }
-        fail("no free pair of UDP ports on loopback");
-    }
-
-    /** Starts SwitchMain on the fixed ports and waits (bounded) for its ready line. */
-    private static Process startSwitch(final String name) throws IOException, InterruptedException {
-        final Path log = Path.of("target", "crash-" + name + ".log").toAbsolutePath();
-        final Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                "org.switchml.service.standalone.SwitchMain", "--port", Integer.toString(lanePort), "--lanes", "2",
-                "--service-port", Integer.toString(servicePort), "--token-file", TOKEN.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_MS);
-        while (System.nanoTime() - deadline < 0) {
-            final String out = Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
-            if (out.contains("switchml-switch: dataplane")) {
-                System.out.println("[crash] " + name + " (pid " + p.pid() + "): " + out.lines()
-                        .filter(l -> l.contains("dataplane")).findFirst().orElse(""));
-                return p;
-            }
-            if (!p.isAlive()) {
-                fail(name + " exited (" + p.exitValue() + ") before it served: " + out);
-            }
-            TimeUnit.MILLISECONDS.sleep(50); // polls another process' log; bounded by the deadline
-        }
-        p.destroyForcibly();
-        fail(name + " did not start within " + START_MS + " ms");
-        return p;
-    }
-
-    private static void kill(final Process p) throws InterruptedException {
-        if (p != null && p.isAlive()) {
-            p.destroyForcibly(); // SIGKILL
-            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "pid " + p.pid() + " survived SIGKILL");
-        }
+        SwitchProcess.kill(switchProcess);
     }
 
     private static DriverRuntime runtime() {
@@ -207,10 +144,10 @@ class CrashLocalClusterTest {
             try {
                 if (iteration == CRASH_AT) {
                     System.out.println("[crash] killing the switch (pid " + switchProcess.pid() + ") at iteration " + CRASH_AT);
-                    kill(switchProcess);
+                    SwitchProcess.kill(switchProcess);
                     CompletableFuture.runAsync(() -> {
                         try {
-                            restarted.complete(startSwitch("switch-2"));
+                            restarted.complete(switchAt.start("crash-switch-2"));
                         } catch (final Throwable e) {
                             restarted.completeExceptionally(e);
                         }
@@ -257,7 +194,7 @@ class CrashLocalClusterTest {
             if (iteration == CRASH_AT) {
                 try {
                     System.out.println("[crash] killing the switch (pid " + switchProcess.pid() + ") for good at iteration " + CRASH_AT);
-                    kill(switchProcess);
+                    SwitchProcess.kill(switchProcess);
                 } catch (final InterruptedException e) {
                     throw new IllegalStateException(e);
                 }

@@ -85,8 +85,7 @@ public final class SwitchMain {
         final SwitchMain o = new SwitchMain();
         final CommandLine cl = new CommandLine(o);
         try {
-            cl.parseArgs(args);
-            o.check();
+            o.parse(cl, args);
         } catch (final CommandLine.ParameterException e) {
             err.println(NAME + ": " + e.getMessage());
             cl.usage(new PrintWriter(err, true));
@@ -116,8 +115,9 @@ public final class SwitchMain {
         return -1;
     }
 
-    private void check() {
-        final CommandLine cl = new CommandLine(this);
+    /** Fills the options from {@code args} and checks what picocli cannot. */
+    private void parse(final CommandLine cl, final String[] args) {
+        cl.parseArgs(args);
         if (lanes < 1 || lanes > 16) {
             throw new CommandLine.ParameterException(cl, "--lanes " + lanes + " is outside 1..16");
         }
@@ -154,10 +154,8 @@ public final class SwitchMain {
      */
     public static Running start(final PrintStream out, final String... args) {
         final SwitchMain o = new SwitchMain();
-        final CommandLine cl = new CommandLine(o);
         try {
-            cl.parseArgs(args);
-            o.check();
+            o.parse(new CommandLine(o), args);
         } catch (final CommandLine.ParameterException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
         }

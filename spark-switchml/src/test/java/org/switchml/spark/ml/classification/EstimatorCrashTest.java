@@ -20,13 +20,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.testing.Seeds;
+import org.switchml.testing.SwitchProcess;
 
-import java.io.IOException;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +55,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class EstimatorCrashTest {
-    private static final long START_MS = 120_000;
     private static final long RESULT_TIMEOUT_MS = 2_000;
     private static final int ROWS = 4_000;
     private static final int FEATURES = 30;
@@ -87,10 +81,8 @@ class EstimatorCrashTest {
     private static FitReport referenceReport;
     /** Payload per worker of one evaluation through the switch, in MB. */
     private static volatile double megabytesPerEvaluation;
-    private static int lanePort;
-    private static int servicePort;
+    private static SwitchProcess switchAt;
     private static Process switchProcess;
-    private static final Path TOKEN = Path.of("target", "estimator-crash-switch.token").toAbsolutePath();
     /** The job description of every stage submitted (each attempt, each job), in order. */
     private static final List<String> STAGES = new CopyOnWriteArrayList<>();
     /** Job descriptions by stage id. */
@@ -103,8 +95,8 @@ class EstimatorCrashTest {
     @BeforeAll
     static void start() throws Exception {
         final long seed = Seeds.seed("EstimatorCrashTest", 211);
-        freePorts();
-        switchProcess = startSwitch("switch");
+        switchAt = SwitchProcess.onFreePorts(Path.of("target", "estimator-crash-switch.token"));
+        switchProcess = switchAt.start("estimator-crash-switch");
         final Path target = Path.of("target").toAbsolutePath();
         spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName("switchml-estimator-crash")
                 .config("spark.ui.enabled", "false")
@@ -118,8 +110,8 @@ class EstimatorCrashTest {
                 .config("spark.switchml.slotWaitTimeout", "180s")
                 .config("spark.switchml.resultTimeout", RESULT_TIMEOUT_MS + "ms")
                 .config("spark.switchml.fallback", "treeAggregate")
-                .config("spark.switchml.jobService.address", "127.0.0.1:" + servicePort)
-                .config("spark.switchml.auth.tokenFile", TOKEN.toString())
+                .config("spark.switchml.jobService.address", switchAt.serviceAddress())
+                .config("spark.switchml.auth.tokenFile", switchAt.token().toString())
                 .getOrCreate();
         spark.sparkContext().setLogLevel("WARN");
         spark.sparkContext().addSparkListener(new SparkListener() {
@@ -161,7 +153,7 @@ class EstimatorCrashTest {
         if (spark != null) {
             spark.stop();
         }
-        kill(switchProcess);
+        SwitchProcess.kill(switchProcess);
     }
 
     private static SwitchMLLogisticRegression estimator() {
@@ -302,7 +294,7 @@ class EstimatorCrashTest {
         fitWithCrash(lr, () -> {
             System.out.println("[estimator-crash] killing the switch (pid " + switchProcess.pid() + ")");
             try {
-                kill(switchProcess);
+                SwitchProcess.kill(switchProcess);
             } catch (final InterruptedException e) {
                 throw new IllegalStateException(e);
             }
@@ -335,56 +327,4 @@ class EstimatorCrashTest {
         return out;
     }
 
-    /** A lane port pair and a job service port free now, for the switch. */
-    private static void freePorts() throws IOException {
-        for (int tries = 0; tries < 100; tries++) {
-            try (DatagramSocket a = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-                final int p = a.getLocalPort();
-                if (p >= 65_000) {
-                    continue;
-                }
-                try (DatagramSocket b = new DatagramSocket(p + 1, InetAddress.getLoopbackAddress());
-                     ServerSocket c = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                    lanePort = p;
-                    servicePort = c.getLocalPort();
-                    return;
-                } catch (final IOException taken) {
-                    // p + 1 in use: try another pair
-                }
-            }
-        }
-        fail("no free pair of UDP ports on loopback");
-    }
-
-    /** Starts SwitchMain and waits (bounded) for its ready line. */
-    private static Process startSwitch(final String name) throws IOException, InterruptedException {
-        final Path log = Path.of("target", "estimator-crash-" + name + ".log").toAbsolutePath();
-        final Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                "org.switchml.service.standalone.SwitchMain", "--port", Integer.toString(lanePort), "--lanes", "2",
-                "--service-port", Integer.toString(servicePort), "--token-file", TOKEN.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_MS);
-        while (System.nanoTime() - deadline < 0) {
-            final String out = Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
-            if (out.contains("switchml-switch: dataplane")) {
-                System.out.println("[estimator-crash] " + name + " (pid " + p.pid() + ") ready");
-                return p;
-            }
-            if (!p.isAlive()) {
-                fail(name + " exited (" + p.exitValue() + ") before it served: " + out);
-            }
-            TimeUnit.MILLISECONDS.sleep(50); // polls another process' log; bounded by the deadline
-        }
-        p.destroyForcibly();
-        fail(name + " did not start within " + START_MS + " ms");
-        return p;
-    }
-
-    private static void kill(final Process p) throws InterruptedException {
-        if (p != null && p.isAlive()) {
-            p.destroyForcibly(); // SIGKILL
-            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "pid " + p.pid() + " survived SIGKILL");
-        }
-    }
 }
