@@ -30,6 +30,10 @@ export MVN_OPTS_EXTRA="${MVN_OPTS_EXTRA--o}"
 source "$here/../../bin/common.sh"
 ensure_built "$prog"
 classpath="$examples_jar:$(cat "$root/examples/target/runtime.classpath")"
+# The coordinator's session with the job service logs through SLF4J: Spark's, with its log4j binding.
+for j in "$spark_dist"/jars/{slf4j-api,log4j-slf4j2-impl,log4j-api,log4j-core}-*.jar; do
+    classpath="$classpath:$j"
+done
 
 logs="$(mktemp -d)"
 pids=()
