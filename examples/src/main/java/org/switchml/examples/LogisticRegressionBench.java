@@ -36,8 +36,8 @@ import java.util.function.Consumer;
 /**
  * Stock MLlib {@code LogisticRegression} against the drop-in {@link SwitchMLLogisticRegression}, measured
  * in one run on the same cached input with the same params: the fit's wall time, iterations, final loss
- * (both must reach the same one) and, for Fashion-MNIST, test accuracy; then the ratios against the
- * targets of issue 8. Three cases:
+ * (both must reach the same one) and, for Fashion-MNIST, test accuracy; then the ratios against each
+ * case's target. Three cases:
  * <ul>
  *   <li>{@code comm} (communication-bound): generated sparse multinomial data, 2^20 features x 10 classes
  *       (~10^7 coefficients), 200,000 rows of 30 non-zeros; target: at least 5.5x faster.</li>

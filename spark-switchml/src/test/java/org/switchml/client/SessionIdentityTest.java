@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Sessions of one job never mix (issue 9, item 1): a registration (job id, generation, secret) admits one
+ * Sessions of one job never mix: a registration (job id, generation, secret) admits one
  * session per worker, a new registration is a fresh epoch the switch recognises, and what the switch does
  * with a spec it already has.
  */

@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Spoofing (issue 9, item 4): datagrams whose source is a registered worker's own endpoint, but without the
+ * Spoofing: datagrams whose source is a registered worker's own endpoint, but without the
  * job's secret, are dropped as BAD_SECRET, touch no slot, provoke no reply, and the job stays exact.
  *
  * <p>A forged source address needs raw sockets; the same effect on loopback, without privileges, is to send

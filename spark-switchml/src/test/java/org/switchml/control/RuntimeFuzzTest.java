@@ -71,7 +71,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 /**
- * Malformed P4Runtime requests (issue 9, item 3): thousands of Write, Read, SetForwardingPipelineConfig,
+ * Malformed P4Runtime requests: thousands of Write, Read, SetForwardingPipelineConfig,
  * GetForwardingPipelineConfig and StreamChannel messages, each a valid request with random mutations of its
  * protobuf fields (any depth: ids, byte strings, enums, repeated and nested messages, the P4Info itself), or
  * its serialized bytes corrupted, all sent over real gRPC. Every one gets an answer within its deadline, every

@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Fuzzing (issue 9, item 3): a million random and mutated datagrams at a live two-lane switch while two
+ * Fuzzing: a million random and mutated datagrams at a live two-lane switch while two
  * real jobs allreduce through it. Every call stays exact, the switch stays up (no handler error), and its
  * counters account for every datagram: received = accepted + drops by reason, and received = what every
  * socket sent.
