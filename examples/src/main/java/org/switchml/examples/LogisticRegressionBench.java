@@ -1,5 +1,7 @@
 package org.switchml.examples;
 
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -118,14 +120,13 @@ public final class LogisticRegressionBench {
         final SparkSession spark = SparkSession.builder().config(conf).getOrCreate();
         try {
             // After Spark set up its logging, which would undo it.
-            org.apache.logging.log4j.core.config.Configurator.setRootLevel(org.apache.logging.log4j.Level.WARN);
+            Configurator.setRootLevel(Level.WARN);
             if (o.progress()) {
-                org.apache.logging.log4j.core.config.Configurator.setLevel("org.switchml.spark.ml",
-                        org.apache.logging.log4j.Level.INFO);
+                Configurator.setLevel("org.switchml.spark.ml", Level.INFO);
             }
             if (o.profile()) {
-                org.apache.logging.log4j.core.config.Configurator.setLevel("org.switchml.spark.Launch",
-                        org.apache.logging.log4j.Level.TRACE);
+                // The stage launcher logs each stage's profile at TRACE.
+                Configurator.setLevel("org.switchml.spark.driver.StageLauncher", Level.TRACE);
             }
             run(spark, o, System.out);
         } finally {
