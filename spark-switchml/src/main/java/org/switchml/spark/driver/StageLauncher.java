@@ -1,6 +1,5 @@
 package org.switchml.spark.driver;
 
-import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.Partition;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
@@ -19,7 +18,6 @@ import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
 import scala.reflect.ClassTag;
 
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
