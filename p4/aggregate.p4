@@ -87,7 +87,7 @@ control Aggregator(inout headers_t hdr, inout metadata_t meta) {
             // Same slot and set, different use: stale.
             meta.outcome = OUTCOME_DROP;
             meta.drop_code = DROP_STALE_SEQ;
-        } else if ((bitmap & b) == 0 && count == meta.num_workers) {
+        } else if ((bitmap & b) == 0 && (bit<16>)count == meta.num_workers) {
             // Late copy of a finished use: the sender's bit was cleared when it moved on to
             // the other set, so it already has the result. Adding it would corrupt the sums.
             meta.outcome = OUTCOME_DROP;
@@ -105,14 +105,14 @@ control Aggregator(inout headers_t hdr, inout metadata_t meta) {
             }
             set_exponent.write(idx, hdr.switchml.exponent);
             SUMS_ADD(set_sum, sum_base, hdr.payload, tmp);
-            if (count == meta.num_workers) {
+            if ((bit<16>)count == meta.num_workers) {
                 meta.outcome = OUTCOME_RESULT;
             } else {
                 meta.outcome = OUTCOME_CONSUMED;
             }
         } else {
             // Retransmission: answer with the stored result once the set is complete.
-            if (count == meta.num_workers) {
+            if ((bit<16>)count == meta.num_workers) {
                 hdr.switchml.exponent = exponent;
                 SUMS_LOAD(set_sum, sum_base, hdr.payload);
                 meta.outcome = OUTCOME_RETRANSMIT;

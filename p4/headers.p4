@@ -125,7 +125,7 @@ struct metadata_t {
     bit<1>  job_known;       // job_table hit: per-job counters apply
     // from job_table
     bit<16> job_generation;
-    bit<8>  num_workers;
+    bit<16> num_workers;     // up to 256 in the table; this program aggregates up to 32
     bit<32> pool_base;
     bit<16> pool_size;
     bit<16> mcast_grp;

@@ -24,7 +24,7 @@ control SwitchMLIngress(inout headers_t hdr,
     // table carries the same settings as a JobSpec on every target (the software switch takes
     // any k), and a controller error that installs another k shows up as WRONG_K.
     // secret is drawn by the controller at every registration; packets must carry it.
-    action set_job(bit<16> generation, bit<8> num_workers, bit<32> pool_base,
+    action set_job(bit<16> generation, bit<16> num_workers, bit<32> pool_base,
                    bit<16> pool_size, bit<16> mcast_grp, bit<8> job_index, bit<16> k,
                    bit<32> secret) {
         meta.job_known = 1;
@@ -111,8 +111,9 @@ control SwitchMLIngress(inout headers_t hdr,
                     // Step 5: the source endpoint is not a worker of this job.
                     meta.drop_code = DROP_UNKNOWN_SENDER;
                 } else if (hdr.switchml.rank != meta.worker_rank
-                        || hdr.switchml.rank >= meta.num_workers) {
-                    // Step 5: registered endpoint, but not for this rank.
+                        || (bit<16>)hdr.switchml.rank >= meta.num_workers || meta.worker_bit == 0) {
+                    // Step 5: registered endpoint, but not for this rank, or a rank beyond the
+                    // 32-bit bitmap (bitmap_bit 0: such jobs run on the software switch only).
                     meta.drop_code = DROP_UNKNOWN_SENDER;
                 } else if (hdr.switchml.k != meta.job_k || hdr.switchml.k != SWITCHML_K) {
                     // Step 6: k must be the job's, and this program is built for one k.

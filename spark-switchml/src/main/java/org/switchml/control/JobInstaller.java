@@ -158,6 +158,11 @@ final class JobInstaller {
                 throw new IllegalArgumentException("job " + spec.jobName() + ": k = " + spec.k() + " but the BMv2 "
                         + "pipeline (p4/switchml.p4) aggregates only k = " + Wire.P4_K);
             }
+            if (spec.numWorkers() > target.maxWorkers()) {
+                throw new IllegalArgumentException("job " + spec.jobName() + ": " + spec.numWorkers() + " workers, "
+                        + "but the BMv2 pipeline (p4/switchml.p4) holds at most " + target.maxWorkers()
+                        + " per job: its worker bitmap is one 32-bit register cell");
+            }
             if (att.size() != spec.numWorkers()) {
                 throw new IllegalArgumentException("job " + spec.jobName() + ": BMv2 needs a worker attachment (MAC, "
                         + "switch port) per rank: " + spec.numWorkers() + " ranks, " + att.size() + " attachments");

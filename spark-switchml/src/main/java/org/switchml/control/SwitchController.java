@@ -107,6 +107,12 @@ public final class SwitchController implements AutoCloseable {
         return installer.capacity()[1];
     }
 
+    /** Most workers one job may have on the pushed pipeline's target (0 before {@link #setPipeline}). */
+    public synchronized int maxWorkersPerJob() {
+        final Target t = installer.target();
+        return t == null ? 0 : t.maxWorkers();
+    }
+
     /** The P4Runtime API version the switch implements (Capabilities RPC). */
     public String apiVersion() {
         return connection.apiVersion();
@@ -156,7 +162,7 @@ public final class SwitchController implements AutoCloseable {
      * otherwise the old job is removed first.
      *
      * @return the job as installed, with the secret its workers need
-     * @throws IllegalArgumentException k ≠ 64 on BMv2, missing attachments, a non-IPv4 worker
+     * @throws IllegalArgumentException k ≠ 64 or more than 32 workers on BMv2, missing attachments, a non-IPv4 worker
      * @throws SwitchControlException   no free resource, a collision, or the switch refused a write
      */
     public synchronized RegisteredJob registerJob(final JobSpec requestedSpec, final List<WorkerAttachment> attachments,

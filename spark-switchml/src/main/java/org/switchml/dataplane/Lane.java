@@ -176,20 +176,19 @@ final class Lane extends ChannelInboundHandlerAdapter {
         final int set = Wire.set(in, base);
         final int i = job.index(slot, set);
         final int other = i ^ 1;
-        final int bit = 1 << rank;
         final int q = Wire.seq(in, base);
         final int k = job.k;
         final int sumBase = i * k;
         final int payload = base + Wire.PAYLOAD_OFFSET;
 
-        if (job.bitmap[i] == 0) {
+        if (job.noContributor(i)) {
             if (job.used[i] && q - job.seq[i] <= 0) {
                 drop(job, DropReason.STALE_SEQ);
                 return false;
             }
             // First contributor of a fresh use overwrites: no explicit clearing of slot memory needed.
-            job.bitmap[i] = bit;
-            job.bitmap[other] &= ~bit;
+            job.startUse(i, rank);
+            job.remove(other, rank);
             job.count[i] = 1;
             job.seq[i] = q;
             job.used[i] = true;
@@ -198,7 +197,7 @@ final class Lane extends ChannelInboundHandlerAdapter {
         } else if (q != job.seq[i]) {
             drop(job, DropReason.STALE_SEQ);
             return false;
-        } else if ((job.bitmap[i] & bit) == 0) {
+        } else if (!job.contributed(i, rank)) {
             if (job.count[i] == job.numWorkers) {
                 // The use is complete, and only moving on to the other set clears a sender's bit:
                 // this is a delayed copy from a worker that already has the result. Adding it would
@@ -206,8 +205,8 @@ final class Lane extends ChannelInboundHandlerAdapter {
                 drop(job, DropReason.STALE_SEQ);
                 return false;
             }
-            job.bitmap[i] |= bit;
-            job.bitmap[other] &= ~bit;
+            job.add(i, rank);
+            job.remove(other, rank);
             job.count[i]++;
             final short exp = Wire.exponent(in, base);
             if (exp > job.exponent[i]) {

@@ -22,8 +22,11 @@ final class LaneJob {
     final InetSocketAddress[] workers;
     private final int lanes;
 
+    /** 64-bit words of a worker bitmap: one for up to 64 workers, four for 256. */
+    final int words;
+    /** Worker bitmaps, {@link #words} per (local slot, set), bit r of the bitmap = rank r contributed. */
+    final long[] bitmap;
     // Per (local slot, set): index = 2 * (slot / lanes) + set.
-    final int[] bitmap;
     final int[] count;
     final int[] seq;
     final boolean[] used;
@@ -46,7 +49,8 @@ final class LaneJob {
         this.workers = spec.workers().toArray(new InetSocketAddress[0]);
         this.lanes = lanes;
         final int owned = lane < poolSize ? (poolSize - lane + lanes - 1) / lanes : 0;
-        this.bitmap = new int[2 * owned];
+        this.words = (numWorkers + 63) >>> 6;
+        this.bitmap = new long[2 * owned * words];
         this.count = new int[2 * owned];
         this.seq = new int[2 * owned];
         this.used = new boolean[2 * owned];
@@ -58,6 +62,39 @@ final class LaneJob {
     /** Index of (slot, set) in the per-set arrays. */
     int index(final int slot, final int set) {
         return 2 * (slot / lanes) + set;
+    }
+
+    /** Whether no bit is set in the bitmap of (slot, set) index {@code i}. */
+    boolean noContributor(final int i) {
+        final int from = i * words;
+        for (int w = from; w < from + words; w++) {
+            if (bitmap[w] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether rank {@code rank} is in the bitmap of index {@code i}. */
+    boolean contributed(final int i, final int rank) {
+        return (bitmap[i * words + (rank >>> 6)] & (1L << rank)) != 0;
+    }
+
+    /** Makes rank {@code rank} the only contributor of index {@code i}. */
+    void startUse(final int i, final int rank) {
+        final int from = i * words;
+        Arrays.fill(bitmap, from, from + words, 0L);
+        bitmap[from + (rank >>> 6)] = 1L << rank;
+    }
+
+    /** Adds rank {@code rank} to the bitmap of index {@code i}. */
+    void add(final int i, final int rank) {
+        bitmap[i * words + (rank >>> 6)] |= 1L << rank;
+    }
+
+    /** Removes rank {@code rank} from the bitmap of index {@code i} (the lazy reset of the other set). */
+    void remove(final int i, final int rank) {
+        bitmap[i * words + (rank >>> 6)] &= ~(1L << rank);
     }
 
     /** This lane's counters of the job. */

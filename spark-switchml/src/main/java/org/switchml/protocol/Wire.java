@@ -23,8 +23,16 @@ public final class Wire {
     public static final short EXPONENT_NONE = Short.MIN_VALUE;
     /** First port of the SwitchML UDP port range 0xBEE0-0xBEEF. */
     public static final int DEFAULT_PORT = 0xBEE0;
-    /** Largest number of workers in one job (width of the switch's worker bitmap). */
-    public static final int MAX_WORKERS = 32;
+    /**
+     * Largest number of workers in one job: every value of the 8-bit {@code rank} field. The software switch
+     * keeps a bitmap of this width per slot and set.
+     */
+    public static final int MAX_WORKERS = 256;
+    /**
+     * Largest number of workers in one job on the P4 program: its per-set worker bitmap is one 32-bit register
+     * cell, the width of a Tofino stateful ALU, so that one packet reads and updates it in one stage.
+     */
+    public static final int P4_MAX_WORKERS = 32;
 
     public static final int VERSION_KIND_OFFSET = 0;
     public static final int FLAGS_OFFSET = 1;

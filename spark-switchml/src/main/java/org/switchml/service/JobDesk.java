@@ -186,6 +186,11 @@ public final class JobDesk implements AutoCloseable {
                         + (s.range << ID_RANGE_BITS) + "..." + (((s.range + 1) << ID_RANGE_BITS) - 1) + ")")
                         .asRuntimeException();
             }
+            if (requested.numWorkers() > description.maxWorkers()) {
+                throw Status.INVALID_ARGUMENT.withDescription(job + " of " + s.application + " has "
+                        + requested.numWorkers() + " workers, but " + what + " takes at most "
+                        + description.maxWorkers() + " per job").asRuntimeException();
+            }
             if (s.poolOfJob.containsKey(requested.jobId())) {
                 return install(s, requested);
             }

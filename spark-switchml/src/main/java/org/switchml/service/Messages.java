@@ -24,13 +24,13 @@ final class Messages {
 
     static SwitchInfo switchInfo(final SwitchDescription d) {
         return SwitchInfo.newBuilder().setDataplaneHost(d.dataplane().host())
-                .addAllDataplanePorts(d.dataplane().lanePorts()).setRequiredK(d.requiredK()).setDataplaneMtu(d.mtu())
+                .addAllDataplanePorts(d.dataplane().lanePorts()).setRequiredK(d.requiredK()).setMaxWorkers(d.maxWorkers()).setDataplaneMtu(d.mtu())
                 .setCountsJobs(d.countsJobs()).setPoolSlots(d.poolSlots()).setJobIndices(d.jobIndices()).build();
     }
 
     static SwitchDescription switchDescription(final SwitchInfo i) {
         return new SwitchDescription(new SwitchAddress(i.getDataplaneHost(), List.copyOf(i.getDataplanePortsList())),
-                i.getRequiredK(), i.getDataplaneMtu(), i.getCountsJobs(), i.getPoolSlots(), i.getJobIndices());
+                i.getRequiredK(), i.getDataplaneMtu(), i.getCountsJobs(), i.getPoolSlots(), i.getJobIndices(), i.getMaxWorkers());
     }
 
     static List<Endpoint> endpoints(final List<InetSocketAddress> workers) {

@@ -35,7 +35,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Any number of partitions works: the barrier stage has one task per task slot (at most one per
  * partition), each task folds the partitions the stage's plan gives it (those cached on its executor
  * first), the tasks of one executor sum in memory, and each executor is one worker of the switch job
- * (at most 32 executors). A failed stage runs again under a new job generation
+ * (at most 256 executors on the software switch, 32 on the P4 program; beyond that the fallback applies).
+ * A failed stage runs again under a new job generation
  * ({@code spark.switchml.stageAttempts}).
  * When the switch is unreachable, {@code spark.switchml.fallback} decides: treeAggregate (one warning,
  * counted in {@link SwitchMLDriver#fallbackCount()}) or an error. So it does when Spark refuses barrier stages,

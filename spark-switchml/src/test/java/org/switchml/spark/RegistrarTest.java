@@ -14,6 +14,7 @@ import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Wire;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
@@ -66,12 +67,32 @@ class RegistrarTest {
     }
 
     @Test
+    void aSwitchThatCapsJobWidthSaysSoAndRefusesWiderJobs() {
+        try (SwitchMain.Running sw = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
+                "--service-port", "0", "--token-file", dir.resolve("token").toString(), "--max-workers-per-job", "2")) {
+            final Map<String, String> settings = Map.of(
+                    SwitchMLConfig.JOB_SERVICE_ADDRESS.key(), sw.serviceAddress(),
+                    SwitchMLConfig.AUTH_TOKEN_FILE.key(), sw.tokenFile().toString());
+            try (DriverRuntime rt = DriverRuntime.create(settings::get, "127.0.0.1", settings)) {
+                assertEquals(2, rt.registrar().maxWorkers(), "the driver plans (and falls back) by the switch's cap");
+                final List<InetSocketAddress> three = List.of(new InetSocketAddress("127.0.0.1", 7001),
+                        new InetSocketAddress("127.0.0.1", 7002), new InetSocketAddress("127.0.0.1", 7003));
+                final RuntimeException e = assertThrows(RuntimeException.class,
+                        () -> rt.register(new JobSpec(rt.newJobId(), 0, 64, 32, three)));
+                assertTrue(e.getMessage().contains("3 workers") && e.getMessage().contains("at most 2"), e.getMessage());
+                assertEquals(0, sw.jobs().desk().occupancy().jobs());
+            }
+        }
+    }
+
+    @Test
     void embeddedSwitchIsProgrammedThroughTheSameService() {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("embedded registrar", 22));
         final Map<String, String> settings = Map.of();
         try (DriverRuntime rt = DriverRuntime.create(settings::get, "127.0.0.1", settings)) {
             final EmbeddedSwitchRegistrar reg = (EmbeddedSwitchRegistrar) rt.registrar();
             assertTrue(reg.controller().isPrimary());
+            assertEquals(Wire.MAX_WORKERS, reg.maxWorkers(), "the software switch takes every rank");
             runExactAllReduce(rt, rnd, 4);
             assertTrue(reg.controller().jobs().isEmpty());
         }

@@ -79,6 +79,7 @@ public final class ControllerMain {
                 cl.usage(new PrintWriter(out, true));
                 return 0;
             }
+            o.service.check(cl);
             try {
                 address = SwitchAddress.parse(o.dataplane);
             } catch (final IllegalArgumentException e) {
@@ -121,7 +122,7 @@ public final class ControllerMain {
             throw new IllegalStateException("cannot push p4/switchml.p4 to " + p4runtime + ": " + e.getMessage(), e);
         }
         final SwitchDescription d = new SwitchDescription(address, Wire.P4_K, mtu, false, controller.poolSlots(),
-                controller.jobIndices());
+                controller.jobIndices(), controller.maxWorkersPerJob());
         return service.start(controller, d, token, "switch " + address);
     }
 }

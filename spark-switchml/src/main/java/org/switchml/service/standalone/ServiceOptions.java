@@ -3,9 +3,11 @@ package org.switchml.service.standalone;
 import org.switchml.auth.BearerToken;
 import org.switchml.auth.TlsFiles;
 import org.switchml.control.SwitchController;
+import org.switchml.protocol.Wire;
 import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceServer;
 import org.switchml.service.SwitchDescription;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
@@ -49,6 +51,22 @@ final class ServiceOptions {
     @Option(names = "--max-applications", paramLabel = "N", description = "sessions at once, 1..128 (default ${DEFAULT-VALUE})")
     int maxApplications = JobDesk.Options.DEFAULT.maxSessions();
 
+    @Option(names = "--max-workers-per-job", paramLabel = "N",
+            description = "most workers (executors) one job may have; jobs wider than this fall back to "
+                    + "treeAggregate (default: what the switch holds: 256 on the software switch, 32 on the P4 program)")
+    int maxWorkersPerJob;
+
+    /** Checks what picocli cannot: the ranges of the service's numbers. */
+    void check(final CommandLine cl) {
+        if (port < 0 || port > 65535) {
+            throw new CommandLine.ParameterException(cl, "--service-port " + port + " is outside 0..65535");
+        }
+        if (maxWorkersPerJob < 0 || maxWorkersPerJob > Wire.MAX_WORKERS) {
+            throw new CommandLine.ParameterException(cl, "--max-workers-per-job " + maxWorkersPerJob
+                    + " is outside 1.." + Wire.MAX_WORKERS);
+        }
+    }
+
     /** Reads (or creates) the token. */
     BearerToken token(final PrintStream out, final String program) {
         final boolean existed = tokenFile.toFile().exists();
@@ -65,7 +83,12 @@ final class ServiceOptions {
                            final BearerToken token, final String what) {
         final JobDesk desk;
         try {
-            desk = new JobDesk(controller, description,
+            final int most = controller.maxWorkersPerJob();
+            if (maxWorkersPerJob < 0 || maxWorkersPerJob > most) {
+                throw new IllegalArgumentException("--max-workers-per-job must be 1.." + most + " on this switch, got "
+                        + maxWorkersPerJob);
+            }
+            desk = new JobDesk(controller, description.withMaxWorkers(maxWorkersPerJob > 0 ? maxWorkersPerJob : most),
                     new JobDesk.Options(renewIntervalMs, admissionTimeoutMs, maxApplications), what);
         } catch (final RuntimeException e) {
             controller.close();

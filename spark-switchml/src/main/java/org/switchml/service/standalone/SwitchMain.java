@@ -125,9 +125,7 @@ public final class SwitchMain {
             throw new CommandLine.ParameterException(cl, "--port " + port + " with --lanes " + lanes
                     + " is outside 0..65535");
         }
-        if (service.port < 0 || service.port > 65535) {
-            throw new CommandLine.ParameterException(cl, "--service-port " + service.port + " is outside 0..65535");
-        }
+        service.check(cl);
         if (!p4runtimePort.equals("off")) {
             final int p;
             try {
@@ -226,7 +224,7 @@ public final class SwitchMain {
                 throw e;
             }
             final SwitchDescription d = new SwitchDescription(sw.address(), 0, ServiceOptions.mtuOf(host), true,
-                    controller.poolSlots(), controller.jobIndices());
+                    controller.poolSlots(), controller.jobIndices(), controller.maxWorkersPerJob());
             final JobServiceServer jobs = service.start(controller, d, token, "switch " + sw.address());
             return new Running(sw, p4, jobs, service.host, service.tokenFile);
         } catch (final RuntimeException e) {

@@ -8,10 +8,10 @@ import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
 import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Wire;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -87,7 +87,7 @@ final class StagePlanner {
     synchronized void installAhead(final List<Rendezvous.Worker> known) {
         final JobRegistrar r = link.current();
         // One executor needs no job when it sums in memory.
-        if (r == null || known.size() > Wire.MAX_WORKERS || (localShortcut && known.size() == 1)) {
+        if (r == null || known.size() > r.maxWorkers() || (localShortcut && known.size() == 1)) {
             return;
         }
         final Rendezvous.Hello[] asHellos = new Rendezvous.Hello[known.size()];
@@ -146,6 +146,14 @@ final class StagePlanner {
         final JobRegistrar r = link.current();
         if (r == null) {
             reply = Rendezvous.PlanReply.failed(link.unreachableReason(), true);
+            return;
+        }
+        final long executors = Arrays.stream(hellos).map(Rendezvous.Hello::executorId).distinct().count();
+        if (executors > r.maxWorkers()) {
+            // The switch cannot hold this job, but treeAggregate can: the fallback applies.
+            reply = Rendezvous.PlanReply.failed("the stage's tasks run on " + executors + " executors, but switch "
+                    + link.switchName() + " holds at most " + r.maxWorkers() + " workers per job (one per executor)",
+                    true);
             return;
         }
         final Rendezvous.Plan plan;

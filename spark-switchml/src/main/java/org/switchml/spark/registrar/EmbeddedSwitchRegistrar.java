@@ -53,7 +53,7 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
                     ControllerOptions.of(sw.address().host(), sw.address().lanePorts().get(0)));
             c.setPipeline(PipelineConfig.softwareSwitch());
             final SwitchDescription d = new SwitchDescription(sw.address(), 0, Endpoints.mtuOf(sw.address().host()),
-                    true, c.poolSlots(), c.jobIndices());
+                    true, c.poolSlots(), c.jobIndices(), c.maxWorkersPerJob());
             s = JobServiceServer.startInProcess(new JobDesk(c, d, new JobDesk.Options(
                     JobDesk.Options.DEFAULT.renewIntervalMs(), admissionTimeoutMs, JobDesk.Options.DEFAULT.maxSessions()),
                     "the embedded switch " + sw.address()));
@@ -100,6 +100,11 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     @Override
     public void remove(final int jobId) {
         viaService.remove(jobId);
+    }
+
+    @Override
+    public int maxWorkers() {
+        return viaService.maxWorkers();
     }
 
     @Override

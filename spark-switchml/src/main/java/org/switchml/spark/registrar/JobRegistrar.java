@@ -3,6 +3,7 @@ package org.switchml.spark.registrar;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
 
 import java.util.Optional;
 
@@ -39,6 +40,11 @@ public interface JobRegistrar extends AutoCloseable {
     /** The only k this switch accepts, or 0 when any k fits (the software switch). */
     default int requiredK() {
         return 0;
+    }
+
+    /** Most workers (executors) one job may have on this switch. */
+    default int maxWorkers() {
+        return Wire.MAX_WORKERS;
     }
 
     /**

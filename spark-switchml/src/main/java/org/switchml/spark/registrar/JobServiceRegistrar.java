@@ -5,6 +5,7 @@ import org.switchml.auth.TlsFiles;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
 import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceClient;
 import org.switchml.service.JobServiceException;
@@ -108,6 +109,12 @@ public final class JobServiceRegistrar implements JobRegistrar {
     @Override
     public int requiredK() {
         return grant().switchDescription().requiredK();
+    }
+
+    @Override
+    public int maxWorkers() {
+        final int n = grant().switchDescription().maxWorkers();
+        return n > 0 ? n : Wire.P4_MAX_WORKERS; // a service that does not say holds what every target holds
     }
 
     @Override

@@ -25,6 +25,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -71,6 +72,15 @@ class ControllerMainTest {
                 final JobServiceException wrongK = assertThrows(JobServiceException.class, () -> c.create(
                         g.sessionId(), new JobSpec(g.jobIdBase() + 2, 1, 0, 128, 4, List.of(worker.localAddress())), 0));
                 assertTrue(wrongK.getMessage().contains("k = 64"), wrongK.getMessage());
+                assertEquals(Wire.P4_MAX_WORKERS, g.switchDescription().maxWorkers(), "the P4 program's bitmap");
+                final List<InetSocketAddress> wide = new ArrayList<>();
+                for (int r = 0; r <= Wire.P4_MAX_WORKERS; r++) {
+                    wide.add(new InetSocketAddress("127.0.0.1", 20_000 + r)); // all in the host table
+                }
+                final JobServiceException tooWide = assertThrows(JobServiceException.class, () -> c.create(
+                        g.sessionId(), new JobSpec(g.jobIdBase() + 3, 1, 0, Wire.P4_K, 4, wide), 0));
+                assertTrue(tooWide.getMessage().contains("33 workers") && tooWide.getMessage().contains("at most 32"),
+                        tooWide.getMessage());
                 assertEquals(1, c.close(g.sessionId()));
             }
         }

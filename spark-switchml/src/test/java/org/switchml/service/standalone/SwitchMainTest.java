@@ -45,7 +45,7 @@ class SwitchMainTest {
         assertEquals(0, o.code());
         for (final String opt : new String[] {"--host", "--port", "--lanes", "--service-host", "--service-port",
                 "--token-file", "--tls-cert", "--tls-key", "--client-ca", "--renew-interval-ms", "--admission-timeout-ms",
-                "--p4runtime-port", "--p4runtime-token-file", "--device-id"}) {
+                "--p4runtime-port", "--p4runtime-token-file", "--device-id", "--max-workers-per-job"}) {
             assertTrue(o.out().contains(opt), opt + " missing from help:\n" + o.out());
         }
     }
@@ -54,9 +54,10 @@ class SwitchMainTest {
     void usageErrorsNameTheBadValueAndExitTwo() throws Exception {
         final String[][] cases = {
                 {"--port", "abc"}, {"--lanes", "-1"}, {"--lanes", "17"}, {"--bogus", "1"}, {"--port"},
-                {"--device-id", "x"}, {"stray"}, {"--p4runtime-port", "0"}, {"--p4runtime-port", "on"}};
+                {"--device-id", "x"}, {"stray"}, {"--p4runtime-port", "0"}, {"--p4runtime-port", "on"},
+                {"--max-workers-per-job", "257"}};
         final String[] expected = {"'abc'", "-1", "17", "--bogus", "--port", "'x'", "stray", "--p4runtime-token-file",
-                "'on'"};
+                "'on'", "--max-workers-per-job 257 is outside 1..256"};
         for (int i = 0; i < cases.length; i++) {
             final Outcome o = run(cases[i]);
             assertEquals(2, o.code(), String.join(" ", cases[i]));

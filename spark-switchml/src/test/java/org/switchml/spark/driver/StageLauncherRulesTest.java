@@ -1,6 +1,7 @@
 package org.switchml.spark.driver;
 
 import org.apache.spark.SparkConf;
+import org.switchml.protocol.Wire;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
 import org.junit.jupiter.api.Test;
@@ -94,8 +95,8 @@ class StageLauncherRulesTest {
     void kFollowsTheMtuTheSwitchKindOrTheSetting() {
         assertEquals(4096, StagePlans.chooseK(AUTO, 0, 65536), "loopback: the software switch's best k");
         final int k1500 = StagePlans.chooseK(AUTO, 0, 1500);
-        assertTrue(28 + org.switchml.protocol.Wire.datagramLength(k1500) <= 1500 && k1500 % 2 == 0, "k=" + k1500);
-        assertTrue(org.switchml.protocol.Wire.datagramLength(k1500 + 2) + 28 > 1500, "k=" + k1500 + " is the largest even fit");
+        assertTrue(28 + Wire.datagramLength(k1500) <= 1500 && k1500 % 2 == 0, "k=" + k1500);
+        assertTrue(Wire.datagramLength(k1500 + 2) + 28 > 1500, "k=" + k1500 + " is the largest even fit");
         assertEquals(64, StagePlans.chooseK(AUTO, 64, 65536), "a P4 target gets 64");
         final TaskSettings set = new TaskSettings(7, 0, 4, 256, 0, true, 10_000, 60_000, 100);
         assertEquals(256, StagePlans.chooseK(set, 64, 1500), "spark.switchml.k overrides");
@@ -106,12 +107,12 @@ class StageLauncherRulesTest {
 
     @Test
     void moreExecutorsThanASwitchJobHasWorkersIsAClearError() {
-        final Rendezvous.Hello[] h = new Rendezvous.Hello[33];
+        final Rendezvous.Hello[] h = new Rendezvous.Hello[Wire.MAX_WORKERS + 1];
         for (int t = 0; t < h.length; t++) {
             h[t] = new Rendezvous.Hello("7.0", t, "e" + t, "127.0.0.1:" + (6000 + t), 0);
         }
         final IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> StagePlans.make("127.0.0.1:1", AUTO, h, new String[40], 0, 0));
-        assertTrue(e.getMessage().contains("33 executors") && e.getMessage().contains("at most 32"), e.getMessage());
+                () -> StagePlans.make("127.0.0.1:1", AUTO, h, new String[h.length], 0, 0));
+        assertTrue(e.getMessage().contains("257 executors") && e.getMessage().contains("at most 256"), e.getMessage());
     }
 }
