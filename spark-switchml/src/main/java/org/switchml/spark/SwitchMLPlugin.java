@@ -1,5 +1,9 @@
 package org.switchml.spark;
 
+import com.codahale.metrics.Gauge;
+import com.codahale.metrics.Histogram;
+import com.codahale.metrics.MetricRegistry;
+import org.switchml.protocol.DropReason;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
@@ -15,6 +19,7 @@ import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 
 import java.io.Serializable;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Enable with {@code spark.plugins=org.switchml.spark.SwitchMLPlugin}. The driver side starts the
@@ -47,6 +52,7 @@ public final class SwitchMLPlugin implements SparkPlugin {
             runtime = DriverRuntime.create(SwitchMLConfig.of(all), sc.conf().get("spark.driver.host", "127.0.0.1"), all);
             DriverRuntimes.installPluginRuntime(runtime);
             final DriverRuntime rt = runtime;
+            registerDriverMetrics(ctx.metricRegistry(), rt);
             sc.addSparkListener(new SparkListener() {
                 @Override
                 public void onExecutorRemoved(final SparkListenerExecutorRemoved e) {
@@ -74,6 +80,34 @@ public final class SwitchMLPlugin implements SparkPlugin {
         }
     }
 
+    /**
+     * The driver's metrics (source {@code plugin.org.switchml.spark.SwitchMLPlugin}): fallbacks, and the switch's
+     * counters summed over the application's finished jobs (when the switch counts jobs).
+     */
+    static void registerDriverMetrics(final MetricRegistry m, final DriverRuntime rt) {
+        m.register("fallbacks", (Gauge<Long>) rt::fallbackCount);
+        m.register("switch.packetsIn", (Gauge<Long>) () -> rt.removedJobTotals().packetsIn());
+        m.register("switch.packetsOut", (Gauge<Long>) () -> rt.removedJobTotals().packetsOut());
+        m.register("switch.retransmissions", (Gauge<Long>) () -> rt.removedJobTotals().retransmissions());
+        for (final DropReason r : DropReason.values()) {
+            m.register("switch.drops." + r.name(), (Gauge<Long>) () -> rt.removedJobTotals().drops().get(r));
+        }
+    }
+
+    /**
+     * An executor's metrics: its allreduces, their bytes and times (a histogram in microseconds), and its worker
+     * socket's packets and retransmissions. In local mode they sit beside the driver's in the driver's registry.
+     */
+    static void registerExecutorMetrics(final MetricRegistry m, final ExecutorRuntime rt) {
+        m.register("allreduces", (Gauge<Long>) rt::allreduces);
+        m.register("allreduceBytes", (Gauge<Long>) rt::allreduceBytes);
+        m.register("worker.packetsSent", (Gauge<Long>) () -> rt.workerStats() == null ? 0 : rt.workerStats().packetsSent());
+        m.register("worker.retransmissions",
+                (Gauge<Long>) () -> rt.workerStats() == null ? 0 : rt.workerStats().retransmissions());
+        final Histogram times = m.histogram("allreduceTimeMicros");
+        rt.onAllReduceTime(ns -> times.update(TimeUnit.NANOSECONDS.toMicros(ns)));
+    }
+
     /** Executor side: remembers how to reach the driver plugin and the switch. */
     static final class Executor implements ExecutorPlugin {
         private ExecutorRuntime runtime;
@@ -82,6 +116,7 @@ public final class SwitchMLPlugin implements SparkPlugin {
         public void init(final PluginContext ctx, final Map<String, String> extraConf) {
             runtime = ExecutorRuntime.forPlugin(ctx, DriverRuntimes.settings(ctx.conf()));
             ExecutorRuntime.install(runtime);
+            registerExecutorMetrics(ctx.metricRegistry(), runtime);
         }
 
         @Override

@@ -138,6 +138,11 @@ public final class DriverRuntime implements AutoCloseable {
         return jobs.finalCounters(jobId);
     }
 
+    /** The switch's counters summed over this application's removed jobs (zero when the switch does not count jobs). */
+    public JobCounters removedJobTotals() {
+        return jobs.removedTotals();
+    }
+
     /** Counts a call that fell back to treeAggregate because the switch was unreachable. */
     public void countFallback() {
         fallbacks.incrementAndGet();

@@ -23,6 +23,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -37,6 +38,8 @@ final class JobBook implements AutoCloseable {
     private final AtomicLong nextJobId;
     private final Map<Integer, List<Integer>> generations = new ConcurrentHashMap<>();
     private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
+    /** Sum of every removed job's final counters, for the metrics source (a map walk per report is O(jobs)). */
+    private final AtomicReference<JobCounters> removedTotals = new AtomicReference<>(JobCounters.ZERO);
     private final Map<Integer, Future<?>> removals = new ConcurrentHashMap<>();
     private final ExecutorService registrations = Executors.newSingleThreadExecutor(r -> {
         final Thread t = new Thread(r, "switchml-register");
@@ -108,7 +111,10 @@ final class JobBook implements AutoCloseable {
     /** Removes a job from {@code r} on the calling thread. */
     void removeNow(final JobRegistrar r, final int jobId) {
         try {
-            r.counters(jobId).ifPresent(c -> finalCounters.put(jobId, c));
+            r.counters(jobId).ifPresent(c -> {
+                finalCounters.put(jobId, c);
+                removedTotals.accumulateAndGet(c, JobCounters::plus);
+            });
             r.remove(jobId);
         } catch (final RuntimeException e) {
             LOG.debug("spark-switchml: cannot remove job {}: {}", Integer.toUnsignedString(jobId), e.toString());
@@ -126,6 +132,11 @@ final class JobBook implements AutoCloseable {
         synchronized (g) {
             return List.copyOf(g);
         }
+    }
+
+    /** The switch's counters summed over every removed job whose switch reports them. */
+    JobCounters removedTotals() {
+        return removedTotals.get();
     }
 
     /** Counters of a removed job (when its switch reports them), or null. */

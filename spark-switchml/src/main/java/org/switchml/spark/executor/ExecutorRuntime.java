@@ -9,6 +9,7 @@ import org.switchml.spark.config.WorkerHosts;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.client.ClientOptions;
+import org.switchml.client.ClientStats;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.protocol.SwitchMLException;
 
@@ -18,8 +19,10 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -43,6 +46,9 @@ public final class ExecutorRuntime implements AutoCloseable {
     /** One-way messages to the driver. */
     private final Consumer<Object> tell;
     private final Map<String, ExecutorStage> stages = new ConcurrentHashMap<>();
+    private final AtomicLong allreduces = new AtomicLong();
+    private final AtomicLong allreduceBytes = new AtomicLong();
+    private volatile LongConsumer allreduceTimes = ns -> { };
 
     /** Why this executor has no worker socket (null when it has one). */
     private final String broken;
@@ -181,6 +187,33 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     int mtu() {
         return mtu;
+    }
+
+    /** Allreduces this executor has finished, through the switch or summed in memory. */
+    public long allreduces() {
+        return allreduces.get();
+    }
+
+    /** Bytes of the vectors this executor allreduced (8 per element in fp64, 4 in fp32). */
+    public long allreduceBytes() {
+        return allreduceBytes.get();
+    }
+
+    /** The worker socket's counters (packets sent, retransmissions, ...), or null when it could not open. */
+    public ClientStats workerStats() {
+        return worker == null ? null : worker.stats();
+    }
+
+    /** Hands every finished allreduce's duration (ns) to {@code times}, e.g. a metrics histogram. */
+    public void onAllReduceTime(final LongConsumer times) {
+        allreduceTimes = times;
+    }
+
+    /** Counts one finished allreduce of {@code bytes} that took {@code nanos}. */
+    void countAllReduce(final long bytes, final long nanos) {
+        allreduces.incrementAndGet();
+        allreduceBytes.addAndGet(bytes);
+        allreduceTimes.accept(nanos);
     }
 
     /** Sends {@code message} to the driver, one way. */

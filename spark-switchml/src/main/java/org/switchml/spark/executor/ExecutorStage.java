@@ -193,6 +193,7 @@ public final class ExecutorStage {
             switchEnd = System.nanoTime();
             switchStart = t0;
             switchNs = switchEnd - t0;
+            runtime.countAllReduce(bytes(v, s), switchNs);
             return v;
         }
         final JobSession js = session(s);
@@ -208,6 +209,7 @@ public final class ExecutorStage {
             // In place: v is the executor's own sum (of vectors its tasks handed over), and with 10^7 elements
             // a result array would be 80 MB of new garbage per step.
             js.allReduce(v, v, s.fp64(), s.resultTimeoutMs(), waitOn);
+            runtime.countAllReduce(bytes(v, s), System.nanoTime() - t0);
             return v;
         } catch (final SwitchMLTimeoutException e) {
             throw new SwitchUnreachableException(e.getMessage(), e);
@@ -216,6 +218,10 @@ public final class ExecutorStage {
             switchStart = t0;
             switchNs = switchEnd - t0;
         }
+    }
+
+    private static long bytes(final double[] v, final TaskSettings s) {
+        return (long) v.length * (s.fp64() ? Double.BYTES : Float.BYTES);
     }
 
     /** The executor's session in the stage's job (installed on the switch before the plan was given out). */
