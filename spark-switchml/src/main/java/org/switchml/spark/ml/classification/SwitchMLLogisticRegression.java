@@ -58,7 +58,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * iterates and iteration counts track stock MLlib's.
  *
  * <p>SwitchML params besides MLlib's: {@link #precision()} ({@code fp64} or {@code fp32}, for the fit's
- * sums; the statistics always use fp64) and {@link #checkpointInterval()} (return the optimizer state
+ * sums; the statistics always use fp64; unset, it follows {@code spark.switchml.precision}) and {@link #checkpointInterval()} (return the optimizer state
  * to the driver every that many evaluations, so a failure retries from there; 0 = never).
  *
  * <p>Partitions: any number, as they come (no repartition): each executor sums its tasks' parts in
@@ -76,7 +76,8 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     private static final int DEFAULT_LABEL_CAPACITY = 64;
 
     private final Param<String> precision = new Param<>(this, "precision",
-            "precision of the sums through the switch during the fit: fp64 or fp32 (statistics always use fp64)",
+            "precision of the sums through the switch during the fit: fp64 or fp32 (statistics always use fp64); "
+                    + "unset, spark.switchml.precision decides",
             ParamValidators.inArray(new String[] {"fp64", "fp32"}));
     private final IntParam checkpointInterval = new IntParam(this, "checkpointInterval",
             "return the optimizer state to the driver every this many evaluations, so that a failure retries "
@@ -106,7 +107,10 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return (SwitchMLLogisticRegression) LogisticRegression.load(path);
     }
 
-    /** Precision of the fit's sums through the switch: {@code fp64} (default) or {@code fp32}. */
+    /**
+     * Precision of the fit's sums through the switch: {@code fp64} (the default) or {@code fp32}. Unset, the fit
+     * uses {@code spark.switchml.precision} (the application's conf, or the thread's local property).
+     */
     public Param<String> precision() {
         return precision;
     }
@@ -573,7 +577,10 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                        final QuasiNewton optimizer, final double[] x0, final SwitchUse use, final String callers) {
         final int maxEvaluations = LogisticFit.maxEvaluations(getMaxIter(), optimizer.maxEvaluationsPerSearch());
         final int interval = getCheckpointInterval();
-        final SwitchMLConfig.Precision precision = SwitchMLConfig.Precision.valueOf(getPrecision().toUpperCase(Locale.ROOT));
+        // A precision the user did not set on the estimator comes from spark.switchml.precision, as for every call.
+        final SwitchMLConfig.Precision precision = isSet(this.precision)
+                ? SwitchMLConfig.Precision.valueOf(getPrecision().toUpperCase(Locale.ROOT))
+                : SwitchMLConfig.PRECISION.from(SwitchMLConfig.forCall(sc));
         final boolean fp64 = precision == SwitchMLConfig.Precision.FP64;
         final FitProgress progress = new FitProgress(uid(), getMaxIter(),
                 objective.vectorLength() * (fp64 ? 8.0 : 4.0) / 1e6, listener, use);

@@ -154,6 +154,24 @@ class SwitchMLLogisticRegressionTest {
         assertTrue(coefRel < 1e-4, "coefficients rel diff " + coefRel);
     }
 
+    /** The estimator's precision param, when the user leaves it unset, follows spark.switchml.precision. */
+    @Test
+    void anUnsetPrecisionFollowsTheSparkSetting() {
+        final double[] fp64 = new SwitchMLLogisticRegression().setMaxIter(5).fit(binomial).summary().objectiveHistory();
+        final double[] fp32 = new SwitchMLLogisticRegression().setPrecision("fp32").setMaxIter(5).fit(binomial)
+                .summary().objectiveHistory();
+        assertFalse(Arrays.equals(fp64, fp32), "fp32 and fp64 sums gave the same bits: the test cannot tell them apart");
+        spark.sparkContext().setLocalProperty("spark.switchml.precision", "fp32");
+        try {
+            assertArrayEquals(fp32, new SwitchMLLogisticRegression().setMaxIter(5).fit(binomial).summary()
+                    .objectiveHistory(), 0.0, "unset: the setting's fp32");
+            assertArrayEquals(fp64, new SwitchMLLogisticRegression().setPrecision("fp64").setMaxIter(5).fit(binomial)
+                    .summary().objectiveHistory(), 0.0, "set on the estimator: its own fp64");
+        } finally {
+            spark.sparkContext().setLocalProperty("spark.switchml.precision", null);
+        }
+    }
+
     @Test
     void modelAndEstimatorSaveAndLoad(@TempDir final Path dir) throws Exception {
         final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setPrecision("fp32").setCheckpointInterval(7);
