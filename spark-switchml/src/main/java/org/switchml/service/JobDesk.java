@@ -97,7 +97,7 @@ public final class JobDesk implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     private long admissionsRefused;
     private long leasesExpired;
-    private boolean closed;
+    private volatile boolean closed;
 
     /**
      * @param controller  the switch's controller, primary, with its pipeline pushed; the desk closes it
@@ -282,8 +282,11 @@ public final class JobDesk implements AutoCloseable {
                 leasesExpired);
     }
 
-    /** The switch's traffic summed over every job's counter cells, and its switch-wide drops. */
-    public synchronized SwitchTotals totals() {
+    /**
+     * The switch's traffic summed over every job's counter cells, and its switch-wide drops. Not under the desk's
+     * lock: reading every cell takes a while, and renewals must not wait behind it.
+     */
+    public SwitchTotals totals() {
         checkOpen();
         final long[] drops = controller.readCounter(P4Names.JOB_DROPS);
         final int stride = Math.max(1, drops.length / Math.max(1, description.jobIndices()));

@@ -113,8 +113,8 @@ public final class JobServiceClient implements AutoCloseable {
 
     /** The switch's traffic, summed over every job. */
     public SwitchTotals totals() {
-        return Messages.totals(call("describe the switch", () -> stub(RPC_TIMEOUT_MS)
-                .describeSwitch(DescribeSwitchRequest.getDefaultInstance())).getTraffic());
+        return Messages.totals(call("read the switch's traffic", () -> stub(RPC_TIMEOUT_MS)
+                .describeSwitch(DescribeSwitchRequest.newBuilder().setIncludeTraffic(true).build())).getTraffic());
     }
 
     private JobServiceGrpc.JobServiceBlockingStub stub(final long deadlineMs) {

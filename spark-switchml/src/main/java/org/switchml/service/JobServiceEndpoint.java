@@ -86,10 +86,15 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
     public void describeSwitch(final DescribeSwitchRequest request, final StreamObserver<DescribeSwitchResponse> out) {
         answer(out, () -> {
             final Occupancy o = desk.occupancy();
-            return DescribeSwitchResponse.newBuilder().setSwitchInfo(Messages.switchInfo(desk.description()))
+            final DescribeSwitchResponse.Builder b = DescribeSwitchResponse.newBuilder()
+                    .setSwitchInfo(Messages.switchInfo(desk.description()))
                     .setSessions(o.sessions()).setJobs(o.jobs()).setSlotsHeld(o.slotsHeld())
                     .setRequestsWaiting(o.requestsWaiting()).setAdmissionsRefused(o.admissionsRefused())
-                    .setLeasesExpired(o.leasesExpired()).setTraffic(Messages.traffic(desk.totals())).build();
+                    .setLeasesExpired(o.leasesExpired());
+            if (request.getIncludeTraffic()) {
+                b.setTraffic(Messages.traffic(desk.totals()));
+            }
+            return b.build();
         });
     }
 
