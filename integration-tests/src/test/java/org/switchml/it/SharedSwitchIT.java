@@ -66,15 +66,17 @@ class SharedSwitchIT {
                 assertEquals(0, operator.describe().sessions());
                 final List<Jvm> apps = new ArrayList<>();
                 try {
-                    // The victim first: a fit that would run for hours, killed once it is iterating through
-                    // the switch while all four hold a session.
+                    // The victim first: a fit that would run for hours. Once it iterates through the switch, the
+                    // three others start, and it is killed while all four hold a session.
                     final Jvm victim = submitFit(work, env, jvmFlags, sparkHome, libraryJar, appJar, service, token);
                     apps.add(victim);
+                    System.out.println("[it] victim: " + victim.await("FIT-APP iteration 3/\\d+", RUN_MS).group());
                     for (int i = 0; i < 3; i++) {
                         apps.add(submit("app-" + i, work, env, jvmFlags, sparkHome, libraryJar, appJar, service, token));
                     }
                     awaitOccupancy(operator, o -> o.sessions() == 4, "four applications with a session", START_MS);
-                    System.out.println("[it] victim: " + victim.await("FIT-APP iteration 3/\\d+", START_MS).group());
+                    assertTrue(victim.process.isAlive(), "the victim's fit ended before it could be killed:\n"
+                            + victim.tail(20));
                     final long killed = System.nanoTime();
                     victim.process.destroyForcibly(); // SIGKILL: no session close, no job removal
                     assertTrue(victim.process.waitFor(30, TimeUnit.SECONDS), "the victim survived SIGKILL");
