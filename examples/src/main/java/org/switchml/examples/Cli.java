@@ -36,7 +36,8 @@ final class Cli {
      */
     static int parse(final String name, final Object command, final String[] args, final PrintStream out,
                      final PrintStream err) {
-        final CommandLine cl = new CommandLine(command);
+        // Wide enough for the descriptions' own line breaks.
+        final CommandLine cl = new CommandLine(command).setUsageHelpWidth(120);
         try {
             cl.parseArgs(args);
             if (cl.isUsageHelpRequested()) {
