@@ -69,10 +69,13 @@ public final class TrainLogisticRegression implements Cli.Validated {
     @CommandLine.Spec
     CommandSpec spec;
 
-    @Option(names = "--libsvm", paramLabel = "PATH", description = "LIBSVM text file or directory (Spark's libsvm source)")
-    Path libsvm;
-    @Option(names = "--parquet", paramLabel = "PATH", description = "Parquet file or directory with a label and a features (vector) column")
-    Path parquet;
+    // Strings, not Paths: Spark reads them, and they may be URIs (hdfs://...).
+    @Option(names = "--libsvm", paramLabel = "PATH", description = "LIBSVM text file or directory (Spark's libsvm source; "
+            + "any path Spark reads, e.g. hdfs://...)")
+    String libsvm;
+    @Option(names = "--parquet", paramLabel = "PATH", description = "Parquet file or directory with a label and a "
+            + "features (vector) column (any path Spark reads)")
+    String parquet;
     @Option(names = "--fashion-mnist", paramLabel = "DIR", arity = "0..1", fallbackValue = "",
             description = "Fashion-MNIST IDX files (default directory: the dataset-fashion-mnist package's)")
     String fashionMnist;
@@ -317,10 +320,10 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     private Input input(final SparkSession spark, final PrintStream out) throws IOException {
         if (libsvm != null) {
-            return split("LIBSVM " + libsvm, spark.read().format("libsvm").load(libsvm.toString()), true);
+            return split("LIBSVM " + libsvm, spark.read().format("libsvm").load(libsvm), true);
         }
         if (parquet != null) {
-            final Dataset<Row> df = spark.read().parquet(parquet.toString()).select(
+            final Dataset<Row> df = spark.read().parquet(parquet).select(
                     functions.col(labelCol).cast("double").as("label"), functions.col(featuresCol).as("features"));
             return split("Parquet " + parquet, df, true);
         }

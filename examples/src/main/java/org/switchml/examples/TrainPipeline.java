@@ -61,8 +61,8 @@ public final class TrainPipeline {
 
     @Option(names = "--csv", paramLabel = "PATH", description = "a CSV with the columns of the shipped churn.csv "
             + "(header: customer,tenure_months,monthly_charges,contract,internet,payment,support_calls,senior,churned); "
-            + "default: the shipped one")
-    Path csv;
+            + "default: the shipped one; any path Spark reads)")
+    String csv;
     @Option(names = "--hashing", description = "hash every input column with FeatureHasher instead of indexing and "
             + "one-hot encoding the categorical ones")
     boolean hashing;
@@ -246,7 +246,7 @@ public final class TrainPipeline {
 
     private Dataset<Row> read(final SparkSession spark) throws IOException {
         if (csv != null) {
-            return spark.read().option("header", true).option("inferSchema", true).csv(csv.toString());
+            return spark.read().option("header", true).option("inferSchema", true).csv(csv);
         }
         final List<String> lines;
         try (InputStream in = TrainPipeline.class.getResourceAsStream(RESOURCE)) {
