@@ -33,7 +33,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Allreduce goodput benchmark: the aggregating software switch against the null reflector, on loopback,
- * in one process. See {@link BenchOptions#USAGE} and docs/benchmarks.md.
+ * in one process. See {@link BenchOptions} ({@code --help}) and docs/benchmarks.md.
  *
  * <p>For every cell (worker count n, vector length) it opens n worker sockets, registers one job with
  * the aggregating switch and one with the reflector (same k, pool, sockets, data and fault plan), and
@@ -44,7 +44,7 @@ import java.util.concurrent.TimeoutException;
 public final class AllReduceBench {
     static final int EXIT_OK = 0;
     static final int EXIT_VERIFY_FAILED = 1;
-    static final int EXIT_USAGE = 2;
+    static final int EXIT_USAGE = Cli.EXIT_USAGE;
     static final int EXIT_RUN_FAILED = 3;
 
     private static final String HOST = "127.0.0.1";
@@ -84,17 +84,10 @@ public final class AllReduceBench {
 
     /** Runs the benchmark; returns the process exit code. */
     static int run(final String[] args, final PrintStream out, final PrintStream err) {
-        final BenchOptions options;
-        try {
-            options = BenchOptions.parse(args);
-        } catch (final BenchOptions.UsageException e) {
-            err.println("allreduce-bench: " + e.getMessage());
-            err.println("Try --help.");
-            return EXIT_USAGE;
-        }
-        if (options.help) {
-            out.println(BenchOptions.USAGE);
-            return EXIT_OK;
+        final BenchOptions options = new BenchOptions();
+        final int parsed = Cli.parse("allreduce-bench", options, args, out, err);
+        if (parsed != Cli.PROCEED) {
+            return parsed;
         }
         final AllReduceBench bench = new AllReduceBench(options, out);
         try {

@@ -1,17 +1,31 @@
 package org.switchml.examples;
 
 import org.switchml.protocol.Wire;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 
 /**
- * Command-line options of {@link AllReduceBench}. Parsing never exits: a bad flag raises
- * {@link UsageException}, which the caller turns into a message and exit code 2.
+ * Command-line options of {@link AllReduceBench} (picocli). Parsing never exits: a bad flag is a usage
+ * error, which the caller turns into a message and exit code 2.
  */
-final class BenchOptions {
+@Command(name = "allreduce-bench", mixinStandardHelpOptions = true, sortOptions = false,
+        version = "allreduce-bench 0.1.0-SNAPSHOT",
+        description = {"Measures SwitchML allreduce goodput on loopback: the aggregating software switch and the null",
+            "reflector (echoes every contribution to its sender: same bytes, no aggregation), interleaved in",
+            "the same run with the same data and settings. Without --workers/--elements it sweeps vector",
+            "sizes 2^10, 2^12, ..., 2^24 and n = 2, 4, 8.", ""},
+        footer = {"", "Exit codes: 0 ok, 1 verification failed, 2 bad flags, 3 run failed (e.g. timeout)."})
+final class BenchOptions implements Cli.Validated {
     /** Vector sizes of the default sweep: 2^10, 2^12, ..., 2^24 elements. */
     static final List<Integer> DEFAULT_ELEMENTS = List.of(1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20,
             1 << 22, 1 << 24);
@@ -33,7 +47,6 @@ final class BenchOptions {
     int k = DEFAULT_K;
     /** Slots per job; 0 = derived from k (DEFAULT_WINDOW_BYTES / 4k, at least 2 * lanes). */
     int pool;
-    boolean fp64;
     Values values = Values.GAUSSIAN;
     /** Loss probabilities: each is measured in every cell, interleaved with the others. */
     List<Double> losses = List.of(0.0);
@@ -51,15 +64,11 @@ final class BenchOptions {
     int warmup = -1;
     /** Run the JIT warm-up (the requested cells, scaled down) before the first cell. */
     boolean jitWarmup = true;
-    boolean verify;
-    /** Print the CPU time of each thread group per run. */
-    boolean cpuDetail;
     Mode mode = Mode.BOTH;
     /** First retransmission timeout of the workers, ms. */
     long rtoMs = 20;
     /** Result timeout of the workers (a call fails after this long without progress), ms. */
     long resultTimeoutMs = 30_000;
-    boolean help;
 
     static final class UsageException extends Exception {
         private static final long serialVersionUID = 1L;
@@ -69,119 +78,174 @@ final class BenchOptions {
         }
     }
 
-    /** {@code --flag=value} as {flag, value}; any other argument as {argument, null}. */
-    static String[] splitFlag(final String arg) {
-        final int eq = arg.indexOf('=');
-        return arg.startsWith("--") && eq > 0 ? new String[] {arg.substring(0, eq), arg.substring(eq + 1)}
-                : new String[] {arg, null};
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-n", "--workers"}, paramLabel = "N[,N...]", order = 1,
+            description = "workers per job (1..32); default sweep 2,4,8")
+    void workers(final String value) {
+        workers = checked(() -> intList("--workers", value, 1, Wire.MAX_WORKERS));
     }
 
-    static BenchOptions parse(final String[] args) throws UsageException {
-        final BenchOptions o = new BenchOptions();
-        for (int i = 0; i < args.length; i++) {
-            final String[] split = BenchOptions.splitFlag(args[i]);
-            final String flag = split[0];
-            String value = split[1];
-            switch (flag) {
-                case "--help":
-                case "-h":
-                    o.help = true;
-                    continue;
-                case "--fp64":
-                    o.fp64 = noValue(flag, value);
-                    continue;
-                case "--verify":
-                    o.verify = noValue(flag, value);
-                    continue;
-                case "--cpu":
-                    o.cpuDetail = noValue(flag, value);
-                    continue;
-                case "--no-warmup":
-                    o.jitWarmup = !noValue(flag, value);
-                    continue;
-                default:
-                    break;
-            }
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new UsageException(knownFlag(flag) ? flag + " needs a value" : "unknown flag '" + flag + "'");
-                }
-                value = args[++i];
-            }
-            switch (flag) {
-                case "--workers":
-                case "-n":
-                    o.workers = intList(flag, value, 1, Wire.MAX_WORKERS);
-                    break;
-                case "--elements":
-                    o.elements = intList(flag, value, 1, Integer.MAX_VALUE - 8);
-                    break;
-                case "--k":
-                    o.k = (int) number(flag, value, 1, Wire.MAX_K);
-                    break;
-                case "--pool":
-                    o.pool = (int) number(flag, value, 1, 1 << 16);
-                    break;
-                case "--values":
-                    o.values = Values.parse(value);
-                    if (o.values == null) {
-                        throw new UsageException("--values must be one of " + Values.names() + ", got '" + value + "'");
-                    }
-                    break;
-                case "--loss":
-                    o.losses = probabilities(flag, value);
-                    break;
-                case "--dup":
-                    o.dup = probability(flag, value);
-                    break;
-                case "--reorder":
-                    o.reorder = probability(flag, value);
-                    break;
-                case "--seed":
-                    o.seed = number(flag, value, Long.MIN_VALUE, Long.MAX_VALUE);
-                    o.seedGiven = true;
-                    break;
-                case "--threads":
-                case "--lanes":
-                    o.lanes = (int) number(flag, value, 1, 16);
-                    break;
-                case "--client-threads":
-                    o.clientThreads = (int) number(flag, value, 1, 64);
-                    break;
-                case "--repeat":
-                    o.repeat = (int) number(flag, value, 1, 100_000);
-                    break;
-                case "--warmup":
-                    o.warmup = (int) number(flag, value, 0, 100_000);
-                    break;
-                case "--mode":
-                    o.mode = mode(value);
-                    break;
-                case "--rto":
-                    o.rtoMs = number(flag, value, 1, 60_000);
-                    break;
-                case "--result-timeout":
-                    o.resultTimeoutMs = number(flag, value, 1, 3_600_000);
-                    break;
-                default:
-                    throw new UsageException("unknown flag '" + flag + "'");
-            }
+    @Option(names = "--elements", paramLabel = "N[,N...]", order = 2,
+            description = "vector length; accepts 2^p, 64K, 16M; default sweep 2^10..2^24 (powers of 4)")
+    void elements(final String value) {
+        elements = checked(() -> intList("--elements", value, 1, Integer.MAX_VALUE - 8));
+    }
+
+    @Option(names = "--k", paramLabel = "N", order = 3,
+            description = "int32 lanes per packet (1.." + Wire.MAX_K + "); default " + DEFAULT_K + " (the P4 switch uses 64)")
+    void k(final String value) {
+        k = (int) (long) checked(() -> number("--k", value, 1, Wire.MAX_K));
+    }
+
+    @Option(names = "--pool", paramLabel = "S", order = 4,
+            description = "slots per job; default 128 KiB of payload / (4k), at least 2 per lane")
+    void pool(final String value) {
+        pool = (int) (long) checked(() -> number("--pool", value, 1, 1 << 16));
+    }
+
+    @Option(names = "--fp64", order = 5, description = "aggregate double[] with FP64_SPLIT (default: float[] with FP32_BLOCK)")
+    boolean fp64;
+
+    @Option(names = "--values", paramLabel = "KIND", order = 6, description = "the values: one of ${COMPLETION-CANDIDATES}"
+            + "; default gaussian", completionCandidates = ValueNames.class)
+    void values(final String value) {
+        values = Values.parse(value);
+        if (values == null) {
+            throw Cli.usage(spec, "--values must be one of " + Values.names() + ", got '" + value + "'");
         }
-        if (o.fp64 && (o.k & 1) != 0) {
-            throw new UsageException("--fp64 needs an even --k (two int32 lanes per element), got " + o.k);
+    }
+
+    @Option(names = "--loss", paramLabel = "P[,P...]", order = 7, description = "probability each datagram is dropped "
+            + "(workers' and switch's sends); several: every cell measures each, interleaved, and reports goodput "
+            + "relative to the first (e.g. --loss 0,0.01,0.1)")
+    void losses(final String value) {
+        losses = checked(() -> probabilities("--loss", value));
+    }
+
+    @Option(names = "--dup", paramLabel = "P", order = 8, description = "probability each datagram is sent twice")
+    void dup(final String value) {
+        dup = checked(() -> probability("--dup", value));
+    }
+
+    @Option(names = "--reorder", paramLabel = "P", order = 9, description = "probability each datagram is held back up to 2 ms")
+    void reorder(final String value) {
+        reorder = checked(() -> probability("--reorder", value));
+    }
+
+    @Option(names = "--seed", paramLabel = "S", order = 10, description = "seed of data and faults; default 1 (always printed)")
+    void seed(final String value) {
+        seed = checked(() -> number("--seed", value, Long.MIN_VALUE, Long.MAX_VALUE));
+        seedGiven = true;
+    }
+
+    @Option(names = {"--threads", "--lanes"}, paramLabel = "L", order = 11,
+            description = "switch lanes = dataplane threads of each switch (1..16); default 2")
+    void lanes(final String value) {
+        lanes = (int) (long) checked(() -> number("--threads", value, 1, 16));
+    }
+
+    @Option(names = "--client-threads", paramLabel = "C", order = 12,
+            description = "event-loop threads shared by all worker sockets; default max(2, cores)")
+    void clientThreads(final String value) {
+        clientThreads = (int) (long) checked(() -> number("--client-threads", value, 1, 64));
+    }
+
+    @Option(names = "--repeat", paramLabel = "R", order = 13, description = "timed runs per cell and switch (median "
+            + "reported); default auto (9 at 2^20+ elements, up to 51 for small vectors)")
+    void repeat(final String value) {
+        repeat = (int) (long) checked(() -> number("--repeat", value, 1, 100_000));
+    }
+
+    @Option(names = "--warmup", paramLabel = "W", order = 14, description = "untimed runs per cell and switch before timing; default auto")
+    void warmup(final String value) {
+        warmup = (int) (long) checked(() -> number("--warmup", value, 0, 100_000));
+    }
+
+    @Option(names = "--no-warmup", order = 15, description = "skip the JIT warm-up before the first cell (it runs the "
+            + "requested cells, vectors cut to at most 2^18 elements, for about 3 s)")
+    void noWarmup(final boolean value) {
+        jitWarmup = !value;
+    }
+
+    @Option(names = "--mode", paramLabel = "M", order = 16, description = "both (default), switch or reflector")
+    void mode(final String value) {
+        mode = checked(() -> parseMode(value));
+    }
+
+    @Option(names = "--rto", paramLabel = "MS", order = 17, description = "workers' retransmission timeout before "
+            + "round trips are measured; default 20 (afterwards it follows them)")
+    void rto(final String value) {
+        rtoMs = checked(() -> number("--rto", value, 1, 60_000));
+    }
+
+    @Option(names = "--result-timeout", paramLabel = "MS", order = 18,
+            description = "a call fails after this long without a result; default 30000")
+    void resultTimeout(final String value) {
+        resultTimeoutMs = checked(() -> number("--result-timeout", value, 1, 3_600_000));
+    }
+
+    @Option(names = "--verify", order = 19, description = "check every switch result bit for bit against the documented "
+            + "reference and the error bound of the exact sum (not timed); exit 1 on mismatch")
+    boolean verify;
+
+    /** Print the CPU time of each thread group per run. */
+    @Option(names = "--cpu", order = 20, description = "also print CPU ms per run by thread group: switch lanes, worker "
+            + "event loops, allReduce callers, rest (GC, JIT, main)")
+    boolean cpuDetail;
+
+    /** The names --values accepts, for the usage text. */
+    static final class ValueNames implements Iterable<String> {
+        @Override
+        public Iterator<String> iterator() {
+            return Arrays.stream(Values.values()).map(v -> v.name().toLowerCase(Locale.ROOT)).iterator();
         }
-        if (o.pool != 0 && o.pool < o.lanes) {
+    }
+
+    /** A value parser that may reject its input. */
+    private interface Parser<T> {
+        T get() throws UsageException;
+    }
+
+    /** {@code parser}'s value; its usage error as picocli's. */
+    private <T> T checked(final Parser<T> parser) {
+        try {
+            return parser.get();
+        } catch (final UsageException e) {
+            throw Cli.usage(spec, e.getMessage());
+        }
+    }
+
+    @Override
+    public void validate(final CommandLine cl) {
+        if (fp64 && (k & 1) != 0) {
+            throw Cli.usage(cl, "--fp64 needs an even --k (two int32 lanes per element), got " + k);
+        }
+        if (pool != 0 && pool < lanes) {
             // Legal, but some lanes would own no slot: say so rather than measure an odd set-up silently.
-            throw new UsageException("--pool " + o.pool + " is smaller than the number of switch lanes " + o.lanes
+            throw Cli.usage(cl, "--pool " + pool + " is smaller than the number of switch lanes " + lanes
                     + " (--threads): some lanes would own no slot");
         }
-        if (o.resultTimeoutMs < o.rtoMs) {
-            throw new UsageException("--result-timeout " + o.resultTimeoutMs + " must be >= --rto " + o.rtoMs);
+        if (resultTimeoutMs < rtoMs) {
+            throw Cli.usage(cl, "--result-timeout " + resultTimeoutMs + " must be >= --rto " + rtoMs);
         }
-        if ((long) o.poolSize() * o.k > MAX_POOL_INTS) {
+        if ((long) poolSize() * k > MAX_POOL_INTS) {
             // Each switch keeps 2 x pool x k int32 sums; say so rather than run out of memory later.
-            throw new UsageException("--pool " + o.poolSize() + " x --k " + o.k + " = " + (long) o.poolSize() * o.k
+            throw Cli.usage(cl, "--pool " + poolSize() + " x --k " + k + " = " + (long) poolSize() * k
                     + " int32 per slot set is more than the benchmark allows (" + MAX_POOL_INTS + ")");
+        }
+    }
+
+    /** Parses and checks a command line ({@code --help} is not handled here); a bad one raises {@link UsageException}. */
+    static BenchOptions parse(final String[] args) throws UsageException {
+        final BenchOptions o = new BenchOptions();
+        final CommandLine cl = new CommandLine(o);
+        try {
+            cl.parseArgs(args);
+            o.validate(cl);
+        } catch (final ParameterException e) {
+            throw new UsageException(e.getMessage());
         }
         return o;
     }
@@ -194,23 +258,7 @@ final class BenchOptions {
         return Math.max(2 * lanes, Math.min(1 << 16, DEFAULT_WINDOW_BYTES / (4 * k)));
     }
 
-    /** Flags that take a value. */
-    private static final Set<String> VALUE_FLAGS = Set.of("--workers", "-n", "--elements", "--k", "--pool",
-            "--values", "--loss", "--dup", "--reorder", "--seed", "--threads", "--lanes", "--client-threads",
-            "--repeat", "--warmup", "--mode", "--rto", "--result-timeout");
-
-    private static boolean knownFlag(final String flag) {
-        return VALUE_FLAGS.contains(flag);
-    }
-
-    private static boolean noValue(final String flag, final String value) throws UsageException {
-        if (value != null) {
-            throw new UsageException(flag + " takes no value");
-        }
-        return true;
-    }
-
-    private static Mode mode(final String value) throws UsageException {
+    private static Mode parseMode(final String value) throws UsageException {
         switch (value.toLowerCase(Locale.ROOT)) {
             case "both": return Mode.BOTH;
             case "switch": return Mode.SWITCH;
@@ -282,45 +330,4 @@ final class BenchOptions {
         return v;
     }
 
-    static final String USAGE = String.join("\n",
-            "Usage: allreduce-bench [flags]",
-            "",
-            "Measures SwitchML allreduce goodput on loopback: the aggregating software switch and the null",
-            "reflector (echoes every contribution to its sender: same bytes, no aggregation), interleaved in",
-            "the same run with the same data and settings. Without --workers/--elements it sweeps vector",
-            "sizes 2^10, 2^12, ..., 2^24 and n = 2, 4, 8.",
-            "",
-            "  --workers N[,N...]   workers per job (1..32); default sweep 2,4,8",
-            "  --elements N[,N...]  vector length; accepts 2^p, 64K, 16M; default sweep 2^10..2^24 (powers of 4)",
-            "  --k N                int32 lanes per packet (1.." + Wire.MAX_K + "); default " + DEFAULT_K
-                    + " (the P4 switch uses 64)",
-            "  --pool S             slots per job; default " + (DEFAULT_WINDOW_BYTES >> 10)
-                    + " KiB of payload / (4k), at least 2 per lane",
-            "  --fp64               aggregate double[] with FP64_SPLIT (default: float[] with FP32_BLOCK)",
-            "  --values KIND        " + Values.names() + "; default gaussian",
-            "  --loss P[,P...]      probability each datagram is dropped (workers' and switch's sends);",
-            "                       several: every cell measures each, interleaved, and reports goodput",
-            "                       relative to the first (e.g. --loss 0,0.01,0.1)",
-            "  --dup P              probability each datagram is sent twice",
-            "  --reorder P          probability each datagram is held back up to 2 ms",
-            "  --seed S             seed of data and faults; default 1 (always printed)",
-            "  --threads L          switch lanes = dataplane threads of each switch (1..16); default 2",
-            "  --lanes L            same as --threads",
-            "  --client-threads C   event-loop threads shared by all worker sockets; default max(2, cores)",
-            "  --repeat R           timed runs per cell and switch (median reported); default auto",
-            "                       (9 at 2^20+ elements, up to 51 for small vectors)",
-            "  --warmup W           untimed runs per cell and switch before timing; default auto",
-            "  --no-warmup          skip the JIT warm-up before the first cell (it runs the requested",
-            "                       cells, vectors cut to at most 2^18 elements, for about 3 s)",
-            "  --mode M             both (default), switch or reflector",
-            "  --rto MS             workers' retransmission timeout before round trips are measured;",
-            "                       default 20 (afterwards it follows them)",
-            "  --result-timeout MS  a call fails after this long without a result; default 30000",
-            "  --verify             check every switch result bit for bit against the documented reference",
-            "                       and the error bound of the exact sum (not timed); exit 1 on mismatch",
-            "  --cpu                also print CPU ms per run by thread group: switch lanes, worker event",
-            "                       loops, allReduce callers, rest (GC, JIT, main)",
-            "  --help               this text",
-            "",
-            "Exit codes: 0 ok, 1 verification failed, 2 bad flags, 3 run failed (e.g. timeout).");
 }

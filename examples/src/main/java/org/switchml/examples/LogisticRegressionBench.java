@@ -21,11 +21,15 @@ import org.apache.spark.sql.types.StructType;
 import org.switchml.examples.data.FashionMnist;
 import org.switchml.spark.ml.classification.FitReport;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -57,10 +61,6 @@ public final class LogisticRegressionBench {
     private LogisticRegressionBench() {
     }
 
-    static final String USAGE = "usage: LogisticRegressionBench [--case comm|overhead|compute|all] [--rows N] "
-            + "[--features N] [--classes K] [--nnz N] [--max-iter N] [--partitions P] [--reg R] "
-            + "[--precision fp64|fp32] [--seed S] [--fashion-mnist DIR] [--repeat N] [--warm-up auto|large|small|none] [--no-stock] [--progress] [--profile] [--help]";
-
     /** Command line; -1 means the case's default. */
     record Options(List<String> cases, int rows, int features, int classes, int nnz, int maxIter, int partitions,
                    double reg, String precision, long seed, Path fashionMnist, boolean stock, boolean progress,
@@ -76,40 +76,15 @@ public final class LogisticRegressionBench {
         new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
 
     public static void main(final String[] args) throws IOException {
-        final Options o;
-        try {
-            o = parse(args);
-        } catch (final IllegalArgumentException e) {
-            System.err.println("LogisticRegressionBench: " + e.getMessage() + " (--help for usage)");
-            System.exit(2);
+        final Flags flags = new Flags();
+        final int parsed = parse(args, flags, System.out, System.err);
+        if (parsed != Cli.PROCEED) {
+            if (parsed != 0) {
+                System.exit(parsed);
+            }
             return;
         }
-        if (o == null) {
-            System.out.println(USAGE + "\n\n"
-                    + "  --case         comm (sparse, ~10^7 coefficients), overhead (Fashion-MNIST 5k, 100 iterations),\n"
-                    + "                 compute (Fashion-MNIST 60k), or all (default: all, in that order)\n"
-                    + "  --rows         rows (comm: 200000; overhead: 5000; compute: 60000, the whole training set)\n"
-                    + "  --features     comm: features (default 1048576 = 2^20)\n"
-                    + "  --classes      comm: classes (default 10)\n"
-                    + "  --nnz          comm: non-zeros per row (default 30)\n"
-                    + "  --max-iter     iterations (comm: 10 with tol 0; overhead: 100 and 20 with tol 0;\n"
-                    + "                 compute: 100 with MLlib's tol 1e-6)\n"
-                    + "  --partitions   partitions of the cached input (default 16)\n"
-                    + "  --reg          regParam (default: comm 1e-4, others 0)\n"
-                    + "  --precision    precision of the fit's sums through the switch (default fp64)\n"
-                    + "  --seed         data seed (default 8)\n"
-                    + "  --fashion-mnist  directory of the IDX files (default: the dataset-fashion-mnist package's)\n"
-                    + "  --repeat       overhead: fits per estimator and maxIter, interleaved; medians are compared\n"
-                    + "                 (default 1)\n"
-                    + "  --warm-up      the JIT warm-up fit before the cases: large (2^18 features x 10 classes), small\n"
-                    + "                 (4096 x 5), none (the first fit is the application's first), or auto (default:\n"
-                    + "                 large before the comm case, else small)\n"
-                    + "  --no-stock     skip stock MLlib (switchml only)\n"
-                    + "  --progress     log every iteration of the switchml fits\n"
-                    + "  --profile      log where each switch stage's time goes (rendezvous, compute, switch)\n"
-                    + "The master and memory come from spark-submit (bin/switchml-submit); see docs/benchmarks.md.");
-            return;
-        }
+        final Options o = flags.options();
         final SparkConf conf = new SparkConf().setAppName("switchml-lr-bench")
                 .setIfMissing("spark.master", "local-cluster[2,2,6144]")
                 .setIfMissing("spark.ui.enabled", "false")
@@ -154,99 +129,169 @@ public final class LogisticRegressionBench {
         summary.forEach(s -> out.println("  " + s));
     }
 
-    static Options parse(final String[] args) {
-        List<String> cases = List.of("comm", "overhead", "compute");
-        int rows = -1;
-        int features = 1 << 20;
-        int classes = 10;
-        int nnz = 30;
-        int maxIter = -1;
-        int partitions = 16;
-        double reg = -1;
-        String precision = "fp64";
-        long seed = 8;
-        Path fmnist = FashionMnist.defaultDirectory();
-        boolean stock = true;
-        boolean progress = false;
-        boolean profile = false;
-        int repeat = 1;
-        String warmUp = "auto";
-        for (int i = 0; i < args.length; i++) {
-            final String a = args[i];
-            switch (a) {
-                case "--help", "-h" -> {
-                    return null;
-                }
-                case "--no-stock" -> stock = false;
-                case "--progress" -> progress = true;
-                case "--profile" -> profile = true;
-                case "--case", "--rows", "--features", "--classes", "--nnz", "--max-iter", "--partitions", "--reg",
-                     "--precision", "--seed", "--fashion-mnist", "--repeat", "--warm-up" -> {
-                    if (i + 1 >= args.length) {
-                        throw new IllegalArgumentException(a + " needs a value");
-                    }
-                    final String v = args[++i];
-                    switch (a) {
-                        case "--case" -> cases = switch (v) {
-                            case "comm", "overhead", "compute" -> List.of(v);
-                            case "all" -> List.of("comm", "overhead", "compute");
-                            default -> throw new IllegalArgumentException("--case '" + v
-                                    + "' must be comm, overhead, compute or all");
-                        };
-                        case "--rows" -> rows = whole(a, v, 1);
-                        case "--features" -> features = whole(a, v, 1);
-                        case "--classes" -> classes = whole(a, v, 3);
-                        case "--nnz" -> nnz = whole(a, v, 1);
-                        case "--max-iter" -> maxIter = whole(a, v, 1);
-                        case "--partitions" -> partitions = whole(a, v, 1);
-                        case "--seed" -> seed = whole(a, v, 0);
-                        case "--repeat" -> repeat = whole(a, v, 1);
-                        case "--fashion-mnist" -> fmnist = Paths.get(v);
-                        case "--warm-up" -> {
-                            if (!List.of("auto", "large", "small", "none").contains(v)) {
-                                throw new IllegalArgumentException("--warm-up '" + v + "' must be auto, large, small or none");
-                            }
-                            warmUp = v;
-                        }
-                        case "--reg" -> {
-                            try {
-                                reg = Double.parseDouble(v);
-                            } catch (final NumberFormatException e) {
-                                throw new IllegalArgumentException("--reg '" + v + "' is not a number");
-                            }
-                            if (!(reg >= 0)) {
-                                throw new IllegalArgumentException("--reg " + v + " must be >= 0");
-                            }
-                        }
-                        default -> {
-                            if (!v.equals("fp64") && !v.equals("fp32")) {
-                                throw new IllegalArgumentException("--precision '" + v + "' must be fp64 or fp32");
-                            }
-                            precision = v;
-                        }
-                    }
-                }
-                default -> throw new IllegalArgumentException("unknown argument '" + a + "'");
+    /** Name in usage errors. */
+    private static final String NAME = "LogisticRegressionBench";
+
+    /** The command line (picocli); {@link #options()} is what the cases read. */
+    @Command(name = NAME, sortOptions = false, description = {
+        "Stock MLlib LogisticRegression against SwitchMLLogisticRegression, same data and params, in one run.",
+        "The master and memory come from spark-submit (bin/switchml-submit); see docs/benchmarks.md.", ""})
+    static final class Flags implements Cli.Validated {
+        @Spec
+        CommandSpec spec;
+
+        private List<String> cases = List.of("comm", "overhead", "compute");
+        private int rows = -1;
+        private int features = 1 << 20;
+        private int classes = 10;
+        private int nnz = 30;
+        private int maxIter = -1;
+        private int partitions = 16;
+        private double reg = -1;
+        private String precision = "fp64";
+        private long seed = 8;
+        private int repeat = 1;
+        private String warmUp = "auto";
+
+        @Option(names = "--fashion-mnist", paramLabel = "DIR", order = 13,
+                description = "directory of the IDX files (default: the dataset-fashion-mnist package's)")
+        private Path fashionMnist = FashionMnist.defaultDirectory();
+        @Option(names = "--no-stock", order = 16, description = "skip stock MLlib (switchml only)")
+        private boolean noStock;
+        @Option(names = "--progress", order = 17, description = "log every iteration of the switchml fits")
+        private boolean progress;
+        @Option(names = "--profile", order = 18,
+                description = "log where each switch stage's time goes (rendezvous, compute, switch)")
+        private boolean profile;
+        @Option(names = {"-h", "--help"}, usageHelp = true, order = 19, description = "this text")
+        private boolean help;
+
+        @Option(names = "--case", paramLabel = "CASE", order = 1, description = {"comm (sparse, ~10^7 coefficients), "
+            + "overhead (Fashion-MNIST 5k, 100 iterations), compute (Fashion-MNIST 60k), or all (default: all, in that "
+            + "order)"})
+        void cases(final String v) {
+            cases = switch (v) {
+                case "comm", "overhead", "compute" -> List.of(v);
+                case "all" -> List.of("comm", "overhead", "compute");
+                default -> throw Cli.usage(spec, "--case '" + v + "' must be comm, overhead, compute or all");
+            };
+        }
+
+        @Option(names = "--rows", paramLabel = "N", order = 2,
+                description = "rows (comm: 200000; overhead: 5000; compute: 60000, the whole training set)")
+        void rows(final String v) {
+            rows = whole("--rows", v, 1);
+        }
+
+        @Option(names = "--features", paramLabel = "N", order = 3, description = "comm: features (default 1048576 = 2^20)")
+        void features(final String v) {
+            features = whole("--features", v, 1);
+        }
+
+        @Option(names = "--classes", paramLabel = "K", order = 4, description = "comm: classes (default 10)")
+        void classes(final String v) {
+            classes = whole("--classes", v, 3);
+        }
+
+        @Option(names = "--nnz", paramLabel = "N", order = 5, description = "comm: non-zeros per row (default 30)")
+        void nnz(final String v) {
+            nnz = whole("--nnz", v, 1);
+        }
+
+        @Option(names = "--max-iter", paramLabel = "N", order = 6, description = "iterations (comm: 10 with tol 0; "
+                + "overhead: 100 and 20 with tol 0; compute: 100 with MLlib's tol 1e-6)")
+        void maxIter(final String v) {
+            maxIter = whole("--max-iter", v, 1);
+        }
+
+        @Option(names = "--partitions", paramLabel = "P", order = 7, description = "partitions of the cached input (default 16)")
+        void partitions(final String v) {
+            partitions = whole("--partitions", v, 1);
+        }
+
+        @Option(names = "--reg", paramLabel = "R", order = 8, description = "regParam (default: comm 1e-4, others 0)")
+        void reg(final String v) {
+            try {
+                reg = Double.parseDouble(v);
+            } catch (final NumberFormatException e) {
+                throw Cli.usage(spec, "--reg '" + v + "' is not a number");
+            }
+            if (!(reg >= 0)) {
+                throw Cli.usage(spec, "--reg " + v + " must be >= 0");
             }
         }
-        if (nnz > features) {
-            throw new IllegalArgumentException("--nnz " + nnz + " exceeds --features " + features);
+
+        @Option(names = "--precision", paramLabel = "P", order = 9,
+                description = "precision of the fit's sums through the switch: fp64 (default) or fp32")
+        void precision(final String v) {
+            if (!v.equals("fp64") && !v.equals("fp32")) {
+                throw Cli.usage(spec, "--precision '" + v + "' must be fp64 or fp32");
+            }
+            precision = v;
         }
-        return new Options(cases, rows, features, classes, nnz, maxIter, partitions, reg, precision, seed, fmnist,
-                stock, progress, profile, repeat, warmUp);
+
+        @Option(names = "--seed", paramLabel = "S", order = 10, description = "data seed (default 8)")
+        void seed(final String v) {
+            seed = whole("--seed", v, 0);
+        }
+
+        @Option(names = "--repeat", paramLabel = "N", order = 11, description = "overhead: fits per estimator and "
+                + "maxIter, interleaved; medians are compared (default 1)")
+        void repeat(final String v) {
+            repeat = whole("--repeat", v, 1);
+        }
+
+        @Option(names = "--warm-up", paramLabel = "W", order = 12, description = "the JIT warm-up fit before the cases: "
+                + "large (2^18 features x 10 classes), small (4096 x 5), none (the first fit is the application's "
+                + "first), or auto (default: large before the comm case, else small)")
+        void warmUp(final String v) {
+            if (!List.of("auto", "large", "small", "none").contains(v)) {
+                throw Cli.usage(spec, "--warm-up '" + v + "' must be auto, large, small or none");
+            }
+            warmUp = v;
+        }
+
+        private int whole(final String option, final String v, final int min) {
+            final int x;
+            try {
+                x = Integer.parseInt(v.trim());
+            } catch (final NumberFormatException e) {
+                throw Cli.usage(spec, option + " '" + v + "' is not a whole number");
+            }
+            if (x < min) {
+                throw Cli.usage(spec, option + " " + x + " must be >= " + min);
+            }
+            return x;
+        }
+
+        @Override
+        public void validate(final CommandLine cl) {
+            if (nnz > features) {
+                throw Cli.usage(cl, "--nnz " + nnz + " exceeds --features " + features);
+            }
+        }
+
+        Options options() {
+            return new Options(cases, rows, features, classes, nnz, maxIter, partitions, reg, precision, seed,
+                    fashionMnist, !noStock, progress, profile, repeat, warmUp);
+        }
     }
 
-    private static int whole(final String option, final String v, final int min) {
-        final int x;
-        try {
-            x = Integer.parseInt(v.trim());
-        } catch (final NumberFormatException e) {
-            throw new IllegalArgumentException(option + " '" + v + "' is not a whole number");
-        }
-        if (x < min) {
-            throw new IllegalArgumentException(option + " " + x + " must be >= " + min);
-        }
-        return x;
+    /**
+     * Parses the command line into {@code flags}; returns {@link Cli#PROCEED} to run, else the exit code
+     * (0 after --help, 2 after a usage error, printed to {@code err}).
+     */
+    static int parse(final String[] args, final Flags flags, final PrintStream out, final PrintStream err) {
+        return Cli.parse(NAME, flags, args, out, err);
+    }
+
+    /** The options of a good command line ({@code --help} is not handled here); a bad one raises picocli's error. */
+    static Options parse(final String[] args) {
+        final Flags flags = new Flags();
+        final CommandLine cl = new CommandLine(flags);
+        cl.parseArgs(args);
+        flags.validate(cl);
+        return flags.options();
     }
 
     // ------------------------------------------------------------------------------------ the cases

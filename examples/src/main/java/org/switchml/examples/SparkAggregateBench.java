@@ -8,6 +8,12 @@ import org.apache.spark.api.java.JavaSparkContext;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLAggregator;
 import org.switchml.spark.SwitchMLDriver;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -16,7 +22,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import java.util.SplittableRandom;
 
 /**
@@ -39,33 +44,100 @@ public final class SparkAggregateBench {
     }
 
     /** Exit code of a bad command line. */
-    static final int EXIT_USAGE = 2;
+    static final int EXIT_USAGE = Cli.EXIT_USAGE;
     /** Largest vector length accepted (doubles): 2 GiB per vector. */
     static final int MAX_DIM = 1 << 28;
 
     /** Command line. */
-    record Options(int[] sizes, int[] partitions, int reps, String precision, int loopDim, boolean loop,
-                   boolean profile, boolean help) {
-    }
+    @Command(name = "SparkAggregateBench", sortOptions = false,
+            description = {"Run it through bin/switchml-submit, which sets the master and the plugin.", "",
+                "One aggregation through the switch (SwitchMLAggregator) against treeAggregate and treeAggregate with",
+                "finalAggregateOnExecutor, per vector size and partition count; then the replicated loop's cost per",
+                "iteration against one treeAggregate job per iteration. Medians of the timed calls.", ""},
+            footer = {"", "Exit codes: 0 ok, 2 bad flags; a failed run ends with Spark's error."})
+    static final class Options {
+        @Spec
+        CommandSpec spec;
 
-    static final String USAGE = String.join("\n",
-            "Usage: SparkAggregateBench [flags]   (through bin/switchml-submit, which sets the master and the plugin)",
-            "",
-            "One aggregation through the switch (SwitchMLAggregator) against treeAggregate and treeAggregate with",
-            "finalAggregateOnExecutor, per vector size and partition count; then the replicated loop's cost per",
-            "iteration against one treeAggregate job per iteration. Medians of the timed calls.",
-            "",
-            "  --sizes N[,N...]       vector lengths in doubles, 1.." + MAX_DIM + "; accepts 2^p, 64K, 16M",
-            "                         (default 10000,1048576,16777216)",
-            "  --partitions P[,P...]  partition counts of the input, 1..100000 (default 4,64)",
-            "  --reps R               timed calls per method and cell, after one warm-up call, 1..1000 (default 3)",
-            "  --precision P          spark.switchml.precision: fp64 or fp32 (default fp64)",
-            "  --loop-dim N           vector length of the loop benchmark, 1.." + MAX_DIM + " (default 10000)",
-            "  --no-loop              skip the loop benchmark",
-            "  --profile              log where each switch stage's time goes (rendezvous, compute, switch)",
-            "  --help                 this text",
-            "",
-            "Exit codes: 0 ok, 2 bad flags; a failed run ends with Spark's error.");
+        private int[] sizes = {10_000, 1 << 20, 1 << 24};
+        private int[] partitions = {4, 64};
+        private int reps = 3;
+        private String precision = "fp64";
+        private int loopDim = 10_000;
+
+        @Option(names = "--no-loop", order = 6, description = "skip the loop benchmark")
+        private boolean noLoop;
+        @Option(names = "--profile", order = 7,
+                description = "log where each switch stage's time goes (rendezvous, compute, switch)")
+        private boolean profile;
+        @Option(names = {"-h", "--help"}, usageHelp = true, order = 8, description = "this text")
+        private boolean help;
+
+        @Option(names = "--sizes", paramLabel = "N[,N...]", order = 1, description = "vector lengths in doubles, "
+                + "1.." + MAX_DIM + "; accepts 2^p, 64K, 16M (default 10000,1048576,16777216)")
+        void sizes(final String value) {
+            sizes = ints(spec, "--sizes", value, MAX_DIM);
+        }
+
+        @Option(names = "--partitions", paramLabel = "P[,P...]", order = 2,
+                description = "partition counts of the input, 1..100000 (default 4,64)")
+        void partitions(final String value) {
+            partitions = ints(spec, "--partitions", value, 100_000);
+        }
+
+        @Option(names = "--reps", paramLabel = "R", order = 3,
+                description = "timed calls per method and cell, after one warm-up call, 1..1000 (default 3)")
+        void reps(final String value) {
+            reps = one(spec, "--reps", value, 1000);
+        }
+
+        @Option(names = "--precision", paramLabel = "P", order = 4,
+                description = "spark.switchml.precision: fp64 or fp32 (default fp64)")
+        void precision(final String value) {
+            if (!value.equals("fp64") && !value.equals("fp32")) {
+                throw Cli.usage(spec, "--precision must be fp64 or fp32, got '" + value + "'");
+            }
+            precision = value;
+        }
+
+        @Option(names = "--loop-dim", paramLabel = "N", order = 5,
+                description = "vector length of the loop benchmark, 1.." + MAX_DIM + " (default 10000)")
+        void loopDim(final String value) {
+            loopDim = one(spec, "--loop-dim", value, MAX_DIM);
+        }
+
+        int[] sizes() {
+            return sizes;
+        }
+
+        int[] partitions() {
+            return partitions;
+        }
+
+        int reps() {
+            return reps;
+        }
+
+        String precision() {
+            return precision;
+        }
+
+        int loopDim() {
+            return loopDim;
+        }
+
+        boolean loop() {
+            return !noLoop;
+        }
+
+        boolean profile() {
+            return profile;
+        }
+
+        boolean help() {
+            return help;
+        }
+    }
 
     public static void main(final String[] args) {
         final int code = run(args, System.out, System.err);
@@ -76,17 +148,10 @@ public final class SparkAggregateBench {
 
     /** Parses the command line and runs the benchmark; returns the exit code (bad flags never start Spark). */
     static int run(final String[] args, final PrintStream out, final PrintStream err) {
-        final Options o;
-        try {
-            o = parse(args);
-        } catch (final BenchOptions.UsageException e) {
-            err.println("SparkAggregateBench: " + e.getMessage());
-            err.println("Try --help.");
-            return EXIT_USAGE;
-        }
-        if (o.help()) {
-            out.println(USAGE);
-            return 0;
+        final Options o = new Options();
+        final int parsed = Cli.parse("SparkAggregateBench", o, args, out, err);
+        if (parsed != Cli.PROCEED) {
+            return parsed;
         }
         bench(o, out);
         return 0;
@@ -139,76 +204,34 @@ public final class SparkAggregateBench {
         }
     }
 
-    /** Flags that take a value. */
-    private static final Set<String> VALUE_FLAGS = Set.of("--sizes", "--partitions", "--reps",
-            "--precision", "--loop-dim");
-
-    /** Parses the command line; never exits, never starts Spark. */
+    /** Parses the command line ({@code --help} is not handled here); never exits, never starts Spark. */
     static Options parse(final String[] args) throws BenchOptions.UsageException {
-        int[] sizes = {10_000, 1 << 20, 1 << 24};
-        int[] partitions = {4, 64};
-        int reps = 3;
-        String precision = "fp64";
-        int loopDim = 10_000;
-        boolean loop = true;
-        boolean profile = false;
-        boolean help = false;
-        for (int i = 0; i < args.length; i++) {
-            final String[] split = BenchOptions.splitFlag(args[i]);
-            final String flag = split[0];
-            String value = split[1];
-            switch (flag) {
-                case "--help", "-h" -> {
-                    help = true;
-                    continue;
-                }
-                case "--no-loop", "--profile" -> {
-                    if (value != null) {
-                        throw new BenchOptions.UsageException(flag + " takes no value, got '" + value + "'");
-                    }
-                    if (flag.equals("--no-loop")) {
-                        loop = false;
-                    } else {
-                        profile = true;
-                    }
-                    continue;
-                }
-                default -> {
-                    if (!VALUE_FLAGS.contains(flag)) {
-                        throw new BenchOptions.UsageException("unknown flag '" + flag + "'");
-                    }
-                }
-            }
-            if (value == null) {
-                if (i + 1 >= args.length) {
-                    throw new BenchOptions.UsageException(flag + " needs a value");
-                }
-                value = args[++i];
-            }
-            switch (flag) {
-                case "--sizes" -> sizes = ints(flag, value, MAX_DIM);
-                case "--partitions" -> partitions = ints(flag, value, 100_000);
-                case "--reps" -> reps = (int) BenchOptions.number(flag, value, 1, 1000);
-                case "--loop-dim" -> loopDim = (int) BenchOptions.number(flag, value, 1, MAX_DIM);
-                default -> {
-                    if (!value.equals("fp64") && !value.equals("fp32")) {
-                        throw new BenchOptions.UsageException("--precision must be fp64 or fp32, got '" + value + "'");
-                    }
-                    precision = value;
-                }
-            }
+        final Options o = new Options();
+        try {
+            new CommandLine(o).parseArgs(args);
+        } catch (final ParameterException e) {
+            throw new BenchOptions.UsageException(e.getMessage());
         }
-        return new Options(sizes, partitions, reps, precision, loopDim, loop, profile, help);
+        return o;
     }
 
     /** A comma-separated list of numbers in 1..max (each as {@link BenchOptions#number} reads it). */
-    private static int[] ints(final String flag, final String value, final int max) throws BenchOptions.UsageException {
+    private static int[] ints(final CommandSpec spec, final String flag, final String value, final int max) {
         final String[] parts = value.split(",", -1);
         final int[] out = new int[parts.length];
         for (int i = 0; i < parts.length; i++) {
-            out[i] = (int) BenchOptions.number(flag, parts[i], 1, max);
+            out[i] = one(spec, flag, parts[i], max);
         }
         return out;
+    }
+
+    /** One number in 1..max, as {@link BenchOptions#number} reads it. */
+    private static int one(final CommandSpec spec, final String flag, final String value, final int max) {
+        try {
+            return (int) BenchOptions.number(flag, value, 1, max);
+        } catch (final BenchOptions.UsageException e) {
+            throw Cli.usage(spec, e.getMessage());
+        }
     }
 
     private static double[] fill(final double[] acc, final long seed) {

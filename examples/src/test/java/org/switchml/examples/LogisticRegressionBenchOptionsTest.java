@@ -1,15 +1,22 @@
 package org.switchml.examples;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The command line of {@link LogisticRegressionBench} (usage errors exit 2 in main; here: the parse). */
+/** The command line of {@link LogisticRegressionBench}: parsed before Spark starts, usage errors are one line and exit 2. */
+@Timeout(value = 1, unit = TimeUnit.MINUTES)
 class LogisticRegressionBenchOptionsTest {
     @Test
     void defaultsAreTheTargetsCases() {
@@ -39,12 +46,34 @@ class LogisticRegressionBenchOptionsTest {
     }
 
     @Test
-    void helpAndUsageErrors() {
-        assertNull(LogisticRegressionBench.parse(new String[] {"--help"}));
+    void helpExits0AndUsageErrorsExit2WithOneLine() {
+        final ByteArrayOutputStream help = new ByteArrayOutputStream();
+        assertEquals(0, LogisticRegressionBench.parse(new String[] {"--help"}, new LogisticRegressionBench.Flags(),
+                print(help), System.err));
+        for (final String flag : new String[] {"--case", "--rows", "--max-iter", "--precision", "--no-stock", "--warm-up"}) {
+            assertTrue(help.toString(StandardCharsets.UTF_8).contains(flag), flag);
+        }
         for (final String[] args : new String[][] {{"--case", "fast"}, {"--rows"}, {"--rows", "x"}, {"--rows", "0"},
             {"--classes", "2"}, {"--reg", "-1"}, {"--precision", "fp16"}, {"--repeat", "0"}, {"--bogus"},
-            {"--features", "10", "--nnz", "11"}, {"--warm-up", "huge"}}) {
-            assertThrows(IllegalArgumentException.class, () -> LogisticRegressionBench.parse(args), String.join(" ", args));
+            {"--features", "10", "--nnz", "11"}, {"--warm-up", "huge"}, {"--no-stock=maybe"}}) {
+            assertThrows(CommandLine.ParameterException.class, () -> LogisticRegressionBench.parse(args),
+                    String.join(" ", args));
+            final ByteArrayOutputStream out = new ByteArrayOutputStream();
+            final ByteArrayOutputStream err = new ByteArrayOutputStream();
+            final int code = LogisticRegressionBench.parse(args, new LogisticRegressionBench.Flags(), print(out),
+                    print(err));
+            final String text = err.toString(StandardCharsets.UTF_8);
+            assertEquals(Cli.EXIT_USAGE, code, String.join(" ", args) + ": " + text);
+            assertEquals("", out.toString(StandardCharsets.UTF_8));
+            final String[] lines = text.split("\n");
+            assertEquals(2, lines.length, text);
+            assertTrue(lines[0].startsWith("LogisticRegressionBench: "), text);
+            assertTrue(lines[0].contains(args[0].replaceFirst("=.*", "")), lines[0]);
+            assertEquals("Try --help.", lines[1]);
         }
+    }
+
+    private static PrintStream print(final ByteArrayOutputStream buf) {
+        return new PrintStream(buf, true, StandardCharsets.UTF_8);
     }
 }

@@ -1,0 +1,514 @@
+package org.switchml.examples;
+
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.config.Configurator;
+import org.apache.spark.SparkConf;
+import org.apache.spark.ml.classification.LogisticRegression;
+import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
+import org.apache.spark.ml.evaluation.Evaluator;
+import org.apache.spark.ml.evaluation.MulticlassClassificationEvaluator;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler;
+import org.switchml.examples.data.FashionMnist;
+import org.switchml.spark.ml.classification.FitListener;
+import org.switchml.spark.ml.classification.FitReport;
+import org.switchml.spark.ml.classification.IterationReport;
+import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Trains {@link SwitchMLLogisticRegression} on LIBSVM text, Parquet, Fashion-MNIST or generated data and,
+ * with {@code --compare}, stock MLlib {@code LogisticRegression} on the same cached rows with the same
+ * params. Prints each iteration as it ends and a table (fit time, iterations, final loss, test accuracy
+ * or AUC, what went through the switch); writes the models, the per-iteration loss history (CSV) and
+ * two charts (PNG: loss against time and against iteration) under {@code --output}.
+ *
+ * <pre>
+ * bin/switchml-submit --master 'local-cluster[2,2,2048]' --class org.switchml.examples.TrainLogisticRegression \
+ *     examples/target/examples-0.1.0-SNAPSHOT.jar --compare --output /tmp/lr
+ * </pre>
+ */
+@Command(name = "TrainLogisticRegression", mixinStandardHelpOptions = true, sortOptions = false,
+        version = "TrainLogisticRegression 0.1.0-SNAPSHOT",
+        description = {"Fits SwitchMLLogisticRegression (and, with --compare, stock MLlib LogisticRegression on the",
+            "same data and params), evaluates on a held-out test set, saves the models and writes the loss",
+            "history (history.csv) and charts (loss-vs-time.png, loss-vs-iteration.png) under --output.",
+            "Input: one of --libsvm, --parquet, --fashion-mnist, --generated; without any, Fashion-MNIST from",
+            "the dataset-fashion-mnist package when installed, else generated data.",
+            "Run it through bin/switchml-submit, which sets the master (--master) and the plugin."},
+        footer = {"", "Exit codes: 0 ok, 1 the run failed (e.g. unreadable input), 2 bad flags."})
+public final class TrainLogisticRegression implements Cli.Validated {
+    /** Exit code of a failed run. */
+    static final int EXIT_FAILED = 1;
+    /** Name of the SwitchML trainer in the table, the CSV and the charts. */
+    static final String SWITCHML = "switchml";
+    /** Name of the stock MLlib trainer. */
+    static final String MLLIB = "mllib";
+
+    @CommandLine.Spec
+    CommandSpec spec;
+
+    // Strings, not Paths: Spark reads them, and they may be URIs (hdfs://...).
+    @Option(names = "--libsvm", paramLabel = "PATH", description = "LIBSVM text file or directory (Spark's libsvm source; "
+            + "any path Spark reads, e.g. hdfs://...)")
+    String libsvm;
+    @Option(names = "--parquet", paramLabel = "PATH", description = "Parquet file or directory with a label and a "
+            + "features (vector) column (any path Spark reads)")
+    String parquet;
+    @Option(names = "--fashion-mnist", paramLabel = "DIR", arity = "0..1", fallbackValue = "",
+            description = "Fashion-MNIST IDX files (default directory: the dataset-fashion-mnist package's)")
+    String fashionMnist;
+    @Option(names = "--generated", description = "seeded synthetic sparse data (see --features, --classes, --nnz)")
+    boolean generated;
+    @Option(names = "--label-col", paramLabel = "NAME", defaultValue = "label", description = "Parquet: label column (default ${DEFAULT-VALUE})")
+    String labelCol;
+    @Option(names = "--features-col", paramLabel = "NAME", defaultValue = "features", description = "Parquet: features column (default ${DEFAULT-VALUE})")
+    String featuresCol;
+
+    int rows = -1;
+    int testRows = 10_000;
+    double testFraction = 0.2;
+    int features = 1_000;
+    int classes = 10;
+    int nnz = 20;
+    @Option(names = "--seed", paramLabel = "S", defaultValue = "1", description = "seed of the sample, the split and generated data (default ${DEFAULT-VALUE})")
+    long seed;
+    int partitions = 4;
+
+    int maxIter = 100;
+    double regParam;
+    double elasticNetParam;
+    double tol = 1e-6;
+    String family = "auto";
+    String precision = "fp64";
+    int checkpointInterval;
+
+    @Option(names = "--compare", description = "also fit stock MLlib LogisticRegression on the same data and params")
+    boolean compare;
+    @Option(names = "--output", paramLabel = "DIR", defaultValue = "switchml-lr-output",
+            description = "where the models, history.csv and the charts go (default ${DEFAULT-VALUE})")
+    Path output;
+
+    @Option(names = "--rows", paramLabel = "N", description = "training rows: a seeded sample (Fashion-MNIST default 10000 of 60000; generated default 20000 before the split; files: all)")
+    void rows(final int v) {
+        rows = atLeast("--rows", v, 1);
+    }
+
+    @Option(names = "--test-rows", paramLabel = "N", description = "Fashion-MNIST: rows of its test set used (default 10000, all)")
+    void testRows(final int v) {
+        testRows = atLeast("--test-rows", v, 1);
+    }
+
+    @Option(names = "--test-fraction", paramLabel = "F", description = "other inputs: share of the rows held out for the test (default 0.2)")
+    void testFraction(final double v) {
+        if (!(v > 0 && v < 1)) {
+            throw Cli.usage(spec, "--test-fraction must be in (0, 1), got " + v);
+        }
+        testFraction = v;
+    }
+
+    @Option(names = "--features", paramLabel = "N", description = "generated: features (default 1000)")
+    void features(final int v) {
+        features = atLeast("--features", v, 1);
+    }
+
+    @Option(names = "--classes", paramLabel = "K", description = "generated: classes (default 10; 2 gives a binary problem)")
+    void classes(final int v) {
+        classes = atLeast("--classes", v, 2);
+    }
+
+    @Option(names = "--nnz", paramLabel = "N", description = "generated: non-zero features per row (default 20)")
+    void nnz(final int v) {
+        nnz = atLeast("--nnz", v, 1);
+    }
+
+    @Option(names = "--partitions", paramLabel = "P", description = "partitions of the cached input (default 4)")
+    void partitions(final int v) {
+        partitions = atLeast("--partitions", v, 1);
+    }
+
+    @Option(names = "--max-iter", paramLabel = "N", description = "maxIter (default 100)")
+    void maxIter(final int v) {
+        maxIter = atLeast("--max-iter", v, 0);
+    }
+
+    @Option(names = "--reg-param", paramLabel = "R", description = "regParam (default 0)")
+    void regParam(final double v) {
+        regParam = nonNegative("--reg-param", v);
+    }
+
+    @Option(names = "--elastic-net-param", paramLabel = "A", description = "elasticNetParam in [0, 1] (default 0: L2)")
+    void elasticNetParam(final double v) {
+        if (!(v >= 0 && v <= 1)) {
+            throw Cli.usage(spec, "--elastic-net-param must be in [0, 1], got " + v);
+        }
+        elasticNetParam = v;
+    }
+
+    @Option(names = "--tol", paramLabel = "T", description = "tol (default 1e-6)")
+    void tol(final double v) {
+        tol = nonNegative("--tol", v);
+    }
+
+    @Option(names = "--family", paramLabel = "F", description = "auto, binomial or multinomial (default auto)")
+    void family(final String v) {
+        if (!List.of("auto", "binomial", "multinomial").contains(v)) {
+            throw Cli.usage(spec, "--family must be auto, binomial or multinomial, got '" + v + "'");
+        }
+        family = v;
+    }
+
+    @Option(names = "--precision", paramLabel = "P", description = "sums through the switch: fp64 or fp32 (default fp64)")
+    void precision(final String v) {
+        if (!v.equals("fp64") && !v.equals("fp32")) {
+            throw Cli.usage(spec, "--precision must be fp64 or fp32, got '" + v + "'");
+        }
+        precision = v;
+    }
+
+    @Option(names = "--checkpoint-interval", paramLabel = "N",
+            description = "SwitchML: return the optimizer state to the driver every N evaluations (default 0: never)")
+    void checkpointInterval(final int v) {
+        checkpointInterval = atLeast("--checkpoint-interval", v, 0);
+    }
+
+    private int atLeast(final String flag, final int v, final int min) {
+        if (v < min) {
+            throw Cli.usage(spec, flag + " must be >= " + min + ", got " + v);
+        }
+        return v;
+    }
+
+    private double nonNegative(final String flag, final double v) {
+        if (!(v >= 0)) {
+            throw Cli.usage(spec, flag + " must be >= 0, got " + v);
+        }
+        return v;
+    }
+
+    @Override
+    public void validate(final CommandLine cl) {
+        int inputs = 0;
+        for (final Object o : new Object[] {libsvm, parquet, fashionMnist}) {
+            inputs += o == null ? 0 : 1;
+        }
+        inputs += generated ? 1 : 0;
+        if (inputs > 1) {
+            throw Cli.usage(cl, "give at most one of --libsvm, --parquet, --fashion-mnist, --generated");
+        }
+        if (family.equals("binomial") && generated && classes > 2) {
+            throw Cli.usage(cl, "--family binomial needs --classes 2 with --generated, got " + classes);
+        }
+    }
+
+    /** One entry of a fit's objective history. */
+    record Point(int iteration, double seconds, double loss) {
+    }
+
+    /** One trainer's fit and evaluation; {@code saved} is where {@code model} was written. */
+    record Trained(String trainer, double seconds, int iterations, double finalLoss, String metricName, double metric,
+                   FitReport report, List<Point> history, LogisticRegressionModel model, Path saved) {
+    }
+
+    /** The held-out data and where it came from. */
+    record Input(String description, Dataset<Row> train, Dataset<Row> test) {
+    }
+
+    public static void main(final String[] args) {
+        final int code = run(args, null, System.out, System.err);
+        if (code != 0) {
+            System.exit(code);
+        }
+    }
+
+    /**
+     * Parses the command line and runs; returns the exit code. With {@code spark} null it makes (and
+     * stops) its own session from spark-submit's configuration; bad flags never start Spark.
+     */
+    static int run(final String[] args, final SparkSession spark, final PrintStream out, final PrintStream err) {
+        final TrainLogisticRegression t = new TrainLogisticRegression();
+        final int parsed = Cli.parse("TrainLogisticRegression", t, args, out, err);
+        if (parsed != Cli.PROCEED) {
+            return parsed;
+        }
+        final SparkSession session = spark != null ? spark : SparkSession.builder().config(new SparkConf()
+                .setAppName("switchml-train-lr")
+                .setIfMissing("spark.master", "local[2]")
+                .setIfMissing("spark.ui.enabled", "false")
+                .setIfMissing("spark.log.level", "WARN")).getOrCreate();
+        try {
+            if (spark == null) {
+                // After Spark set up its logging, which would undo it.
+                Configurator.setRootLevel(Level.WARN);
+            }
+            t.train(session, out);
+            return 0;
+        } catch (final IOException | RuntimeException e) {
+            out.flush();
+            err.println("TrainLogisticRegression: " + e);
+            return EXIT_FAILED;
+        } finally {
+            if (spark == null) {
+                session.stop();
+            }
+        }
+    }
+
+    /** Loads the input, fits, evaluates, prints the table and writes the output directory. */
+    List<Trained> train(final SparkSession spark, final PrintStream out) throws IOException {
+        final Input in = input(spark, out);
+        final long trainRows = in.train().count();
+        final long testCount = in.test().count();
+        out.printf(Locale.ROOT, "input: %s; %d training rows, %d test rows, %d partitions, seed %d%n", in.description(),
+                trainRows, testCount, partitions, seed);
+        out.printf(Locale.ROOT, "params: maxIter %d, regParam %g, elasticNetParam %g, tol %g, family %s, precision %s, "
+                        + "checkpointInterval %d; master %s%n", maxIter, regParam, elasticNetParam, tol, family, precision,
+                checkpointInterval, spark.sparkContext().master());
+        Files.createDirectories(output);
+        final List<Trained> results = new ArrayList<>();
+        final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression().setPrecision(precision)
+                .setCheckpointInterval(checkpointInterval);
+        results.add(fit(spark, SWITCHML, params(ours), in, out));
+        if (compare) {
+            results.add(fit(spark, MLLIB, params(new LogisticRegression()), in, out));
+        }
+        in.train().unpersist();
+        in.test().unpersist();
+        out.println();
+        printTable(results, out);
+        final Path csv = output.resolve("history.csv");
+        writeHistory(results, csv);
+        final Path byTime = output.resolve("loss-vs-time.png");
+        final Path byIteration = output.resolve("loss-vs-iteration.png");
+        plot(results, true, byTime);
+        plot(results, false, byIteration);
+        out.println();
+        out.println("wrote " + csv + ", " + byTime + ", " + byIteration);
+        for (final Trained r : results) {
+            out.println("model (" + r.trainer() + "): " + r.saved() + "  (LogisticRegressionModel.load)");
+        }
+        return results;
+    }
+
+    private LogisticRegression params(final LogisticRegression lr) {
+        return lr.setMaxIter(maxIter).setRegParam(regParam).setElasticNetParam(elasticNetParam).setTol(tol)
+                .setFamily(family);
+    }
+
+    // ------------------------------------------------------------------------------------ input
+
+    private Input input(final SparkSession spark, final PrintStream out) throws IOException {
+        if (libsvm != null) {
+            return split("LIBSVM " + libsvm, spark.read().format("libsvm").load(libsvm), true);
+        }
+        if (parquet != null) {
+            final Dataset<Row> df = spark.read().parquet(parquet).select(
+                    functions.col(labelCol).cast("double").as("label"), functions.col(featuresCol).as("features"));
+            return split("Parquet " + parquet, df, true);
+        }
+        final Path fmDir = fashionMnist == null || fashionMnist.isEmpty() ? FashionMnist.defaultDirectory()
+                : Paths.get(fashionMnist);
+        if (fashionMnist != null || (!generated && FashionMnist.available(fmDir, FashionMnist.Split.TRAIN)
+                && FashionMnist.available(fmDir, FashionMnist.Split.TEST))) {
+            final FashionMnist trainSet = FashionMnist.load(fmDir, FashionMnist.Split.TRAIN);
+            final FashionMnist testSet = FashionMnist.load(fmDir, FashionMnist.Split.TEST);
+            final int n = rows > 0 ? Math.min(rows, trainSet.size()) : 10_000;
+            final Dataset<Row> train = LogisticRegressionBench.fashionMnist(spark, trainSet, trainSet.sample(n, seed),
+                    partitions);
+            final Dataset<Row> test = LogisticRegressionBench.fashionMnist(spark, testSet,
+                    testSet.sample(Math.min(testRows, testSet.size()), seed), partitions);
+            return new Input("Fashion-MNIST " + fmDir + " (784 features, 10 classes; its own test set)", train, test);
+        }
+        if (!generated) {
+            out.println("No input given and Fashion-MNIST is not in " + fmDir + ": using generated data.");
+            out.println("For Fashion-MNIST: apt-get install dataset-fashion-mnist (or --fashion-mnist DIR with its "
+                    + "IDX files); for your data: --libsvm PATH or --parquet PATH.");
+        }
+        final int n = rows > 0 ? rows : 20_000;
+        final Dataset<Row> df = LogisticRegressionBench.sparse(spark, n, features, classes, Math.min(nnz, features),
+                partitions, seed);
+        final Input in = split(String.format(Locale.ROOT, "generated, %d features, %d classes, %d non-zeros per row",
+                features, classes, Math.min(nnz, features)), df, false);
+        df.unpersist();
+        return in;
+    }
+
+    /** A seeded random split of {@code df}: training rows (the first --rows of them if {@code limit}) and test rows. */
+    private Input split(final String description, final Dataset<Row> df, final boolean limit) {
+        final Dataset<Row>[] parts = df.repartition(partitions).randomSplit(new double[] {1 - testFraction, testFraction},
+                seed);
+        Dataset<Row> train = parts[0];
+        if (limit && rows > 0) {
+            train = train.limit(rows);
+        }
+        train = train.cache();
+        final Dataset<Row> test = parts[1].cache();
+        return new Input(description + String.format(Locale.ROOT, " (random split %.0f/%.0f)",
+                100 * (1 - testFraction), 100 * testFraction), train, test);
+    }
+
+    // ------------------------------------------------------------------------------------ fits
+
+    private Trained fit(final SparkSession spark, final String trainer, final LogisticRegression lr, final Input in,
+                        final PrintStream out) throws IOException {
+        out.printf("%n[%s] fitting ...%n", trainer);
+        final List<Point> history = new ArrayList<>();
+        final LogisticRegressionModel model;
+        final double seconds;
+        final FitReport report;
+        if (lr instanceof SwitchMLLogisticRegression ours) {
+            final long t0 = System.nanoTime();
+            ours.setListener(new FitListener() {
+                @Override
+                public void onIteration(final IterationReport r) {
+                    final double s = (System.nanoTime() - t0) / 1e9;
+                    synchronized (history) {
+                        history.add(new Point(r.iteration(), s, r.loss()));
+                    }
+                    out.printf(Locale.ROOT, "[%s] iteration %d/%d: loss %.10g, %.2f s, %.3g MB through the switch per "
+                                    + "worker%s%n", trainer, r.iteration(), r.maxIter(), r.loss(), s, r.megabytes(),
+                            r.retransmissions() > 0 ? ", " + r.retransmissions() + " retransmissions" : "");
+                }
+            });
+            model = ours.fit(in.train());
+            seconds = (System.nanoTime() - t0) / 1e9;
+            report = ours.lastFit();
+        } else {
+            try (MllibProgress progress = new MllibProgress(spark.sparkContext(), lr.getMaxIter(),
+                    line -> out.println("[" + trainer + "] " + line))) {
+                final long t0 = System.nanoTime();
+                model = lr.fit(in.train());
+                seconds = (System.nanoTime() - t0) / 1e9;
+                final double[] h = model.summary().objectiveHistory();
+                final double[] at = progress.seconds(h.length);
+                for (int i = 0; i < h.length; i++) {
+                    history.add(new Point(i, at[i], h[i]));
+                }
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            report = null;
+        }
+        final double[] h = model.summary().objectiveHistory();
+        final Dataset<Row> predictions = model.transform(in.test());
+        final boolean binary = model.numClasses() == 2;
+        final Evaluator evaluator = binary
+                ? new BinaryClassificationEvaluator().setMetricName("areaUnderROC")
+                : new MulticlassClassificationEvaluator().setMetricName("accuracy");
+        final double metric = evaluator.evaluate(predictions);
+        final Path path = output.resolve("models").resolve(trainer);
+        model.write().overwrite().save(path.toString());
+        final List<Point> points = new ArrayList<>();
+        synchronized (history) {
+            points.addAll(history);
+        }
+        // Entries no report timed (a fit that fell back to stock MLlib reports none): their loss, no time.
+        for (int i = points.size(); i < h.length; i++) {
+            points.add(new Point(i, Double.NaN, h[i]));
+        }
+        out.printf(Locale.ROOT, "[%s] done: %.2f s, %d iterations, final loss %.10g, test %s %.4f%n", trainer, seconds,
+                model.summary().totalIterations(), h[h.length - 1], binary ? "AUC" : "accuracy", metric);
+        if (report != null) {
+            out.printf("[%s] %s%n", trainer, report);
+        }
+        return new Trained(trainer, seconds, model.summary().totalIterations(), h[h.length - 1],
+                binary ? "test AUC" : "test accuracy", metric, report, points, model, path);
+    }
+
+    // ------------------------------------------------------------------------------------ output
+
+    /** The table's column names, in order. */
+    static final List<String> COLUMNS = List.of("trainer", "fit s", "iterations", "final loss", "test metric",
+            "switch MB", "retransmissions", "fallbacks");
+
+    static void printTable(final List<Trained> results, final PrintStream out) {
+        final List<String[]> rowsOut = new ArrayList<>();
+        final List<String> header = new ArrayList<>(COLUMNS);
+        header.set(4, results.get(0).metricName());
+        rowsOut.add(header.toArray(new String[0]));
+        for (final Trained r : results) {
+            final FitReport rep = r.report();
+            rowsOut.add(new String[] {r.trainer(), String.format(Locale.ROOT, "%.2f", r.seconds()),
+                Integer.toString(r.iterations()), String.format(Locale.ROOT, "%.10g", r.finalLoss()),
+                String.format(Locale.ROOT, "%.4f", r.metric()),
+                rep == null ? "-" : String.format(Locale.ROOT, "%.3g", rep.traffic().megabytes()),
+                rep == null ? "-" : rep.traffic().retransmissions() < 0 ? "n/a" : Long.toString(rep.traffic().retransmissions()),
+                rep == null ? "-" : Integer.toString(rep.traffic().fallbacks())});
+        }
+        final int[] width = new int[header.size()];
+        for (final String[] row : rowsOut) {
+            for (int c = 0; c < row.length; c++) {
+                width[c] = Math.max(width[c], row[c].length());
+            }
+        }
+        for (final String[] row : rowsOut) {
+            final StringBuilder sb = new StringBuilder();
+            for (int c = 0; c < row.length; c++) {
+                if (c > 0) {
+                    sb.append("  ");
+                }
+                // Names left, numbers right.
+                sb.append(String.format(c == 0 ? "%-" + width[c] + "s" : "%" + width[c] + "s", row[c]));
+            }
+            out.println(sb.toString().stripTrailing());
+        }
+    }
+
+    /** {@code trainer,iteration,seconds,loss}, one row per entry of each fit's objective history. */
+    static void writeHistory(final List<Trained> results, final Path csv) throws IOException {
+        try (Writer w = Files.newBufferedWriter(csv, StandardCharsets.UTF_8)) {
+            w.write("trainer,iteration,seconds,loss\n");
+            for (final Trained r : results) {
+                for (final Point p : r.history()) {
+                    w.write(String.format(Locale.ROOT, "%s,%d,%s,%.17g%n", r.trainer(), p.iteration(),
+                            Double.isNaN(p.seconds()) ? "" : String.format(Locale.ROOT, "%.4f", p.seconds()), p.loss()));
+                }
+            }
+        }
+    }
+
+    /** Loss against seconds since the fit started ({@code byTime}) or against the iteration, every trainer. */
+    static void plot(final List<Trained> results, final boolean byTime, final Path png) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        final XYChart chart = new XYChartBuilder().width(900).height(560)
+                .title("Training loss " + (byTime ? "against time" : "by iteration"))
+                .xAxisTitle(byTime ? "seconds since the fit started" : "iteration").yAxisTitle("loss").build();
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE).setMarkerSize(5);
+        for (final Trained r : results) {
+            final List<Point> pts = r.history().stream().filter(p -> !byTime || !Double.isNaN(p.seconds())).toList();
+            if (pts.isEmpty()) {
+                continue;
+            }
+            final double[] x = new double[pts.size()];
+            final double[] y = new double[pts.size()];
+            for (int i = 0; i < x.length; i++) {
+                x[i] = byTime ? pts.get(i).seconds() : pts.get(i).iteration();
+                y[i] = pts.get(i).loss();
+            }
+            chart.addSeries(r.trainer(), x, y);
+        }
+        BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
+    }
+}

@@ -1,0 +1,292 @@
+package org.switchml.examples;
+
+import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.linalg.SQLDataTypes;
+import org.apache.spark.ml.linalg.Vectors;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.switchml.examples.data.FashionMnist;
+import org.switchml.spark.ml.classification.MllibParity;
+import org.switchml.testing.Seeds;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * TrainLogisticRegression end to end on small data in one local Spark session (sums through the embedded
+ * switch): the table, the history CSV, the two charts, the saved models (loaded back with MLlib's own
+ * {@code LogisticRegressionModel.load}), LIBSVM and Parquet input written by Spark, and the usage errors.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class TrainLogisticRegressionTest {
+    private static SparkSession spark;
+    private static long seed;
+
+    @BeforeAll
+    static void start() {
+        seed = Seeds.seed("TrainLogisticRegressionTest", 17);
+        spark = MllibParity.localSession("TrainLogisticRegressionTest", false);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (spark != null) {
+            spark.stop();
+        }
+    }
+
+    @Test
+    void generatedDataWithCompareWritesTableHistoryChartsAndModels(@TempDir final Path dir) throws IOException {
+        final Path out = dir.resolve("out");
+        final Run run = train("--generated", "--rows", "1500", "--features", "40", "--classes", "3", "--nnz", "8",
+                "--max-iter", "8", "--compare", "--seed", Long.toString(seed), "--output", out.toString());
+        assertEquals(2, run.results.size());
+
+        // The table: header with every column, one row per trainer; stock MLlib has no switch columns.
+        final List<String[]> table = table(run.stdout);
+        assertEquals(List.of("trainer", "fit s", "iterations", "final loss", "test accuracy", "switch MB",
+                "retransmissions", "fallbacks"), Arrays.asList(table.get(0)));
+        assertEquals(3, table.size(), run.stdout);
+        final String[] ours = table.get(1);
+        final String[] stock = table.get(2);
+        assertEquals(TrainLogisticRegression.SWITCHML, ours[0]);
+        assertEquals(TrainLogisticRegression.MLLIB, stock[0]);
+        assertTrue(Double.parseDouble(ours[5]) > 0, "MB through the switch: " + ours[5]);
+        assertEquals("0", ours[7], "fallbacks");
+        assertEquals(List.of("-", "-", "-"), Arrays.asList(stock).subList(5, 8));
+        // The same trajectory: same iterations and final loss to the printed digits.
+        assertEquals(ours[2], stock[2]);
+        assertEquals(Double.parseDouble(stock[3]), Double.parseDouble(ours[3]), 1e-9 * Math.abs(Double.parseDouble(stock[3])));
+        final double accuracy = Double.parseDouble(ours[4]);
+        assertTrue(accuracy > 1.0 / 3 + 0.1 && accuracy <= 1, "accuracy " + accuracy);
+        assertTrue(run.stdout.contains("[switchml] iteration 1/8: loss"), run.stdout);
+        assertTrue(run.stdout.contains("[mllib] iteration 1/8: loss"), run.stdout);
+
+        // history.csv: every entry of each objective history, iterations 0..n in order, seconds increasing.
+        final List<String> csv = Files.readAllLines(out.resolve("history.csv"));
+        assertEquals("trainer,iteration,seconds,loss", csv.get(0));
+        for (final TrainLogisticRegression.Trained r : run.results) {
+            final double[] h = r.model().summary().objectiveHistory();
+            final List<String[]> rows = csv.stream().skip(1).map(l -> l.split(",", -1))
+                    .filter(f -> f[0].equals(r.trainer())).toList();
+            assertEquals(h.length, rows.size(), r.trainer());
+            double last = -1;
+            for (int i = 0; i < rows.size(); i++) {
+                assertEquals(4, rows.get(i).length);
+                assertEquals(i, Integer.parseInt(rows.get(i)[1]));
+                assertEquals(h[i], Double.parseDouble(rows.get(i)[3]), 0.0, r.trainer() + " loss " + i);
+                final double s = Double.parseDouble(rows.get(i)[2]);
+                assertTrue(s >= last && s <= r.seconds() + 1e-3, r.trainer() + " seconds " + s + " after " + last);
+                last = s;
+            }
+        }
+
+        for (final String png : new String[] {"loss-vs-time.png", "loss-vs-iteration.png"}) {
+            assertChart(out.resolve(png));
+        }
+        for (final TrainLogisticRegression.Trained r : run.results) {
+            assertEquals(out.resolve("models").resolve(r.trainer()), r.saved());
+            final Dataset<Row> probe = LogisticRegressionBench.sparse(spark, 300, 40, 3, 8, 2, seed + 1);
+            assertSamePredictions(r.model(), LogisticRegressionModel.load(r.saved().toString()), probe);
+            probe.unpersist();
+        }
+    }
+
+    @Test
+    void readsLibsvmWrittenBySparkBinaryWithAuc(@TempDir final Path dir) throws IOException {
+        final Dataset<Row> data = binary(600, 12, seed + 2);
+        final Path file = dir.resolve("data.libsvm");
+        data.coalesce(1).write().format("libsvm").save(file.toString());
+        final Path out = dir.resolve("out");
+        final Run run = train("--libsvm", file.toString(), "--max-iter", "6", "--reg-param", "0.01",
+                "--seed", Long.toString(seed), "--output", out.toString());
+        assertTrue(run.stdout.contains("input: LIBSVM " + file), run.stdout);
+        final List<String[]> table = table(run.stdout);
+        assertEquals("test AUC", table.get(0)[4]);
+        assertEquals(2, table.size());
+        final double auc = Double.parseDouble(table.get(1)[4]);
+        assertTrue(auc > 0.8 && auc <= 1, "AUC " + auc);
+        final TrainLogisticRegression.Trained r = run.results.get(0);
+        assertEquals(2, r.model().numClasses());
+        assertEquals(12, r.model().numFeatures());
+        assertSamePredictions(r.model(), LogisticRegressionModel.load(r.saved().toString()), data);
+        assertChart(out.resolve("loss-vs-iteration.png"));
+    }
+
+    @Test
+    void readsParquetWithNamedColumns(@TempDir final Path dir) throws IOException {
+        final Dataset<Row> data = LogisticRegressionBench.sparse(spark, 900, 30, 4, 6, 2, seed + 3)
+                .withColumnRenamed("label", "y").withColumnRenamed("features", "x");
+        final Path file = dir.resolve("data.parquet");
+        data.write().parquet(file.toString());
+        final Path out = dir.resolve("out");
+        final Run run = train("--parquet", file.toString(), "--label-col", "y", "--features-col", "x",
+                "--max-iter", "5", "--family", "multinomial", "--precision", "fp32", "--test-fraction", "0.3",
+                "--seed", Long.toString(seed), "--output", out.toString());
+        final List<String[]> table = table(run.stdout);
+        assertEquals("test accuracy", table.get(0)[4]);
+        final TrainLogisticRegression.Trained r = run.results.get(0);
+        assertEquals(4, r.model().numClasses());
+        assertEquals(5, r.iterations());
+        final Dataset<Row> probe = data.withColumnRenamed("y", "label").withColumnRenamed("x", "features");
+        assertSamePredictions(r.model(), LogisticRegressionModel.load(r.saved().toString()), probe);
+        data.unpersist();
+    }
+
+    @Test
+    void fashionMnistSample(@TempDir final Path dir) throws IOException {
+        final Path fm = FashionMnist.defaultDirectory();
+        assumeTrue(FashionMnist.available(fm, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + fm);
+        final Run run = train("--fashion-mnist", "--rows", "600", "--test-rows", "300", "--max-iter", "4",
+                "--reg-param", "0.001", "--seed", Long.toString(seed), "--output", dir.toString());
+        assertTrue(run.stdout.contains("input: Fashion-MNIST"), run.stdout);
+        final TrainLogisticRegression.Trained r = run.results.get(0);
+        assertEquals(10, r.model().numClasses());
+        assertEquals(784, r.model().numFeatures());
+        assertTrue(r.metric() > 0.3, "accuracy " + r.metric());
+    }
+
+    @Test
+    void usageErrorsExit2WithOneLineAndHelpExits0() {
+        final String[][] bad = {{"--max-iter", "x"}, {"--max-iter", "-1"}, {"--rows", "0"}, {"--family", "poisson"},
+            {"--precision", "fp16"}, {"--elastic-net-param", "2"}, {"--test-fraction", "1"}, {"--bogus"},
+            {"--libsvm", "a", "--parquet", "b"}, {"--generated", "--classes", "1"}, {"--output"},
+            {"--compare=maybe"}};
+        for (final String[] args : bad) {
+            final ByteArrayOutputStream out = new ByteArrayOutputStream();
+            final ByteArrayOutputStream err = new ByteArrayOutputStream();
+            final int code = TrainLogisticRegression.run(args, null, print(out), print(err));
+            final String text = err.toString(StandardCharsets.UTF_8);
+            assertEquals(Cli.EXIT_USAGE, code, String.join(" ", args) + ": " + text);
+            assertEquals("", out.toString(StandardCharsets.UTF_8));
+            final String[] lines = text.split("\n");
+            assertEquals(2, lines.length, text);
+            assertTrue(lines[0].startsWith("TrainLogisticRegression: "), text);
+            assertEquals("Try --help.", lines[1]);
+            assertFalse(text.contains("\tat "), text);
+        }
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        assertEquals(0, TrainLogisticRegression.run(new String[] {"--help"}, null, print(out), System.err));
+        final String help = out.toString(StandardCharsets.UTF_8);
+        for (final String flag : new String[] {"--libsvm", "--parquet", "--fashion-mnist", "--compare", "--max-iter",
+            "--reg-param", "--elastic-net-param", "--tol", "--family", "--precision", "--checkpoint-interval",
+            "--output"}) {
+            assertTrue(help.contains(flag), flag);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------ helpers
+
+    private record Run(String stdout, List<TrainLogisticRegression.Trained> results) {
+    }
+
+    /** Parses {@code args} as the program does and trains in this class's session. */
+    private static Run train(final String... args) throws IOException {
+        final ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        final TrainLogisticRegression t = new TrainLogisticRegression();
+        final PrintStream out = print(buf);
+        assertEquals(Cli.PROCEED, Cli.parse("TrainLogisticRegression", t, args, out, System.err));
+        final List<TrainLogisticRegression.Trained> results = t.train(spark, out);
+        final String text = buf.toString(StandardCharsets.UTF_8);
+        System.out.print(text);
+        return new Run(text, results);
+    }
+
+    private static PrintStream print(final ByteArrayOutputStream buf) {
+        return new PrintStream(buf, true, StandardCharsets.UTF_8);
+    }
+
+    /** The printed table: its header line and the rows below it, split into columns. */
+    private static List<String[]> table(final String stdout) {
+        final List<String[]> out = new ArrayList<>();
+        boolean in = false;
+        for (final String line : stdout.split("\n")) {
+            if (line.startsWith("trainer ")) {
+                in = true;
+            } else if (line.isBlank()) {
+                in = false;
+            }
+            if (in) {
+                out.add(line.trim().split("\\s{2,}"));
+            }
+        }
+        assertFalse(out.isEmpty(), stdout);
+        return out;
+    }
+
+    /** A PNG that decodes, of a chart's size, with more than a couple of colours (not blank). */
+    private static void assertChart(final Path png) throws IOException {
+        final BufferedImage img = ImageIO.read(png.toFile());
+        assertNotNull(img, png + " does not decode");
+        assertTrue(img.getWidth() >= 400 && img.getHeight() >= 300, png.toString());
+        final Set<Integer> colours = new HashSet<>();
+        for (int y = 0; y < img.getHeight(); y += 2) {
+            for (int x = 0; x < img.getWidth(); x += 2) {
+                colours.add(img.getRGB(x, y));
+            }
+        }
+        assertTrue(colours.size() > 10, png + ": " + colours.size() + " colours");
+    }
+
+    private static void assertSamePredictions(final LogisticRegressionModel fitted, final LogisticRegressionModel loaded,
+                                              final Dataset<Row> data) {
+        final List<Row> a = fitted.transform(data).select("prediction", "probability").collectAsList();
+        final List<Row> b = loaded.transform(data).select("prediction", "probability").collectAsList();
+        assertEquals(a.size(), b.size());
+        assertFalse(a.isEmpty());
+        assertEquals(a, b);
+    }
+
+    /** Seeded binary rows: label 1 when a noisy linear score of dense Gaussian features is positive. */
+    private static Dataset<Row> binary(final int n, final int features, final long seed) {
+        final SplittableRandom rnd = new SplittableRandom(seed);
+        final double[] w = new double[features];
+        for (int j = 0; j < features; j++) {
+            w[j] = rnd.nextGaussian();
+        }
+        final List<Row> rows = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            final double[] x = new double[features];
+            double score = 0.3 * rnd.nextGaussian();
+            for (int j = 0; j < features; j++) {
+                x[j] = rnd.nextGaussian();
+                score += w[j] * x[j];
+            }
+            rows.add(RowFactory.create(score > 0 ? 1.0 : 0.0, Vectors.dense(x)));
+        }
+        final StructType schema = new StructType(new StructField[] {
+            new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
+            new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
+        return spark.createDataFrame(rows, schema);
+    }
+}
