@@ -82,7 +82,7 @@ final class BenchOptions implements Cli.Validated {
     CommandSpec spec;
 
     @Option(names = {"-n", "--workers"}, paramLabel = "N[,N...]", order = 1,
-            description = "workers per job (1..32); default sweep 2,4,8")
+            description = "workers per job (1..256); default sweep 2,4,8")
     void workers(final String value) {
         workers = checked(() -> intList("--workers", value, 1, Wire.MAX_WORKERS));
     }

@@ -318,9 +318,23 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     // ------------------------------------------------------------------------------------ input
 
+    /**
+     * Binary LIBSVM files often label their classes -1 and +1; MLlib wants 0 and 1. Such labels are mapped (and
+     * the mapping printed); any other labels are left as they are, for MLlib to check.
+     */
+    static Dataset<Row> binaryLabelsFromZero(final Dataset<Row> df, final PrintStream out) {
+        final List<Row> labels = df.select("label").distinct().limit(3).collectAsList();
+        final boolean plusMinusOne = labels.size() == 2 && labels.stream().allMatch(r -> Math.abs(r.getDouble(0)) == 1.0);
+        if (!plusMinusOne) {
+            return df;
+        }
+        out.println("labels: -1 and +1 read as 0 and 1");
+        return df.withColumn("label", functions.when(functions.col("label").equalTo(-1.0), 0.0).otherwise(1.0));
+    }
+
     private Input input(final SparkSession spark, final PrintStream out) throws IOException {
         if (libsvm != null) {
-            return split("LIBSVM " + libsvm, spark.read().format("libsvm").load(libsvm), true);
+            return split("LIBSVM " + libsvm, binaryLabelsFromZero(spark.read().format("libsvm").load(libsvm), out), true);
         }
         if (parquet != null) {
             final Dataset<Row> df = spark.read().parquet(parquet).select(

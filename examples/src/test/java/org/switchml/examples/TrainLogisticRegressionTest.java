@@ -122,6 +122,25 @@ class TrainLogisticRegressionTest {
         }
     }
 
+    /** The usual binary LIBSVM convention, labels -1 and +1, as text the way LIBSVM's own tools write it. */
+    @Test
+    void readsPlusMinusOneLabelsAsZeroAndOne(@TempDir final Path dir) throws IOException {
+        final SplittableRandom rnd = new SplittableRandom(seed + 5);
+        final StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 300; i++) {
+            final double a = rnd.nextDouble(-1, 1);
+            final double b = rnd.nextDouble(-1, 1);
+            text.append(a + 0.5 * b + 0.2 * rnd.nextGaussian() > 0 ? "+1" : "-1")
+                    .append(" 1:").append(a).append(" 3:").append(b).append('\n');
+        }
+        final Path file = Files.writeString(dir.resolve("pm1.txt"), text.toString());
+        final Run run = train("--libsvm", file.toString(), "--max-iter", "5", "--seed", Long.toString(seed),
+                "--output", dir.resolve("out").toString());
+        assertTrue(run.stdout.contains("labels: -1 and +1 read as 0 and 1"), run.stdout);
+        final double auc = Double.parseDouble(table(run.stdout).get(1)[4]);
+        assertTrue(auc > 0.8 && auc <= 1, "AUC " + auc);
+    }
+
     @Test
     void readsLibsvmWrittenBySparkBinaryWithAuc(@TempDir final Path dir) throws IOException {
         final Dataset<Row> data = binary(600, 12, seed + 2);
