@@ -12,8 +12,8 @@ import java.util.Set;
 /**
  * The {@code z} that {@link ZeppelinSparkInterpreter} binds in the notes' Scala paragraphs: the part of Zeppelin's
  * {@code ZeppelinContext} the notes use. {@code show} renders a DataFrame as Zeppelin's {@code %table} text (the
- * header row tab-separated, then one tab-separated line per row); the form methods return the value the form
- * holds, else its default, as for a form nobody has edited.
+ * header row tab-separated, then one tab-separated line per row); the form methods return the value the harness
+ * gives the form, and fail the paragraph when it gives none (Zeppelin would use the default: the full size).
  */
 public final class NoteContext {
 
@@ -35,7 +35,7 @@ public final class NoteContext {
     private String paragraph = "";
 
     /**
-     * @param forms     the values the note's forms hold
+     * @param forms     the value of every form the note may read
      * @param maxResult rows rendered at most per show (Zeppelin's {@code zeppelin.spark.maxResult})
      */
     NoteContext(final Map<String, String> forms, final int maxResult) {
@@ -66,29 +66,34 @@ public final class NoteContext {
         shown.add(new Shown(paragraph, columns, rows.size(), t.toString()));
     }
 
-    /** A paragraph-level text form: its value, else {@code defaultValue}. */
+    /** A paragraph-level text form's value; {@code defaultValue} is what Zeppelin shows at first. */
     public Object textbox(final String name, final String defaultValue) {
         return form(name, defaultValue);
     }
 
-    /** A paragraph-level text form with an empty default. */
+    /** A paragraph-level text form's value. */
     public Object textbox(final String name) {
         return form(name, "");
     }
 
-    /** A note-level text form: its value, else {@code defaultValue}. */
+    /** A note-level text form's value; {@code defaultValue} is what Zeppelin shows at first. */
     public Object noteTextbox(final String name, final String defaultValue) {
         return form(name, defaultValue);
     }
 
-    /** A note-level text form with an empty default. */
+    /** A note-level text form's value. */
     public Object noteTextbox(final String name) {
         return form(name, "");
     }
 
     private Object form(final String name, final String defaultValue) {
         asked.add(name);
-        return forms.getOrDefault(name, defaultValue);
+        if (!forms.containsKey(name)) {
+            // Zeppelin would use the default; here that would run the note at full size in CI.
+            throw new IllegalArgumentException("the form '" + name + "' has no value in the harness (its default is "
+                    + defaultValue + "): give it a CI value in ZeppelinNotesIT.CI_FORMS");
+        }
+        return forms.get(name);
     }
 
     void startParagraph(final String label) {

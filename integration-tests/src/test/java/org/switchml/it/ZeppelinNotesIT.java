@@ -35,7 +35,7 @@ class ZeppelinNotesIT {
     private static final long SEED = Long.getLong("switchml.seed", 20261202L);
     /** Zeppelin's default {@code zeppelin.spark.maxResult}: rows a table result renders at most. */
     private static final int MAX_RESULT = 1000;
-    /** Values of the notes' forms for CI: small samples. Every form a note reads must have one here. */
+    /** Values of the notes' forms for CI: small samples. A form a note reads without a value here fails it. */
     private static final Map<String, String> CI_FORMS = Map.of(
             "sampleSize", "2000",
             "maxIter", "10",
@@ -65,9 +65,8 @@ class ZeppelinNotesIT {
         final NoteContext z = new NoteContext(forms, MAX_RESULT);
         final Path libraryJar = Path.of(System.getProperty("switchml.it.libraryJar"));
         assertTrue(Files.exists(libraryJar), libraryJar + " does not exist: run 'mvn verify', which builds it first");
-        final Path replOut = Path.of(System.getProperty("switchml.it.work"), "zeppelin",
-                where.replace(".zpln", ""), "repl-classes");
-        deleteTree(replOut);
+        final Path zeppelinWork = Files.createDirectories(Path.of(System.getProperty("switchml.it.work"), "zeppelin"));
+        final Path replOut = Files.createTempDirectory(zeppelinWork, where.replace(".zpln", "") + "-repl-classes-");
         final long start = System.nanoTime();
         try (ZeppelinSparkInterpreter interpreter = new ZeppelinSparkInterpreter(harnessConf(where), libraryJar,
                 replOut, z)) {
@@ -86,10 +85,6 @@ class ZeppelinNotesIT {
             }
             assertTrue(interpreter.session() != null, where + ": no paragraph started Spark");
             checkReplClassesServed(where, interpreter, replOut, libraryJar);
-        }
-        for (final String form : z.askedForms()) {
-            assertTrue(CI_FORMS.containsKey(form), where + " reads the form '" + form + "', which has no CI value in "
-                    + "ZeppelinNotesIT.CI_FORMS: CI would run it at its full default");
         }
         System.out.println("[it] " + where + ": " + note.paragraphs().size() + " paragraphs in "
                 + (System.nanoTime() - start) / 1_000_000 + " ms, forms " + z.askedForms());
@@ -162,16 +157,5 @@ class ZeppelinNotesIT {
 
     private static String indent(final String text) {
         return text.strip().lines().map(l -> "[it]     " + l).reduce((a, b) -> a + "\n" + b).orElse("");
-    }
-
-    private static void deleteTree(final Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (final Path p : s.sorted((a, b) -> b.compareTo(a)).toList()) {
-                Files.delete(p);
-            }
-        }
     }
 }
