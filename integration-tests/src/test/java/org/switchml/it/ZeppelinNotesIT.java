@@ -77,7 +77,7 @@ class ZeppelinNotesIT {
                 try {
                     output = run(interpreter, p);
                 } catch (final AssertionError | RuntimeException e) {
-                    throw new AssertionError(where + ": " + e.getMessage(), e);
+                    throw new AssertionError(where + " " + p.label() + ": " + e.getMessage(), e);
                 }
                 System.out.println("[it] " + where + " " + p.label() + " in " + (System.nanoTime() - t0) / 1_000_000
                         + " ms" + (output.isBlank() ? "" : ":\n" + indent(output)));
@@ -103,8 +103,8 @@ class ZeppelinNotesIT {
                 interpreter.sql(p);
                 yield "";
             }
-            default -> throw new AssertionError(p.label() + ": the harness runs %spark, %spark.sql, %spark.conf and "
-                    + "%md paragraphs, not %" + p.interpreter());
+            default -> throw new AssertionError("the harness runs %spark, %spark.sql, %spark.conf and %md "
+                    + "paragraphs, not %" + p.interpreter());
         };
     }
 
@@ -114,13 +114,13 @@ class ZeppelinNotesIT {
         for (final NoteContext.Shown s : shown) {
             System.out.println("[it]   " + s.rows() + " rows:\n" + indent(s.text().lines().limit(6)
                     .reduce("", (a, b) -> a + b + "\n")));
-            assertTrue(s.rows() > 0, where + ": " + p.label() + " showed an empty table: " + s.columns());
+            assertTrue(s.rows() > 0, where + " " + p.label() + " showed an empty table: " + s.columns());
         }
         for (final ZeppelinNote.Chart c : p.charts()) {
             if (c.columns().isEmpty()) {
                 continue;
             }
-            assertTrue(shown.stream().anyMatch(s -> s.columns().containsAll(c.columns())), where + ": " + p.label()
+            assertTrue(shown.stream().anyMatch(s -> s.columns().containsAll(c.columns())), where + " " + p.label()
                     + " draws a " + c.mode() + " of " + c.columns() + " but showed " + shown.stream()
                     .map(NoteContext.Shown::columns).toList());
         }

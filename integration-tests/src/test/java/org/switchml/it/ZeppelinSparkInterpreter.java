@@ -70,8 +70,8 @@ final class ZeppelinSparkInterpreter implements AutoCloseable {
      */
     String configure(final ZeppelinNote.Paragraph p) throws IOException {
         if (spark != null) {
-            throw new AssertionError(p.label() + ": %spark.conf after the Spark interpreter started; Zeppelin "
-                    + "applies it only before, so it must come before every %spark and %spark.sql paragraph");
+            throw new AssertionError("%spark.conf after the Spark interpreter started; Zeppelin applies it only "
+                    + "before, so it must come before every %spark and %spark.sql paragraph");
         }
         final Properties props = new Properties();
         props.load(new StringReader(p.body()));
@@ -81,8 +81,7 @@ final class ZeppelinSparkInterpreter implements AutoCloseable {
             if (key.equals("spark.jars")) {
                 final String expected = libraryJar.getFileName().toString();
                 if (!Path.of(value).getFileName().toString().equals(expected)) {
-                    throw new AssertionError(p.label() + ": spark.jars names " + value + ", not the built jar "
-                            + expected);
+                    throw new AssertionError("spark.jars names " + value + ", not the built jar " + expected);
                 }
                 conf.set(key, libraryJar.toString());
                 applied.add(key + "=" + libraryJar + " (the note names " + value + ")");
@@ -92,20 +91,20 @@ final class ZeppelinSparkInterpreter implements AutoCloseable {
             } else if (key.equals(key.toUpperCase())) {
                 applied.add(key + " (interpreter environment, provided by the harness)");
             } else {
-                throw new AssertionError(p.label() + ": " + key + " is neither a Spark property nor an environment variable");
+                throw new AssertionError(key + " is neither a Spark property nor an environment variable");
             }
         }
         return String.join("\n", applied);
     }
 
-    /** {@code %spark}: interprets the paragraph; fails naming it on a compile error, an exception or incomplete code. */
+    /** {@code %spark}: interprets the paragraph; fails with its output on a compile error, an exception or incomplete code. */
     String scala(final ZeppelinNote.Paragraph p) {
         start();
         out.reset();
         final Results.Result r = Console.withOut(out, () -> intp.interpret(p.body()));
         final String output = out.toString(StandardCharsets.UTF_8);
         if (r != Results.Success$.MODULE$) {
-            throw new AssertionError(p.label() + " failed (" + r + "):\n" + tail(output, 60));
+            throw new AssertionError("failed (" + r + "):\n" + tail(output, 60));
         }
         return output;
     }
