@@ -76,7 +76,8 @@ class ZeppelinNotesIT {
                 final String output;
                 try {
                     output = run(interpreter, p);
-                } catch (final AssertionError | RuntimeException e) {
+                } catch (final AssertionError | Exception e) {
+                    // Exception: Spark's AnalysisException is a checked one, thrown unchecked from Scala.
                     throw new AssertionError(where + " " + p.label() + ": " + e.getMessage(), e);
                 }
                 System.out.println("[it] " + where + " " + p.label() + " in " + (System.nanoTime() - t0) / 1_000_000
