@@ -9,7 +9,8 @@
 # Exit codes: 0 ok, 1 a result was not exact or a process failed, 2 usage or no rack.
 # Environment: JAVA, WORKER_HEAP (-Xmx of each worker, default 1g), SWITCH_HEAP (bin/switchml-switch),
 # TIMEOUT_S (bound of every wait, default 120), K and POOL (the job's k and pool size; default
-# RackAllReduce's), MVN, MVN_OPTS_EXTRA (default -o: build offline).
+# RackAllReduce's), WARMUPS (untimed allreduces before the timed ones, default 1), MVN, MVN_OPTS_EXTRA
+# (default -o: build offline).
 set -euo pipefail
 
 readonly prog="run-switchml.sh"
@@ -99,7 +100,7 @@ workers_pids=()
 for ((i = 1; i <= workers; i++)); do
     "$rack" exec "w$i" "${java_cmd[@]}" --role worker --rank $((i - 1)) \
         --coordinator "$driver_addr:$rendezvous_port" --switch "$switch_dataplane" \
-        --elements "$elements" --reps "$reps" >"$logs/w$i.log" 2>&1 &
+        --elements "$elements" --reps "$reps" --warmups "${WARMUPS:-1}" >"$logs/w$i.log" 2>&1 &
     pids+=($!)
     workers_pids+=($!)
 done
