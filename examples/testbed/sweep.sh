@@ -5,10 +5,12 @@
 # SwitchML with UDP loss on every worker link. Appends one row per design, N, size and rep to a CSV.
 #
 #   sweep.sh [--workers "2 4 8"] [--sizes "16 18 20 22 24"] [--extra-sizes "22"] [--reps 3]
-#            [--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--out FILE]
+#            [--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only]
+#            [--out FILE]
 #
 # Sizes are powers of two (16 = 2^16 floats per worker). --extra-sizes are those of the parameter-server
-# and loss runs. --timed is the timed allreduces per run (a row holds their median). Needs root; builds and
+# and loss runs; --loss-only runs only SwitchML under loss (N = 4 must be in --workers). --timed is the
+# timed allreduces per run (a row holds their median). Needs root; builds and
 # removes each rack itself and removes it on exit or Ctrl-C. Exit codes: 0 every run exact, 1 a run failed
 # or was inexact (its row says so; the sweep goes on), 2 usage, not root, or a rack already up.
 # Environment: POOL (SwitchML's pool; default: 64 slots, fewer for short vectors, see pool_for),
@@ -30,11 +32,12 @@ mtu=9000
 loss=1
 ps=1
 lossy=1
+lossless=1
 out="$here/../../docs/results/rack.csv"
 
 usage() {
     echo "usage: $prog [--workers \"2 4 8\"] [--sizes \"16 18 20 22 24\"] [--extra-sizes \"22\"] [--reps 3]" \
-        "[--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--out FILE]" >&2
+        "[--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only] [--out FILE]" >&2
 }
 usage_error() {
     echo "$prog: $1" >&2
@@ -61,6 +64,7 @@ while [[ $# -gt 0 ]]; do
             ;;
         --no-ps) ps=0; shift ;;
         --no-loss) lossy=0; shift ;;
+        --loss-only) lossless=0; ps=0; lossy=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage_error "unknown argument '$1'" ;;
     esac
@@ -170,6 +174,7 @@ rack_up() {
 
 echo "$prog: rate $rate, mtu $mtu, workers $workers_list, sizes 2^{$sizes}, reps $reps x $timed timed; rows to $out"
 for n in $workers_list; do
+    [[ $lossless -eq 1 ]] || continue
     rack_up "$n" 0
     for s in $sizes; do
         for ((rep = 1; rep <= reps; rep++)); do
