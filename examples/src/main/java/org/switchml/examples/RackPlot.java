@@ -138,6 +138,7 @@ public final class RackPlot implements Callable<Integer> {
         chart.getStyler().setLegendPosition(LegendPosition.InsideNE);
         chart.getStyler().setYAxisMin(0.0);
         chart.getStyler().setXAxisDecimalPattern("0");
+        chart.getStyler().setYAxisDecimalPattern("0.000");
         final double r = rateBits / 1e9;
         final TreeSet<Integer> ns = new TreeSet<>();
         for (final Row row : rows) {
