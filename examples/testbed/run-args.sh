@@ -15,7 +15,8 @@ workers="$1" elements="$2" reps="$3"
 [[ $elements =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "ELEMENTS must be a positive whole number, got '$elements'"
 [[ $reps =~ ^[1-9][0-9]{0,4}$ ]] || usage_error "REPS must be a positive whole number, got '$reps'"
 [[ $EUID -eq 0 ]] || { echo "$prog: ip netns needs root" >&2; exit 2; }
-if ! "$rack" hosts 2>/dev/null | grep -q "^rk-w$workers "; then
+# The whole list first: grep -q would stop reading early, and pipefail would count the writer's SIGPIPE.
+if ! grep -q "^rk-w$workers " <<<"$("$rack" hosts 2>/dev/null || true)"; then
     echo "$prog: no rack with $workers workers is up: run '$rack up --workers $workers' first" >&2
     exit 2
 fi

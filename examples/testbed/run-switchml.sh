@@ -9,14 +9,15 @@
 # Exit codes: 0 ok, 1 a result was not exact or a process failed, 2 usage or no rack.
 # Environment: JAVA, WORKER_HEAP (-Xmx of each worker, default 1g), SWITCH_HEAP (bin/switchml-switch),
 # TIMEOUT_S (bound of every wait, default 120), K and POOL (the job's k and pool size; default
-# RackAllReduce's), MVN, MVN_OPTS_EXTRA (default -o: build offline).
+# RackAllReduce's), SWITCH_HOST (the host that runs the switch: sw, default, or a worker such as w1 for
+# the parameter-server placement, where the other workers reach it over that worker's one link), WARMUPS (untimed allreduces before the timed ones, default 1), MVN, MVN_OPTS_EXTRA
+# (default -o: build offline).
 set -euo pipefail
 
 readonly prog="run-switchml.sh"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 readonly here
 readonly rack="$here/rack.sh"
-readonly switch_addr="10.77.0.1"
 readonly driver_addr="10.77.0.2"
 readonly service_port=9560
 readonly rendezvous_port=7070
@@ -24,6 +25,15 @@ readonly timeout_s="${TIMEOUT_S:-120}"
 
 # shellcheck source=run-args.sh
 source "$here/run-args.sh"
+
+switch_host="${SWITCH_HOST:-sw}"
+switch_host="${switch_host#rk-}"
+switch_addr="$(awk -v h="rk-$switch_host" '$1 == h { print $2 }' <<<"$("$rack" hosts)")"
+if [[ -z $switch_addr ]]; then
+    echo "$prog: SWITCH_HOST '$switch_host' is no host of the rack ($rack hosts lists them)" >&2
+    exit 2
+fi
+readonly switch_host switch_addr
 
 export MVN_OPTS_EXTRA="${MVN_OPTS_EXTRA--o}"
 # shellcheck source=../../bin/common.sh
@@ -72,14 +82,14 @@ wait_for_line() {
 }
 
 # The job service listens on the rack's network, so it speaks TLS: a certificate made for this run, and a token.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=rk-sw" \
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=rk-$switch_host" \
     -addext "subjectAltName=IP:$switch_addr" -keyout "$logs/switch.key.pem" -out "$logs/switch.crt.pem" \
     >"$logs/openssl.log" 2>&1
-"$rack" exec sw "$root/bin/switchml-switch" --host "$switch_addr" --service-host "$switch_addr" \
+"$rack" exec "$switch_host" "$root/bin/switchml-switch" --host "$switch_addr" --service-host "$switch_addr" \
     --service-port "$service_port" --token-file "$logs/token" --tls-cert "$logs/switch.crt.pem" \
     --tls-key "$logs/switch.key.pem" >"$logs/switch.log" 2>&1 &
 pids+=($!)
-wait_for_line "$logs/switch.log" "dataplane" "${pids[-1]}" "the switch in rk-sw"
+wait_for_line "$logs/switch.log" "dataplane" "${pids[-1]}" "the switch in rk-$switch_host"
 # "switchml-switch: dataplane HOST:PORT,PORT... jobs ...": the workers need the lane ports.
 switch_dataplane="$(awk '/dataplane/ { for (i = 1; i < NF; i++) if ($i == "dataplane") print $(i + 1); exit }' "$logs/switch.log")"
 
@@ -99,7 +109,7 @@ workers_pids=()
 for ((i = 1; i <= workers; i++)); do
     "$rack" exec "w$i" "${java_cmd[@]}" --role worker --rank $((i - 1)) \
         --coordinator "$driver_addr:$rendezvous_port" --switch "$switch_dataplane" \
-        --elements "$elements" --reps "$reps" >"$logs/w$i.log" 2>&1 &
+        --elements "$elements" --reps "$reps" --warmups "${WARMUPS:-1}" >"$logs/w$i.log" 2>&1 &
     pids+=($!)
     workers_pids+=($!)
 done
@@ -118,7 +128,7 @@ if ! wait "$coordinator"; then
     cat "$logs/coordinator.log" >&2
 fi
 
-echo "# switch: $(grep dataplane "$logs/switch.log")"
+echo "# switch in rk-$switch_host: $(grep dataplane "$logs/switch.log")"
 grep '^rack-allreduce: installed' "$logs/coordinator.log" | sed 's/^/# /' || true
 for ((i = 1; i <= workers; i++)); do
     grep '^rank=' "$logs/w$i.log" | sed "s/^/rk-w$i /" || true

@@ -43,7 +43,11 @@ import java.util.concurrent.Callable;
  *
  * <p>The rendezvous speaks one text line each way and per step: the worker sends
  * {@code HELLO rank ip port}; the coordinator answers {@code JOB id generation secret k pool ip:port,...}
- * once all ranks arrived; the worker ends with {@code DONE exact|mismatch|failed}.
+ * once all ranks arrived. Before each allreduce every worker sends {@code READY} and waits for {@code GO},
+ * which the coordinator sends once all are ready: the calls start together, as the MPI baseline's do after
+ * its barrier, so a worker's time is the allreduce's and not its wait for a slower peer to finish checking
+ * the previous result. The worker ends with {@code DONE exact|mismatch|failed}. Job set-up (session, job
+ * creation, rendezvous) is outside every timed call.
  */
 @Command(name = "rack-allreduce", mixinStandardHelpOptions = true, version = "rack-allreduce 0.1.0-SNAPSHOT",
         sortOptions = false,
@@ -252,17 +256,40 @@ public final class RackAllReduce implements Callable<Integer> {
         return Arrays.asList(endpoints);
     }
 
-    /** Waits, bounded, for every worker's DONE line; returns the exit code they add up to. */
+    /**
+     * Releases each round of allreduces once every worker is READY, then waits, bounded, for every worker's
+     * DONE line; returns the exit code they add up to. A round where some workers are done (or failed) and
+     * others ready ends the run: those waiting for GO see the connection close.
+     */
     private int collect(final Socket[] peers, final String job) throws Failed {
-        int code = EXIT_OK;
-        for (int r = 0; r < peers.length; r++) {
-            final String done;
-            try {
-                done = receive(peers[r], job + ", rank " + r + " at " + peers[r].getRemoteSocketAddress());
-            } catch (final IOException e) {
-                throw new Failed(job + ": rank " + r + " at " + peers[r].getRemoteSocketAddress()
-                        + " did not report: " + e.getMessage());
+        final String[] lines = new String[peers.length];
+        while (true) {
+            int ready = 0;
+            for (int r = 0; r < peers.length; r++) {
+                try {
+                    lines[r] = receive(peers[r], job + ", rank " + r + " at " + peers[r].getRemoteSocketAddress());
+                } catch (final IOException e) {
+                    throw new Failed(job + ": rank " + r + " at " + peers[r].getRemoteSocketAddress()
+                            + " did not report: " + e.getMessage());
+                }
+                if (lines[r].equals("READY")) {
+                    ready++;
+                }
             }
+            if (ready < peers.length) {
+                break;
+            }
+            for (int r = 0; r < peers.length; r++) {
+                try {
+                    send(peers[r], "GO");
+                } catch (final IOException e) {
+                    throw new Failed(job + ": rank " + r + " at " + peers[r].getRemoteSocketAddress()
+                            + " cannot be released: " + e.getMessage());
+                }
+            }
+        }
+        int code = EXIT_OK;
+        for (final String done : lines) {
             if (done.equals("DONE mismatch")) {
                 code = Math.max(code, EXIT_MISMATCH);
             } else if (!done.equals("DONE exact")) {
@@ -320,7 +347,7 @@ public final class RackAllReduce implements Callable<Integer> {
                 final JobSpec job = parseJob(receive(s, who + " at " + local + ", waiting for the job from "
                         + coord), who);
                 final String where = "job " + job.jobName() + " " + who + " (worker " + local + ", switch " + sw + ")";
-                final String outcome = run(client, job, sw, where);
+                final String outcome = run(client, job, sw, where, s);
                 send(s, "DONE " + outcome);
                 return outcome.equals("exact") ? EXIT_OK : EXIT_MISMATCH;
             } catch (final Failed e) {
@@ -357,9 +384,12 @@ public final class RackAllReduce implements Callable<Integer> {
                 + (last != null ? ": " + last.getMessage() : ""));
     }
 
-    /** Warm-ups, then the timed allreduces, each result checked; returns exact or mismatch. */
-    private String run(final SwitchMLClient client, final JobSpec job, final SwitchAddress sw, final String where)
-            throws Failed {
+    /**
+     * Warm-ups, then the timed allreduces, each started together with the other workers' (READY, GO through
+     * {@code coord}) and its result checked; returns exact or mismatch.
+     */
+    private String run(final SwitchMLClient client, final JobSpec job, final SwitchAddress sw, final String where,
+                       final Socket coord) throws Failed, IOException {
         final int n = job.numWorkers();
         final BenchVectors vectors = BenchVectors.generate(Values.GAUSSIAN, n, elements, false, seed);
         final ReferenceSum reference = ReferenceSum.of(vectors, job.k());
@@ -368,6 +398,12 @@ public final class RackAllReduce implements Callable<Integer> {
         final long[] nanos = new long[reps];
         String firstMismatch = null;
         for (int i = -warmups; i < reps; i++) {
+            send(coord, "READY");
+            final String go = receive(coord, where + ", waiting for the other workers before allreduce "
+                    + (i + warmups + 1));
+            if (!go.equals("GO")) {
+                throw new Failed(where + ": the coordinator sent '" + go + "', expected GO");
+            }
             final long t0 = System.nanoTime();
             final float[] result;
             try {

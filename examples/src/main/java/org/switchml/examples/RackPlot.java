@@ -1,0 +1,283 @@
+package org.switchml.examples;
+
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.BitmapEncoder.BitmapFormat;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler.LegendPosition;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+
+/**
+ * Draws the emulated rack's sweep (examples/testbed/sweep.sh, docs/testbed.md): goodput per worker against
+ * the number of workers for each design, the median of its repetitions, for one vector size, with the
+ * line rate R and the ring allreduce's bound R·n/(2(n−1)) drawn in.
+ *
+ * <p>The CSV needs a header with at least the columns design, n, elements, rate_bits, loss_pct,
+ * goodput_gbps_per_worker and exact; rows that were not exact are left out (and counted on stderr). Rows with
+ * loss are a design of their own ("switchml, 1% loss").
+ */
+@Command(name = "rack-plot", mixinStandardHelpOptions = true, version = "rack-plot 0.1.0-SNAPSHOT",
+        sortOptions = false,
+        description = {"Plots goodput per worker vs workers from the rack sweep's CSV into a PNG.",
+                "Exit codes: 0 ok, 1 the CSV is malformed or has no exact row of the size, 2 usage."})
+public final class RackPlot implements Callable<Integer> {
+    static final int EXIT_OK = 0;
+    static final int EXIT_BAD_DATA = 1;
+
+    private static final List<String> COLUMNS = List.of("design", "n", "elements", "rate_bits", "loss_pct",
+            "goodput_gbps_per_worker", "exact");
+
+    @Parameters(index = "0", paramLabel = "CSV", description = "the sweep's results (sweep.sh --out)")
+    Path csv;
+
+    @Option(names = {"-o", "--out"}, required = true, paramLabel = "PNG", description = "the image to write")
+    Path out;
+
+    @Option(names = "--elements", paramLabel = "N", description = "the vector size to plot, in floats per worker"
+            + " (default: 4194304 when present, else the largest)")
+    Long elements;
+
+    @Option(names = "--width", description = "image width in pixels (default ${DEFAULT-VALUE})")
+    int width = 900;
+
+    @Option(names = "--height", description = "image height in pixels (default ${DEFAULT-VALUE})")
+    int height = 560;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    /** Runs the command line; exits with its code. */
+    public static void main(final String[] args) {
+        System.setProperty("java.awt.headless", "true");
+        System.exit(new CommandLine(new RackPlot()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        if (width < 200 || height < 150) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--width must be >= 200 and --height >= 150");
+        }
+        final PrintWriter err = spec.commandLine().getErr();
+        final List<Row> rows;
+        try {
+            rows = read(csv);
+        } catch (final BadCsv e) {
+            err.println("rack-plot: " + e.getMessage());
+            return EXIT_BAD_DATA;
+        }
+        final long size = elements != null ? elements : defaultSize(rows);
+        final List<Row> chosen = new ArrayList<>();
+        int inexact = 0;
+        for (final Row r : rows) {
+            if (r.elements == size) {
+                if (r.exact) {
+                    chosen.add(r);
+                } else {
+                    inexact++;
+                }
+            }
+        }
+        if (inexact > 0) {
+            err.println("rack-plot: left out " + inexact + " row(s) of " + size + " elements whose result was not exact");
+        }
+        if (chosen.isEmpty()) {
+            err.println("rack-plot: " + csv + ": no exact row with elements=" + size);
+            return EXIT_BAD_DATA;
+        }
+        final TreeSet<Long> rates = new TreeSet<>();
+        for (final Row r : chosen) {
+            rates.add(r.rateBits);
+        }
+        if (rates.size() > 1) {
+            err.println("rack-plot: " + csv + ": rows of " + size + " elements have several rates " + rates
+                    + ": plot one rate per CSV");
+            return EXIT_BAD_DATA;
+        }
+        Files.write(out, BitmapEncoder.getBitmapBytes(chart(chosen, size, rates.first()), BitmapFormat.PNG));
+        spec.commandLine().getOut().printf(Locale.ROOT, "rack-plot: %s: %d rows of %d elements, %d designs%n", out,
+                chosen.size(), size, series(chosen).size());
+        return EXIT_OK;
+    }
+
+    /** 2^22 floats when the CSV has them, else its largest size. */
+    static long defaultSize(final List<Row> rows) {
+        long largest = 0;
+        for (final Row r : rows) {
+            if (r.elements == 1L << 22) {
+                return r.elements;
+            }
+            largest = Math.max(largest, r.elements);
+        }
+        return largest;
+    }
+
+    private XYChart chart(final List<Row> rows, final long size, final long rateBits) {
+        final XYChart chart = new XYChartBuilder().width(width).height(height)
+                .title(String.format(Locale.ROOT, "Allreduce of %s floats per worker, links at %s",
+                        sizeLabel(size), rateLabel(rateBits)))
+                .xAxisTitle("workers n").yAxisTitle("goodput per worker (Gbit/s)").build();
+        chart.getStyler().setLegendPosition(LegendPosition.InsideNE);
+        chart.getStyler().setYAxisMin(0.0);
+        chart.getStyler().setXAxisDecimalPattern("0");
+        chart.getStyler().setYAxisDecimalPattern("0.000");
+        final double r = rateBits / 1e9;
+        final TreeSet<Integer> ns = new TreeSet<>();
+        for (final Row row : rows) {
+            ns.add(row.n);
+        }
+        final int lo = Math.max(1, ns.first());
+        final int hi = Math.max(lo + 1, ns.last());
+        final XYSeries line = chart.addSeries("line rate R", new double[] {lo, hi}, new double[] {r, r});
+        line.setMarker(SeriesMarkers.NONE);
+        line.setLineStyle(SeriesLines.DASH_DASH);
+        final List<Double> bx = new ArrayList<>();
+        final List<Double> by = new ArrayList<>();
+        for (int n = Math.max(2, lo); n <= hi; n++) {
+            bx.add((double) n);
+            by.add(r * n / (2.0 * (n - 1)));
+        }
+        if (!bx.isEmpty()) {
+            final XYSeries ring = chart.addSeries("ring bound R·n/(2(n−1))", bx, by);
+            ring.setMarker(SeriesMarkers.NONE);
+            ring.setLineStyle(SeriesLines.DOT_DOT);
+        }
+        for (final Map.Entry<String, TreeMap<Integer, List<Double>>> e : series(rows).entrySet()) {
+            final List<Double> x = new ArrayList<>();
+            final List<Double> y = new ArrayList<>();
+            for (final Map.Entry<Integer, List<Double>> p : e.getValue().entrySet()) {
+                x.add((double) p.getKey());
+                y.add(median(p.getValue()));
+            }
+            chart.addSeries(e.getKey(), x, y).setMarker(SeriesMarkers.CIRCLE);
+        }
+        return chart;
+    }
+
+    /** Goodputs by design (loss included in the name) and n. */
+    static TreeMap<String, TreeMap<Integer, List<Double>>> series(final List<Row> rows) {
+        final TreeMap<String, TreeMap<Integer, List<Double>>> out = new TreeMap<>();
+        for (final Row r : rows) {
+            final String name = r.lossPct > 0 ? String.format(Locale.ROOT, "%s, %s%% loss", r.design,
+                    trim(r.lossPct)) : r.design;
+            out.computeIfAbsent(name, d -> new TreeMap<>()).computeIfAbsent(r.n, n -> new ArrayList<>())
+                    .add(r.goodputGbps);
+        }
+        return out;
+    }
+
+    static double median(final List<Double> values) {
+        final double[] s = values.stream().mapToDouble(Double::doubleValue).toArray();
+        Arrays.sort(s);
+        final int m = s.length / 2;
+        return (s.length & 1) == 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+    }
+
+    private static String trim(final double v) {
+        return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+    }
+
+    private static String sizeLabel(final long elements) {
+        final int log = 63 - Long.numberOfLeadingZeros(elements);
+        return Long.bitCount(elements) == 1 ? "2^" + log : Long.toString(elements);
+    }
+
+    private static String rateLabel(final long bits) {
+        if (bits % 1_000_000_000L == 0) {
+            return bits / 1_000_000_000L + " Gbit/s";
+        }
+        return bits % 1_000_000L == 0 ? bits / 1_000_000L + " Mbit/s" : bits + " bit/s";
+    }
+
+    /** One row of the CSV: the columns the plot uses. */
+    record Row(String design, int n, long elements, long rateBits, double lossPct, double goodputGbps,
+               boolean exact) {
+    }
+
+    /** Reads the CSV; every problem names the file, the line and the column. */
+    static List<Row> read(final Path file) throws IOException, BadCsv {
+        final List<String> lines = Files.readAllLines(file);
+        if (lines.isEmpty() || lines.get(0).isBlank()) {
+            throw new BadCsv(file + ": empty; expected a header line naming the columns " + COLUMNS);
+        }
+        final List<String> header = Arrays.asList(lines.get(0).trim().split(",", -1));
+        final int[] at = new int[COLUMNS.size()];
+        for (int c = 0; c < at.length; c++) {
+            at[c] = header.indexOf(COLUMNS.get(c));
+            if (at[c] < 0) {
+                throw new BadCsv(file + " line 1: no column '" + COLUMNS.get(c) + "' in the header " + header);
+            }
+        }
+        final List<Row> rows = new ArrayList<>();
+        for (int i = 1; i < lines.size(); i++) {
+            final String line = lines.get(i).trim();
+            if (line.isEmpty()) {
+                continue;
+            }
+            final String[] f = line.split(",", -1);
+            if (f.length != header.size()) {
+                throw new BadCsv(file + " line " + (i + 1) + ": " + f.length + " fields, the header has "
+                        + header.size());
+            }
+            final String where = file + " line " + (i + 1) + ": ";
+            final String exact = f[at[6]];
+            if (!exact.equals("true") && !exact.equals("false")) {
+                throw new BadCsv(where + "exact must be true or false, got '" + exact + "'");
+            }
+            final Row row = new Row(f[at[0]], (int) number(where, "n", f[at[1]], 1, 4096),
+                    (long) number(where, "elements", f[at[2]], 1, Long.MAX_VALUE),
+                    (long) number(where, "rate_bits", f[at[3]], 1, Long.MAX_VALUE),
+                    number(where, "loss_pct", f[at[4]], 0, 100),
+                    number(where, "goodput_gbps_per_worker", f[at[5]], 0, Double.MAX_VALUE), exact.equals("true"));
+            if (row.design.isEmpty()) {
+                throw new BadCsv(where + "the design is empty");
+            }
+            rows.add(row);
+        }
+        if (rows.isEmpty()) {
+            throw new BadCsv(file + ": a header and no rows");
+        }
+        return rows;
+    }
+
+    private static double number(final String where, final String column, final String text, final double min,
+                                 final double max) throws BadCsv {
+        final double v;
+        try {
+            v = Double.parseDouble(text);
+        } catch (final NumberFormatException e) {
+            throw new BadCsv(where + column + " must be a number, got '" + text + "'");
+        }
+        if (!(v >= min && v <= max)) {
+            throw new BadCsv(where + column + " must be within " + trim(min) + ".." + trim(max) + ", got " + text);
+        }
+        return v;
+    }
+
+    /** A CSV that cannot be plotted: the message names the file, the line and what is wrong. */
+    static final class BadCsv extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        BadCsv(final String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+package org.switchml.examples;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@Timeout(60)
+class RackPlotTest {
+    private static final String HEADER = "design,n,elements,rate_bits,mtu,loss_pct,rep,seconds,"
+            + "goodput_gbps_per_worker,retransmissions,exact,load1";
+
+    static {
+        System.setProperty("java.awt.headless", "true");
+    }
+
+    /** Runs the command; returns its exit code, with stdout and stderr in {@code out} and {@code err}. */
+    private static int run(final StringWriter out, final StringWriter err, final String... args) {
+        final CommandLine cl = new CommandLine(new RackPlot());
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        return cl.execute(args);
+    }
+
+    @Test
+    void drawsADecodablePngThatIsNotBlank(@TempDir final Path dir) throws Exception {
+        final Path csv = dir.resolve("rack.csv");
+        Files.write(csv, List.of(HEADER,
+                "switchml,2,4194304,50000000,9000,0,1,2.9,0.046,0,true,3.1",
+                "switchml,2,4194304,50000000,9000,0,2,3.1,0.043,0,true,3.1",
+                "mpi-ring,2,4194304,50000000,9000,0,1,3.4,0.039,0,true,3.1",
+                "switchml,4,4194304,50000000,9000,0,1,3.4,0.039,5,true,3.1",
+                "mpi-ring,4,4194304,50000000,9000,0,1,4.5,0.030,0,true,3.1",
+                "switchml-ps,4,4194304,50000000,9000,0,1,9.9,0.014,0,true,3.1",
+                "switchml,4,4194304,50000000,9000,1,1,3.9,0.034,90,true,3.1",
+                "switchml,4,4194304,50000000,9000,0,3,9.9,0.001,0,false,3.1",
+                "switchml,4,65536,50000000,9000,0,1,0.1,0.020,0,true,3.1"));
+        final Path png = dir.resolve("rack.png");
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        assertEquals(RackPlot.EXIT_OK, run(out, err, csv.toString(), "--out", png.toString(), "--width", "400",
+                "--height", "300"), err.toString());
+        assertTrue(err.toString().contains("left out 1 row"), err.toString());
+        assertTrue(out.toString().contains("4 designs"), out.toString());
+        final BufferedImage image = ImageIO.read(png.toFile());
+        assertNotNull(image, "the PNG does not decode");
+        assertEquals(400, image.getWidth());
+        assertEquals(300, image.getHeight());
+        final int first = image.getRGB(0, 0);
+        boolean varied = false;
+        for (int y = 0; y < image.getHeight() && !varied; y++) {
+            for (int x = 0; x < image.getWidth() && !varied; x++) {
+                varied = image.getRGB(x, y) != first;
+            }
+        }
+        assertTrue(varied, "the image is one colour");
+    }
+
+    @Test
+    void defaultSizeIsTwoToTheTwentySecondOrTheLargest() throws Exception {
+        final RackPlot.Row small = new RackPlot.Row("switchml", 2, 1 << 16, 1, 0, 1, true);
+        final RackPlot.Row mid = new RackPlot.Row("switchml", 2, 1 << 22, 1, 0, 1, true);
+        final RackPlot.Row large = new RackPlot.Row("switchml", 2, 1 << 24, 1, 0, 1, true);
+        assertEquals(1 << 22, RackPlot.defaultSize(List.of(small, large, mid)));
+        assertEquals(1 << 24, RackPlot.defaultSize(List.of(small, large)));
+        assertEquals(2.0, RackPlot.median(List.of(3.0, 1.0, 2.0)));
+        assertEquals(1.5, RackPlot.median(List.of(2.0, 1.0)));
+    }
+
+    @Test
+    void malformedCsvGivesAClearErrorAndNoImage(@TempDir final Path dir) throws Exception {
+        final String[][] cases = {
+            {"design,n,elements\nswitchml,2,4", "no column 'rate_bits' in the header"},
+            {HEADER + "\nswitchml,two,4194304,50000000,9000,0,1,2.9,0.046,0,true,3.1", "line 2: n must be a number, got 'two'"},
+            {HEADER + "\nswitchml,2,4194304,50000000,9000,0,1,2.9,0.046,0,true", "line 2: 11 fields, the header has 12"},
+            {HEADER + "\nswitchml,2,4194304,50000000,9000,0,1,2.9,0.046,0,maybe,3.1", "exact must be true or false"},
+            {HEADER, "a header and no rows"},
+            {"", "empty"},
+        };
+        for (final String[] c : cases) {
+            final Path csv = dir.resolve("bad.csv");
+            Files.writeString(csv, c[0]);
+            final Path png = dir.resolve("bad.png");
+            final StringWriter err = new StringWriter();
+            assertEquals(RackPlot.EXIT_BAD_DATA, run(new StringWriter(), err, csv.toString(), "-o", png.toString()),
+                    c[0]);
+            assertTrue(err.toString().contains(c[1]), "expected '" + c[1] + "' in: " + err);
+            assertTrue(err.toString().startsWith("rack-plot: "), err.toString());
+            assertFalse(Files.exists(png), "an image was written for a malformed CSV");
+        }
+    }
+
+    @Test
+    void aSizeWithNoRowIsAnErrorAndBadFlagsAreUsageErrors(@TempDir final Path dir) throws Exception {
+        final Path csv = dir.resolve("rack.csv");
+        Files.write(csv, List.of(HEADER, "switchml,2,4194304,50000000,9000,0,1,2.9,0.046,0,true,3.1"));
+        final StringWriter err = new StringWriter();
+        assertEquals(RackPlot.EXIT_BAD_DATA, run(new StringWriter(), err, csv.toString(), "-o",
+                dir.resolve("x.png").toString(), "--elements", "1024"));
+        assertTrue(err.toString().contains("no exact row with elements=1024"), err.toString());
+        assertEquals(2, run(new StringWriter(), new StringWriter(), csv.toString()));
+        assertEquals(2, run(new StringWriter(), new StringWriter(), csv.toString(), "-o", "x.png", "--width", "10"));
+    }
+}

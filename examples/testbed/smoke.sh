@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Smoke test of the emulated rack (docs/testbed.md), run by .ci/run after the Maven tests and by hand:
+# builds a 2-worker rack, checks one exact SwitchML allreduce (switch in rk-sw) and one exact MPI ring
+# allreduce through it, and removes the rack, also on failure or Ctrl-C.
+#
+#   smoke.sh
+#
+# When it cannot run here (not root, ip netns unusable, OpenMPI missing, a rack already up) it prints one
+# line "RACK SMOKE NOT RUN: <reason>" and exits 0. Exit codes: 0 passed or not run, 1 a check failed.
+# Environment: ELEMENTS (floats per worker, default 2^18), RATE (default 50mbit), TIMEOUT_S (default 60).
+set -euo pipefail
+
+readonly prog="smoke.sh"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+readonly here
+readonly rack="$here/rack.sh"
+readonly elements="${ELEMENTS:-262144}"
+readonly rate="${RATE:-50mbit}"
+export TIMEOUT_S="${TIMEOUT_S:-60}"
+
+not_run() {
+    echo "!!!!!!!! RACK SMOKE NOT RUN: $1 !!!!!!!!"
+    exit 0
+}
+
+[[ $EUID -eq 0 ]] || not_run "not root (ip netns needs root)"
+for tool in ip tc mpicc mpirun openssl; do
+    command -v "$tool" >/dev/null 2>&1 || not_run "'$tool' not found (Debian: iproute2, libopenmpi-dev, openmpi-bin, openssl)"
+done
+# A throwaway namespace outside the rack's names shows whether this machine lets us make namespaces at all.
+probe="rk-smoke-probe-$$"
+if ! ip netns add "$probe" 2>/dev/null; then
+    not_run "ip netns add fails here (no permission to create network namespaces)"
+fi
+ip netns del "$probe"
+if [[ -n "$("$rack" hosts 2>/dev/null || true)" ]]; then
+    not_run "a rack is already up (rack.sh hosts lists it); it is not this script's to remove"
+fi
+
+# shellcheck disable=SC2317 # run by the traps below
+cleanup() {
+    "$rack" down >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+t0=$SECONDS
+"$rack" up --workers 2 --rate "$rate" >/dev/null
+failed=0
+echo "== rack smoke: SwitchML, 2 workers, $elements floats, links at $rate"
+if ! "$here/run-switchml.sh" 2 "$elements" 1; then
+    echo "$prog: FAILED: the SwitchML allreduce through the rack was not exact or did not finish" >&2
+    failed=1
+fi
+echo "== rack smoke: OpenMPI ring, 2 ranks, $elements floats"
+if ! "$here/run-mpi.sh" 2 "$elements" 1; then
+    echo "$prog: FAILED: the MPI ring allreduce through the rack was not exact or did not finish" >&2
+    failed=1
+fi
+"$rack" down >/dev/null
+if [[ -n "$(ip netns list | grep '^rk-' || true)" ]]; then
+    echo "$prog: FAILED: rk-* namespaces left after rack.sh down" >&2
+    failed=1
+fi
+echo "== rack smoke: $([[ $failed -eq 0 ]] && echo passed || echo FAILED) in $((SECONDS - t0)) s"
+exit "$failed"

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# The emulated rack's sweep (docs/testbed.md): for each rack size N, SwitchML with the switch in rk-sw and
+# OpenMPI's ring allreduce, over vector sizes, the two designs interleaved rep by rep; at N = 4 also the
+# parameter-server placement (the software switch in rk-w1, reached over that worker's one link) and
+# SwitchML with UDP loss on every worker link. Appends one row per design, N, size and rep to a CSV.
+#
+#   sweep.sh [--workers "2 4 8"] [--sizes "16 18 20 22 24"] [--extra-sizes "22"] [--reps 3]
+#            [--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only]
+#            [--out FILE]
+#
+# Sizes are powers of two (16 = 2^16 floats per worker). --extra-sizes are those of the parameter-server
+# and loss runs; --loss-only runs only SwitchML under loss (N = 4 must be in --workers). --timed is the
+# timed allreduces per run (a row holds their median). Needs root; builds and
+# removes each rack itself and removes it on exit or Ctrl-C. Exit codes: 0 every run exact, 1 a run failed
+# or was inexact (its row says so; the sweep goes on), 2 usage, not root, or a rack already up.
+# Environment: POOL (SwitchML's pool; default: 64 slots, fewer for short vectors, see pool_for),
+# K, TIMEOUT_S, as run-switchml.sh and run-mpi.sh take them.
+set -euo pipefail
+
+readonly prog="sweep.sh"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+readonly here
+readonly rack="$here/rack.sh"
+
+workers_list="2 4 8"
+sizes="16 18 20 22 24"
+extra_sizes="22"
+reps=3
+timed=1
+rate="50mbit"
+mtu=9000
+loss=1
+ps=1
+lossy=1
+lossless=1
+out="$here/../../docs/results/rack.csv"
+
+usage() {
+    echo "usage: $prog [--workers \"2 4 8\"] [--sizes \"16 18 20 22 24\"] [--extra-sizes \"22\"] [--reps 3]" \
+        "[--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only] [--out FILE]" >&2
+}
+usage_error() {
+    echo "$prog: $1" >&2
+    usage
+    exit 2
+}
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --workers|--sizes|--extra-sizes|--reps|--timed|--rate|--mtu|--loss|--out)
+            [[ $# -ge 2 ]] || usage_error "$1 needs a value"
+            case "$1" in
+                --workers) workers_list="$2" ;;
+                --sizes) sizes="$2" ;;
+                --extra-sizes) extra_sizes="$2" ;;
+                --reps) reps="$2" ;;
+                --timed) timed="$2" ;;
+                --rate) rate="$2" ;;
+                --mtu) mtu="$2" ;;
+                --loss) loss="$2" ;;
+                --out) out="$2" ;;
+            esac
+            shift 2
+            ;;
+        --no-ps) ps=0; shift ;;
+        --no-loss) lossy=0; shift ;;
+        --loss-only) lossless=0; ps=0; lossy=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage_error "unknown argument '$1'" ;;
+    esac
+done
+for n in $workers_list; do
+    [[ $n =~ ^[1-8]$ ]] || usage_error "--workers takes numbers 1..8, got '$n'"
+done
+for s in $sizes $extra_sizes; do
+    [[ $s =~ ^[0-9]+$ && $s -ge 11 && $s -le 26 ]] || usage_error "sizes are exponents 11..26, got '$s'"
+done
+[[ $reps =~ ^[1-9][0-9]?$ ]] || usage_error "--reps must be 1..99, got '$reps'"
+[[ $timed =~ ^[1-9][0-9]?$ ]] || usage_error "--timed must be 1..99, got '$timed'"
+if [[ $EUID -ne 0 ]]; then
+    echo "$prog: the rack's network namespaces need root: run it as root (e.g. with sudo)" >&2
+    exit 2
+fi
+if [[ -n "$("$rack" hosts 2>/dev/null || true)" ]]; then
+    echo "$prog: a rack is already up: '$rack down' first (the sweep builds its own)" >&2
+    exit 2
+fi
+
+# tc's rate in bits per second.
+rate_bits="$(awk -v r="${rate,,}" 'BEGIN {
+    n = r + 0; u = substr(r, length(n "") + 1)
+    m = u == "kbit" ? 1e3 : u == "mbit" ? 1e6 : u == "gbit" ? 1e9 : 1
+    printf "%d", n * m }')"
+
+mkdir -p "$(dirname "$out")"
+header="design,n,elements,rate_bits,mtu,loss_pct,rep,seconds,goodput_gbps_per_worker,retransmissions,exact,load1"
+[[ -s $out ]] || echo "$header" >"$out"
+
+work="$(mktemp -d)"
+# shellcheck disable=SC2317 # run by the traps below
+cleanup() {
+    "$rack" down >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+status=0
+
+# record DESIGN N ELEMENTS LOSS REP LOG: one CSV row from a run's rank lines and summary line.
+record() {
+    local design="$1" n="$2" elements="$3" loss_pct="$4" rep="$5" log="$6"
+    awk -F'[ =]' -v design="$design" -v n="$n" -v elements="$elements" -v rate="$rate_bits" -v mtu="$mtu" \
+        -v loss="$loss_pct" -v rep="$rep" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
+        / rank=/ { for (i = 1; i < NF; i++) if ($i == "retransmissions") retx += $(i + 1) }
+        /^summary / {
+            for (i = 1; i < NF; i++) {
+                if ($i == "goodput_gbps_median") g = $(i + 1)
+                if ($i == "exact_all") exact = $(i + 1)
+            }
+        }
+        END {
+            if (g == "" || g + 0 <= 0) { g = 0; exact = "false" }
+            printf "%s,%d,%d,%d,%d,%s,%d,%.6f,%.6f,%d,%s,%s\n", design, n, elements, rate, mtu, loss, rep,
+                (g > 0 ? 32 * elements / (g * 1e9) : 0), g, retx, exact == "true" ? "true" : "false", load
+        }' "$log" | tee -a "$out"
+}
+
+# SwitchML's pool: 64 slots of k = 2048, a window of 512 KiB of payload per worker, which keeps a link
+# busy through the round-trip stalls of a shared 2-core machine and stays within tbf's queue at 50mbit
+# (latency 100 ms: 625 KB plus the 256 KiB bucket; a larger window overflows it and every call loses
+# packets). Never more than a quarter of the vector's packets (at least 4): every call also sends one
+# exponent-only packet per slot.
+pool_for() {
+    local blocks=$(($1 / ${K:-2048})) p=64
+    ((p * 4 <= blocks)) || p=$((blocks / 4))
+    echo $((p < 4 ? 4 : p))
+}
+
+# Untimed SwitchML calls before the timed ones: about 2^23 floats in all (at least one), so the JIT of
+# the switch and the workers has settled before the clock starts.
+warmups_for() {
+    local w=$(((1 << 23) / $1))
+    echo $((w < 1 ? 1 : (w > 32 ? 32 : w)))
+}
+
+# run_switchml DESIGN N ELEMENTS LOSS REP [SWITCH_HOST]
+run_switchml() {
+    local design="$1" n="$2" elements="$3" loss_pct="$4" rep="$5" host="${6:-sw}" log="$work/run.log"
+    if ! POOL="${POOL:-$(pool_for "$elements")}" WARMUPS="$(warmups_for "$elements")" SWITCH_HOST="$host" \
+            "$here/run-switchml.sh" "$n" "$elements" "$timed" >"$log" 2>&1; then
+        status=1
+        echo "$prog: $design n=$n elements=$elements rep=$rep failed:" >&2
+        tail -n 20 "$log" >&2
+    fi
+    record "$design" "$n" "$elements" "$loss_pct" "$rep" "$log"
+}
+
+run_mpi() {
+    local n="$1" elements="$2" rep="$3" log="$work/run.log"
+    if ! "$here/run-mpi.sh" "$n" "$elements" "$timed" >"$log" 2>&1; then
+        status=1
+        echo "$prog: mpi-ring n=$n elements=$elements rep=$rep failed:" >&2
+        tail -n 20 "$log" >&2
+    fi
+    record mpi-ring "$n" "$elements" 0 "$rep" "$log"
+}
+
+rack_up() {
+    local said
+    said="$("$rack" up --workers "$1" --rate "$rate" --mtu "$mtu" --loss "$2")"
+    echo "${said%%$'\n'*}"
+}
+
+echo "$prog: rate $rate, mtu $mtu, workers $workers_list, sizes 2^{$sizes}, reps $reps x $timed timed; rows to $out"
+for n in $workers_list; do
+    [[ $lossless -eq 1 ]] || continue
+    rack_up "$n" 0
+    for s in $sizes; do
+        for ((rep = 1; rep <= reps; rep++)); do
+            run_switchml switchml "$n" $((1 << s)) 0 "$rep"
+            run_mpi "$n" $((1 << s)) "$rep"
+            if [[ $n -eq 4 && $ps -eq 1 ]] && grep -qw "$s" <<<"$extra_sizes"; then
+                run_switchml switchml-ps "$n" $((1 << s)) 0 "$rep" w1
+            fi
+        done
+    done
+    "$rack" down >/dev/null
+done
+if [[ $lossy -eq 1 && " $workers_list " == *" 4 "* ]]; then
+    rack_up 4 "$loss"
+    for s in $extra_sizes; do
+        for ((rep = 1; rep <= reps; rep++)); do
+            run_switchml switchml 4 $((1 << s)) "$loss" "$rep"
+        done
+    done
+    "$rack" down >/dev/null
+fi
+echo "$prog: done; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+exit "$status"
