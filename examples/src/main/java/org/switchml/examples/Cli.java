@@ -1,9 +1,14 @@
 package org.switchml.examples;
 
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.config.Configurator;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +26,43 @@ final class Cli {
     static final int PROCEED = -1;
 
     private Cli() {
+    }
+
+    /** Exit code of a run that failed. */
+    static final int EXIT_FAILED = 1;
+
+    /** A program's body in a Spark session; returns its exit code. */
+    interface SparkJob {
+        int run(SparkSession spark) throws IOException;
+    }
+
+    /**
+     * Runs {@code job} in {@code spark}, or, when that is null, in a session of its own from spark-submit's
+     * configuration ({@code local[2]}, no UI and quiet logs when it gives none), stopped at the end. A failure
+     * is one line {@code name: error} on {@code err} and exit code {@value #EXIT_FAILED}.
+     */
+    static int inSpark(final String name, final SparkSession spark, final PrintStream out, final PrintStream err,
+                       final SparkJob job) {
+        final SparkSession session = spark != null ? spark : SparkSession.builder().config(new SparkConf()
+                .setAppName("switchml-" + name)
+                .setIfMissing("spark.master", "local[2]")
+                .setIfMissing("spark.ui.enabled", "false")
+                .setIfMissing("spark.log.level", "WARN")).getOrCreate();
+        try {
+            if (spark == null) {
+                // After Spark set up its logging, which would undo it.
+                Configurator.setRootLevel(Level.WARN);
+            }
+            return job.run(session);
+        } catch (final IOException | RuntimeException e) {
+            out.flush();
+            err.println(name + ": " + e);
+            return EXIT_FAILED;
+        } finally {
+            if (spark == null) {
+                session.stop();
+            }
+        }
     }
 
     /** A picocli command whose options need checks across options after parsing. */

@@ -1,8 +1,5 @@
 package org.switchml.examples;
 
-import org.apache.logging.log4j.Level;
-import org.apache.logging.log4j.core.config.Configurator;
-import org.apache.spark.SparkConf;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
@@ -59,8 +56,6 @@ import java.util.Locale;
             "Run it through bin/switchml-submit, which sets the master (--master) and the plugin."},
         footer = {"", "Exit codes: 0 ok, 1 the run failed (e.g. unreadable input), 2 bad flags."})
 public final class TrainLogisticRegression implements Cli.Validated {
-    /** Exit code of a failed run. */
-    static final int EXIT_FAILED = 1;
     /** Name of the SwitchML trainer in the table, the CSV and the charts. */
     static final String SWITCHML = "switchml";
     /** Name of the stock MLlib trainer. */
@@ -252,27 +247,10 @@ public final class TrainLogisticRegression implements Cli.Validated {
         if (parsed != Cli.PROCEED) {
             return parsed;
         }
-        final SparkSession session = spark != null ? spark : SparkSession.builder().config(new SparkConf()
-                .setAppName("switchml-train-lr")
-                .setIfMissing("spark.master", "local[2]")
-                .setIfMissing("spark.ui.enabled", "false")
-                .setIfMissing("spark.log.level", "WARN")).getOrCreate();
-        try {
-            if (spark == null) {
-                // After Spark set up its logging, which would undo it.
-                Configurator.setRootLevel(Level.WARN);
-            }
+        return Cli.inSpark("TrainLogisticRegression", spark, out, err, session -> {
             t.train(session, out);
             return 0;
-        } catch (final IOException | RuntimeException e) {
-            out.flush();
-            err.println("TrainLogisticRegression: " + e);
-            return EXIT_FAILED;
-        } finally {
-            if (spark == null) {
-                session.stop();
-            }
-        }
+        });
     }
 
     /** Loads the input, fits, evaluates, prints the table and writes the output directory. */

@@ -1,8 +1,5 @@
 package org.switchml.examples;
 
-import org.apache.logging.log4j.Level;
-import org.apache.logging.log4j.core.config.Configurator;
-import org.apache.spark.SparkConf;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
@@ -49,8 +46,6 @@ import java.util.Locale;
             "checks that both give the same predictions. Run it through bin/switchml-submit.", ""},
         footer = {"", "Exit codes: 0 ok, 1 the run failed or the loaded model predicted differently, 2 bad flags."})
 public final class TrainPipeline {
-    /** Exit code of a failed run. */
-    static final int EXIT_FAILED = 1;
     /** The table in the jar. */
     static final String RESOURCE = "churn.csv";
     private static final String[] CATEGORICAL = {"contract", "internet", "payment"};
@@ -137,31 +132,15 @@ public final class TrainPipeline {
         if (parsed != Cli.PROCEED) {
             return parsed;
         }
-        final SparkSession session = spark != null ? spark : SparkSession.builder().config(new SparkConf()
-                .setAppName("switchml-train-pipeline")
-                .setIfMissing("spark.master", "local[2]")
-                .setIfMissing("spark.ui.enabled", "false")
-                .setIfMissing("spark.log.level", "WARN")).getOrCreate();
-        try {
-            if (spark == null) {
-                Configurator.setRootLevel(Level.WARN);
-            }
+        return Cli.inSpark("TrainPipeline", spark, out, err, session -> {
             final Outcome o = t.train(session, out);
             if (o.differing() != 0) {
                 err.println("TrainPipeline: the loaded PipelineModel predicted differently on " + o.differing() + " of "
                         + o.rows() + " test rows");
-                return EXIT_FAILED;
+                return Cli.EXIT_FAILED;
             }
             return 0;
-        } catch (final IOException | RuntimeException e) {
-            out.flush();
-            err.println("TrainPipeline: " + e);
-            return EXIT_FAILED;
-        } finally {
-            if (spark == null) {
-                session.stop();
-            }
-        }
+        });
     }
 
     /** Reads the table, fits, saves, loads back and evaluates both models. */

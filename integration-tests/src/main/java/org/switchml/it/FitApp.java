@@ -13,11 +13,11 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * A Spark application that trains the drop-in {@link SwitchMLLogisticRegression} with a checkpoint interval and
- * prints one line per iteration ({@code FIT-APP iteration I/N loss L}), then {@code FIT-APP DONE}: the
- * application a test kills in the middle of its fit.
+ * A Spark application that trains the drop-in {@link SwitchMLLogisticRegression} with a checkpoint interval, fit
+ * after fit, and prints one line per iteration ({@code FIT-APP fit F iteration I/N loss L}) and one per fit
+ * ({@code FIT-APP fit F done after I iterations}): the application a test kills in the middle of a fit.
  *
- * <p>Arguments: {@code ROWS FEATURES MAX_ITER SEED}.
+ * <p>Arguments: {@code ROWS FEATURES MAX_ITER FITS SEED}; {@code FITS} 0 fits until the process is killed.
  */
 public final class FitApp {
     private FitApp() {
@@ -27,20 +27,26 @@ public final class FitApp {
         final int rows = Integer.parseInt(args[0]);
         final int features = Integer.parseInt(args[1]);
         final int maxIter = Integer.parseInt(args[2]);
-        final long seed = Long.parseLong(args[3]);
+        final int fits = Integer.parseInt(args[3]);
+        final long seed = Long.parseLong(args[4]);
         System.out.println("FIT-APP seed " + seed);
         final SparkSession spark = SparkSession.builder().getOrCreate();
         try {
             final Dataset<Row> data = spark.createDataFrame(points(rows, features, seed), LabeledPoint.class)
                     .repartition(4).cache();
-            final SwitchMLLogisticRegression lr = (SwitchMLLogisticRegression) new SwitchMLLogisticRegression()
-                    .setCheckpointInterval(2).setMaxIter(maxIter).setTol(0.0).setRegParam(1e-4);
-            lr.setListener(r -> {
-                System.out.println("FIT-APP iteration " + r.iteration() + "/" + r.maxIter() + " loss " + r.loss());
-                System.out.flush();
-            });
-            final LogisticRegressionModel model = lr.fit(data);
-            System.out.println("FIT-APP DONE iterations " + model.summary().totalIterations());
+            for (int f = 1; fits == 0 || f <= fits; f++) {
+                final int fit = f;
+                final SwitchMLLogisticRegression lr = (SwitchMLLogisticRegression) new SwitchMLLogisticRegression()
+                        .setCheckpointInterval(2).setMaxIter(maxIter).setTol(0.0).setRegParam(1e-4);
+                lr.setListener(r -> {
+                    System.out.println("FIT-APP fit " + fit + " iteration " + r.iteration() + "/" + r.maxIter()
+                            + " loss " + r.loss());
+                    System.out.flush();
+                });
+                final LogisticRegressionModel model = lr.fit(data);
+                System.out.println("FIT-APP fit " + fit + " done after " + model.summary().totalIterations()
+                        + " iterations");
+            }
         } finally {
             spark.stop();
         }

@@ -34,7 +34,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SharedSwitchIT {
     private static final long START_MS = 120_000;
     private static final long RUN_MS = 600_000;
-    private static final long RENEW_MS = 1_000;
+    // Two seconds (a 5 s lease): five JVMs starting on two cores can starve a live driver's renewals for 2.5 s.
+    private static final long RENEW_MS = 2_000;
     private static final long SEED = Long.getLong("switchml.seed", 20261202L);
 
     @Test
@@ -66,19 +67,25 @@ class SharedSwitchIT {
                 assertEquals(0, operator.describe().sessions());
                 final List<Jvm> apps = new ArrayList<>();
                 try {
-                    // The victim first: a fit that would run for hours. Once it iterates through the switch, the
-                    // three others start, and it is killed while all four hold a session.
+                    // The victim first: fit after fit, until killed. Once it iterates through the switch, the three
+                    // others start, and it is killed while all four hold a session.
                     final Jvm victim = submitFit(work, env, jvmFlags, sparkHome, libraryJar, appJar, service, token);
                     apps.add(victim);
-                    System.out.println("[it] victim: " + victim.await("FIT-APP iteration 3/\\d+", RUN_MS).group());
+                    System.out.println("[it] victim: " + victim.await("FIT-APP fit 1 iteration 3/\\d+", RUN_MS).group());
                     for (int i = 0; i < 3; i++) {
                         apps.add(submit("app-" + i, work, env, jvmFlags, sparkHome, libraryJar, appJar, service, token));
                     }
                     awaitOccupancy(operator, o -> o.sessions() == 4, "four applications with a session", START_MS);
-                    assertTrue(victim.process.isAlive(), "the victim's fit ended before it could be killed:\n"
+                    assertTrue(victim.process.isAlive(), "the victim ended before it could be killed:\n"
                             + victim.tail(20));
+                    // Killed in the iterations of a fit that starts after the others joined.
+                    final List<String> fitLines = victim.output().lines().filter(l -> l.startsWith("FIT-APP fit")).toList();
+                    final int next = Integer.parseInt(fitLines.get(fitLines.size() - 1).split(" ")[2]) + 1;
+                    victim.await("FIT-APP fit " + next + " iteration 2/", START_MS);
                     final long killed = System.nanoTime();
                     victim.process.destroyForcibly(); // SIGKILL: no session close, no job removal
+                    final List<String> last = victim.output().lines().filter(l -> l.startsWith("FIT-APP fit")).toList();
+                    System.out.println("[it] victim killed after: " + last.get(last.size() - 1));
                     assertTrue(victim.process.waitFor(30, TimeUnit.SECONDS), "the victim survived SIGKILL");
                     awaitOccupancy(operator, o -> o.leasesExpired() == 1, "the victim's lease to lapse", 10 * RENEW_MS);
                     final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
@@ -153,7 +160,7 @@ class SharedSwitchIT {
                                  final Path sparkHome, final Path libraryJar, final Path appJar, final String service,
                                  final Path token) throws Exception {
         return sparkSubmit("victim-fit", work, env, jvmFlags, sparkHome, libraryJar, service, token, "fail",
-                FitApp.class, appJar, "2000", "100", "1000000", Long.toString(SEED));
+                FitApp.class, appJar, "2000", "100", "100", "0", Long.toString(SEED));
     }
 
     /** Starts DeployCheckApp on {@code local[2]} over {@code rows} rows against the shared switch. */
