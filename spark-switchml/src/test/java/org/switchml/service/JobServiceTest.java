@@ -18,8 +18,6 @@ import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
@@ -171,33 +169,31 @@ class JobServiceTest {
             final JobDesk.Grant big = c.open("big-app");
             final JobDesk.Grant small = c.open("small-app");
             final int slots = big.switchDescription().poolSlots();
-            final JobSpec all = c.create(big.sessionId(), job(big.jobIdBase(), slots, 40010), 0);
+            // The big application holds every slot, in two jobs: room for one small job frees at a time.
+            final JobSpec most = c.create(big.sessionId(), job(big.jobIdBase(), slots - 8, 40010), 0);
+            final JobSpec rest = c.create(big.sessionId(), job(big.jobIdBase() + 1, 8, 40014), 0);
             final long refusedBefore = c.describe().admissionsRefused();
             final JobServiceException e = assertThrows(JobServiceException.class,
                     () -> c.create(small.sessionId(), job(small.jobIdBase(), 8, 40011), 300));
             assertEquals(JobServiceException.Kind.SWITCH_FULL, e.kind());
-            assertTrue(e.getMessage().contains("is full") && e.getMessage().contains("big-app: 1 jobs, " + slots + " slots"),
+            assertTrue(e.getMessage().contains("is full") && e.getMessage().contains("big-app: 2 jobs, " + slots + " slots"),
                     e.getMessage());
             assertEquals(refusedBefore + 1, c.describe().admissionsRefused());
             // Two waiting requests, the first queued first, are admitted in that order once room frees.
-            final List<Integer> order = Collections.synchronizedList(new ArrayList<>());
-            final CompletableFuture<JobSpec> first = CompletableFuture.supplyAsync(() -> {
-                final JobSpec s = c.create(small.sessionId(), job(small.jobIdBase() + 1, 8, 40012), 15_000);
-                order.add(1);
-                return s;
-            });
+            final CompletableFuture<JobSpec> first = CompletableFuture.supplyAsync(
+                    () -> c.create(small.sessionId(), job(small.jobIdBase() + 1, 8, 40012), 15_000));
             awaitOrRenew(() -> c.describe().requestsWaiting() == 1, () -> { }, 10_000);
-            final CompletableFuture<JobSpec> second = CompletableFuture.supplyAsync(() -> {
-                final JobSpec s = c.create(small.sessionId(), job(small.jobIdBase() + 2, 8, 40013), 15_000);
-                order.add(2);
-                return s;
-            });
+            final CompletableFuture<JobSpec> second = CompletableFuture.supplyAsync(
+                    () -> c.create(small.sessionId(), job(small.jobIdBase() + 2, 8, 40013), 15_000));
             awaitOrRenew(() -> c.describe().requestsWaiting() == 2, () -> { }, 10_000);
             assertFalse(first.isDone() || second.isDone());
-            assertTrue(c.remove(big.sessionId(), all.jobId()));
+            // Room for one: the first in the queue gets it, and the second waits on.
+            assertTrue(c.remove(big.sessionId(), rest.jobId()));
             first.get(10, TimeUnit.SECONDS);
+            assertEquals(1, c.describe().requestsWaiting(), "the second request must still wait");
+            assertFalse(second.isDone());
+            assertTrue(c.remove(big.sessionId(), most.jobId()));
             second.get(10, TimeUnit.SECONDS);
-            assertEquals(List.of(1, 2), order);
             assertEquals(2, c.close(small.sessionId()));
             assertEquals(0, c.close(big.sessionId()));
         }
