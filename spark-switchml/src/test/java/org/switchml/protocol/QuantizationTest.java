@@ -30,7 +30,8 @@ class QuantizationTest {
         assertEquals(30, Quantization.scaleBits(1));
         assertEquals(29, Quantization.scaleBits(2));
         assertEquals(25, Quantization.scaleBits(32));
-        assertThrows(IllegalArgumentException.class, () -> Quantization.scaleBits(33));
+        assertEquals(22, Quantization.scaleBits(256), "every rank of the 8-bit field: 256 * 2^22 = 2^30 fits");
+        assertThrows(IllegalArgumentException.class, () -> Quantization.scaleBits(Wire.MAX_WORKERS + 1));
     }
 
     @Test
