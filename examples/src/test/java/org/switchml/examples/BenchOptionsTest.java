@@ -46,7 +46,7 @@ class BenchOptionsTest {
     @Test
     void badFlagsAreUsageErrors() {
         for (final String[] args : new String[][] {
-            {"--workers", "0"}, {"--workers", "33"}, {"--k"}, {"--k", "x"}, {"--bogus"}, {"--loss", "1"},
+            {"--workers", "0"}, {"--workers", "257"}, {"--k"}, {"--k", "x"}, {"--bogus"}, {"--loss", "1"},
             {"--values", "pink"}, {"--fp64", "--k", "63"}, {"--verify=yes"}, {"--mode", "fast"}, {"--elements", "2^99"},
             {"--loss", "0,0"}, {"--loss", "0,"}, {"--no-warmup=1"}, {"--k", "16000", "--pool", "65536"},
             {"--rto", "100", "--result-timeout", "50"}}) {
