@@ -101,9 +101,14 @@ public final class SwitchMLPlugin implements SparkPlugin {
     static void registerExecutorMetrics(final MetricRegistry m, final ExecutorRuntime rt) {
         m.register("allreduces", (Gauge<Long>) rt::allreduces);
         m.register("allreduceBytes", (Gauge<Long>) rt::allreduceBytes);
-        m.register("worker.packetsSent", (Gauge<Long>) () -> rt.workerStats() == null ? 0 : rt.workerStats().packetsSent());
-        m.register("worker.retransmissions",
-                (Gauge<Long>) () -> rt.workerStats() == null ? 0 : rt.workerStats().retransmissions());
+        m.register("worker.packetsSent", (Gauge<Long>) () -> {
+            final var stats = rt.workerStats(); // one snapshot per report
+            return stats == null ? 0L : stats.packetsSent();
+        });
+        m.register("worker.retransmissions", (Gauge<Long>) () -> {
+            final var stats = rt.workerStats();
+            return stats == null ? 0L : stats.retransmissions();
+        });
         final Histogram times = m.histogram("allreduceTimeMicros");
         rt.onAllReduceTime(ns -> times.update(TimeUnit.NANOSECONDS.toMicros(ns)));
     }
