@@ -60,7 +60,12 @@ final class RttEstimator {
         if (srttNs < 0) {
             return initialNs;
         }
-        final long rfc = srttNs + Math.max(GRANULARITY_NS, 4 * rttvarNs);
+        // At least half a round trip of margin. Behind a shaped link a window larger than the path's
+        // bandwidth-delay product queues, every round trip is that queue, the deviations fade, and RFC 6298's
+        // timeout shrinks to a round trip plus a tick: the next hiccup (a worker off the CPU for a few ms)
+        // then times out the whole window, whose copies lengthen the queue and the next round trips, and
+        // retransmissions feed themselves. TCP avoids it with a 200 ms floor, far too long for a loopback.
+        final long rfc = srttNs + Math.max(Math.max(GRANULARITY_NS, 4 * rttvarNs), srttNs / 2);
         final long robust = MEDIANS * typicalNs() + GRANULARITY_NS;
         return Math.max(minNs, Math.min(maxNs, Math.min(rfc, robust)));
     }
