@@ -9,9 +9,22 @@ spark_dist="$root/spark-dist/target/spark-$spark_version"
 stamp="$root/spark-switchml/target/.bin-built"
 
 # Builds spark-dist, the shaded library jar and the examples (tests skipped) when any is missing or a
-# source or pom changed since the last build. Maven's output is shown only when it fails.
+# source or pom changed since the last build. Maven's output is shown only when it fails. With
+# SWITCHML_NO_BUILD=1 it never runs Maven (an installed copy, or a host without network such as a network
+# namespace): the jars are used as they are, and a missing one is an error.
 ensure_built() {
     local who="$1" newer=""
+    if [[ "${SWITCHML_NO_BUILD:-}" == 1 ]]; then
+        local f
+        for f in "$switchml_jar" "$examples_jar" "$spark_dist/jars"; do
+            if [[ ! -e "$f" ]]; then
+                echo "$who: SWITCHML_NO_BUILD=1 but $f is missing: build once with" \
+                    "'mvn -DskipTests -pl spark-dist,spark-switchml,examples -am package' in $root" >&2
+                exit 3
+            fi
+        done
+        return 0
+    fi
     if [[ -f "$switchml_jar" && -f "$examples_jar" && -d "$spark_dist/jars" && -f "$stamp" ]]; then
         newer="$(find "$root/pom.xml" "$root/spark-dist/pom.xml" "$root/spark-switchml/pom.xml" \
                       "$root/spark-switchml/src/main" "$root/examples/pom.xml" "$root/examples/src/main" \
