@@ -218,8 +218,6 @@ class Bmv2SparkIT {
     @Test
     void sparkAggregatesAndLoopsThroughBmv2AndTwoApplicationsShareIt() throws Exception {
         final Path token = work.resolve("switch.token");
-        final List<String> jvm = new ArrayList<>(jvmFlags);
-        jvm.addAll(List.of("-Xmx384m", "-cp", libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
         final List<String> shared = List.of(
                 "spark.switchml.jobService.address=127.0.0.1:9560",
                 "spark.switchml.auth.tokenFile=" + token,
@@ -228,8 +226,9 @@ class Bmv2SparkIT {
                 // BMv2 queues packets for tens of ms: the default first timeout (20 ms) would mostly retransmit.
                 "spark.switchml.retransmitTimeout=200ms");
         final Map<String, Long> c;
-        try (Jvm controller = Jvm.start("switchml-controller", work.resolve("controller.log"), Map.of(), netns("sw"),
-                jvm, "org.switchml.service.standalone.ControllerMain", List.of("--p4runtime", "127.0.0.1:9559",
+        // The controller as an operator starts it: its launcher, from the built jars, in the switch's namespace.
+        try (Jvm controller = Jvm.launch("switchml-controller", work.resolve("controller.log"),
+                Map.of("CONTROLLER_HEAP", "384m"), netns("sw"), "switchml-controller", List.of("--p4runtime", "127.0.0.1:9559",
                         "--p4-json", json.toString(), "--hosts", hosts.toString(), "--dataplane", "10.0.0.254:48864",
                         "--service-port", "9560", "--token-file", token.toString()))) {
             System.out.println("[it] " + controller.await("jobs 127\\.0\\.0\\.1:9560", START_MS).group());

@@ -45,6 +45,29 @@ final class Jvm implements AutoCloseable {
         return new Jvm(name, pb.start(), log);
     }
 
+    /**
+     * Starts one of the repository's launchers ({@code bin/switchml-switch} ...) behind {@code prefix}, the way a
+     * user runs it, with {@code env} added: the launcher finds this JVM's java through {@code JAVA} and uses the
+     * jars of the build as they are ({@code SWITCHML_NO_BUILD=1}: a test must not start Maven).
+     */
+    static Jvm launch(final String name, final Path log, final Map<String, String> env, final List<String> prefix,
+                      final String launcher, final List<String> args) throws IOException {
+        final Path script = Path.of(System.getProperty("switchml.it.root"), "bin", launcher);
+        if (!Files.isExecutable(script)) {
+            throw new AssertionError(script + " is not an executable launcher");
+        }
+        final List<String> cmd = new ArrayList<>(prefix);
+        cmd.add(script.toString());
+        cmd.addAll(args);
+        Files.createDirectories(log.getParent());
+        final ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        pb.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        pb.environment().put("SWITCHML_NO_BUILD", "1");
+        System.out.println("[it] starting " + name + ": " + String.join(" ", cmd));
+        return new Jvm(name, pb.start(), log);
+    }
+
     String output() {
         try {
             return Files.readString(log, StandardCharsets.UTF_8);

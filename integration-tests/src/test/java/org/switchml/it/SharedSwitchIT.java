@@ -24,8 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * One standalone switch ({@code switchml-switch}, its own JVM) shared by several Spark applications at once, each
- * submitted through {@code SparkSubmit} with the shaded jar on {@code --jars} and the rack's token: three
+ * One standalone switch (started by {@code bin/switchml-switch}, its own JVM) shared by several Spark applications
+ * at once, each submitted with the shaded jar on {@code --jars} and the rack's token (one of them through
+ * {@code bin/switchml-submit}, which adds the jar and the plugin, the others through {@code SparkSubmit}): three
  * applications run together and every aggregation of each goes through the switch (zero fallbacks); a fourth,
  * SIGKILLed in the middle of a SwitchMLLogisticRegression fit while the others run, loses its session and jobs
  * within three renewal intervals while the others keep theirs; a fifth with the wrong token is refused and changes nothing.
@@ -53,11 +54,10 @@ class SharedSwitchIT {
         final Map<String, String> env = Map.of("SPARK_HOME", sparkHome.toString(), "SPARK_LOCAL_IP", "127.0.0.1",
                 "SPARK_SCALA_VERSION", "2.13");
 
-        final List<String> switchJvm = new ArrayList<>(jvmFlags);
-        switchJvm.addAll(List.of("-Xmx512m", "-cp", libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
-        try (Jvm sw = Jvm.start("switchml-switch", work.resolve("switch.log"), Map.of(), switchJvm,
-                "org.switchml.service.standalone.SwitchMain", List.of("--port", "0", "--lanes", "2", "--service-port",
-                        "0", "--token-file", token.toString(), "--renew-interval-ms", Long.toString(RENEW_MS)))) {
+        // The switch as an operator starts it: its launcher, from the built jars.
+        try (Jvm sw = Jvm.launch("switchml-switch", work.resolve("switch.log"), Map.of("SWITCH_HEAP", "512m"), List.of(),
+                "switchml-switch", List.of("--port", "0", "--lanes", "2", "--service-port", "0", "--token-file",
+                        token.toString(), "--renew-interval-ms", Long.toString(RENEW_MS)))) {
             final Matcher ready = sw.await("jobs 127\\.0\\.0\\.1:(\\d+)", START_MS);
             System.out.println("[it] " + ready.group());
             final String service = "127.0.0.1:" + ready.group(1);
@@ -177,11 +177,11 @@ class SharedSwitchIT {
                                    final List<String> jvmFlags, final Path sparkHome, final Path libraryJar,
                                    final String service, final Path token, final String fallback, final Class<?> main,
                                    final Path appJar, final String... appArgs) throws Exception {
-        final List<String> jvm = new ArrayList<>(jvmFlags);
-        jvm.addAll(List.of("-Xmx700m", "-cp", sparkHome.resolve("jars") + "/*"));
-        final List<String> args = new ArrayList<>(List.of("--master", "local[2]", "--jars", libraryJar.toString(),
-                "--name", name,
-                "--conf", "spark.plugins=org.switchml.spark.SwitchMLPlugin",
+        // app-0 goes through bin/switchml-submit, which adds the jar and the plugin itself; the others spell them out.
+        final boolean launcher = name.equals("app-0");
+        final List<String> args = new ArrayList<>(launcher ? List.of("--driver-memory", "700m")
+                : List.of("--jars", libraryJar.toString(), "--conf", "spark.plugins=org.switchml.spark.SwitchMLPlugin"));
+        args.addAll(List.of("--master", "local[2]", "--name", name,
                 "--conf", "spark.driver.host=127.0.0.1",
                 "--conf", "spark.ui.enabled=false",
                 "--conf", "spark.switchml.jobService.address=" + service,
@@ -191,6 +191,11 @@ class SharedSwitchIT {
                 "--conf", "spark.switchml.localShortcut=false",
                 "--class", main.getName(), appJar.toString()));
         args.addAll(List.of(appArgs));
+        if (launcher) {
+            return Jvm.launch(name, work.resolve(name + ".log"), env, List.of(), "switchml-submit", args);
+        }
+        final List<String> jvm = new ArrayList<>(jvmFlags);
+        jvm.addAll(List.of("-Xmx700m", "-cp", sparkHome.resolve("jars") + "/*"));
         return Jvm.start(name, work.resolve(name + ".log"), env, jvm, "org.apache.spark.deploy.SparkSubmit", args);
     }
 }
