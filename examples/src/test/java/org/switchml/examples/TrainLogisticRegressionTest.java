@@ -162,6 +162,28 @@ class TrainLogisticRegressionTest {
         assertChart(out.resolve("loss-vs-iteration.png"));
     }
 
+    /** LIBSVM's own sample, heart_scale (270 rows, 13 features, labels -1/+1), as Debian's liblinear-tools ships it. */
+    static final Path HEART_SCALE = Path.of("/usr/share/doc/liblinear-tools/examples/heart_scale");
+
+    @Test
+    void trainsOnLibsvmsHeartScaleLikeStockMllib(@TempDir final Path dir) throws IOException {
+        assumeTrue(Files.isReadable(HEART_SCALE), "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
+        final Run run = train("--libsvm", HEART_SCALE.toString(), "--max-iter", "20", "--reg-param", "0.01",
+                "--compare", "--seed", Long.toString(seed), "--output", dir.resolve("out").toString());
+        assertTrue(run.stdout.contains("labels: -1 and +1 read as 0 and 1"), run.stdout);
+        final List<String[]> table = table(run.stdout);
+        assertEquals(3, table.size(), run.stdout);
+        final String[] ours = table.get(1);
+        final String[] stock = table.get(2);
+        assertEquals(ours[2], stock[2], "iterations");
+        assertEquals(Double.parseDouble(stock[3]), Double.parseDouble(ours[3]), 1e-9 * Math.abs(Double.parseDouble(stock[3])),
+                "final loss");
+        // Published linear models reach about 0.9 AUC on this set; a held-out fifth of 270 rows is noisy.
+        final double auc = Double.parseDouble(ours[4]);
+        assertTrue(auc > 0.8 && auc <= 1, "AUC " + auc);
+        assertEquals(13, run.results.get(0).model().numFeatures());
+    }
+
     @Test
     void readsParquetWithNamedColumns(@TempDir final Path dir) throws IOException {
         final Dataset<Row> data = LogisticRegressionBench.sparse(spark, 900, 30, 4, 6, 2, seed + 3)
