@@ -28,12 +28,6 @@ source "$here/run-args.sh"
 
 switch_host="${SWITCH_HOST:-sw}"
 switch_host="${switch_host#rk-}"
-switch_addr="$(awk -v h="rk-$switch_host" '$1 == h { print $2 }' <<<"$("$rack" hosts)")"
-if [[ -z $switch_addr ]]; then
-    echo "$prog: SWITCH_HOST '$switch_host' is no host of the rack ($rack hosts lists them)" >&2
-    exit 2
-fi
-readonly switch_host switch_addr
 
 export MVN_OPTS_EXTRA="${MVN_OPTS_EXTRA--o}"
 # shellcheck source=../../bin/common.sh
@@ -46,52 +40,14 @@ for j in "$spark_dist"/jars/{slf4j-api,log4j-slf4j2-impl,log4j-api,log4j-core}-*
 done
 
 logs="$(mktemp -d)"
-pids=()
-# shellcheck disable=SC2317 # run by the trap below
-cleanup() {
-    local pid
-    for pid in "${pids[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for pid in "${pids[@]}"; do
-        wait "$pid" 2>/dev/null || true
-    done
-    rm -rf "$logs"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# wait_for_line FILE PATTERN PID WHAT: until FILE has a line matching PATTERN, bounded; fails when the
-# process PID ends first.
-wait_for_line() {
-    local file="$1" pattern="$2" pid="$3" what="$4" waited=0
-    until grep -q -- "$pattern" "$file" 2>/dev/null; do
-        if ! kill -0 "$pid" 2>/dev/null; then
-            cat "$file" >&2
-            echo "$prog: $what ended before it was ready (output above)" >&2
-            exit 1
-        fi
-        if ((waited >= timeout_s * 10)); then
-            cat "$file" >&2
-            echo "$prog: $what not ready within $timeout_s s (output above)" >&2
-            exit 1
-        fi
-        sleep 0.1
-        waited=$((waited + 1))
-    done
-}
-
-# The job service listens on the rack's network, so it speaks TLS: a certificate made for this run, and a token.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=rk-$switch_host" \
-    -addext "subjectAltName=IP:$switch_addr" -keyout "$logs/switch.key.pem" -out "$logs/switch.crt.pem" \
-    >"$logs/openssl.log" 2>&1
-"$rack" exec "$switch_host" "$root/bin/switchml-switch" --host "$switch_addr" --service-host "$switch_addr" \
-    --service-port "$service_port" --token-file "$logs/token" --tls-cert "$logs/switch.crt.pem" \
-    --tls-key "$logs/switch.key.pem" >"$logs/switch.log" 2>&1 &
-pids+=($!)
-wait_for_line "$logs/switch.log" "dataplane" "${pids[-1]}" "the switch in rk-$switch_host"
-# "switchml-switch: dataplane HOST:PORT,PORT... jobs ...": the workers need the lane ports.
-switch_dataplane="$(awk '/dataplane/ { for (i = 1; i < NF; i++) if ($i == "dataplane") print $(i + 1); exit }' "$logs/switch.log")"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+switch_addr="$(host_addr "$switch_host")"
+if [[ -z $switch_addr ]]; then
+    echo "$prog: SWITCH_HOST '$switch_host' is no host of the rack ($rack hosts lists them)" >&2
+    exit 2
+fi
+start_switch "$switch_host" "$service_port"
 
 java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
           --timeout-s "$timeout_s")

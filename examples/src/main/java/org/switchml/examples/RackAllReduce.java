@@ -429,8 +429,8 @@ public final class RackAllReduce implements Callable<Integer> {
         }
         final double seconds = median(nanos) / 1e9;
         System.out.printf(Locale.ROOT, "rank=%d elements=%d reps=%d median_s=%.6f goodput_gbps=%.4f exact=%b"
-                + " retransmissions=%d%n", rank, elements, reps, seconds, 32.0 * elements / seconds / 1e9,
-                firstMismatch == null, client.stats().retransmissions());
+                + " retransmissions=%d loss_detected=%d%n", rank, elements, reps, seconds, 32.0 * elements / seconds / 1e9,
+                firstMismatch == null, client.stats().retransmissions(), client.stats().lossDetected());
         System.out.flush();
         return firstMismatch == null ? "exact" : "mismatch";
     }

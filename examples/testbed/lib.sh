@@ -1,0 +1,64 @@
+# shellcheck shell=bash disable=SC2154
+# Sourced by the testbed's run-*.sh after run-args.sh or their own argument checks: the processes they
+# start, stopped on exit; a bounded wait for a process's "ready" line; the standalone switch with its job
+# service on TLS. Expects $prog, $rack, $timeout_s and $logs (a directory of this run, removed on exit).
+
+pids=()
+# shellcheck disable=SC2317 # run by the trap below
+stop_all() {
+    local pid
+    for pid in "${pids[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$logs"
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
+
+# wait_for_line FILE PATTERN PID WHAT: until FILE has a line matching PATTERN, bounded by $timeout_s;
+# fails when the process PID ends first.
+wait_for_line() {
+    local file="$1" pattern="$2" pid="$3" what="$4" waited=0
+    until grep -q -- "$pattern" "$file" 2>/dev/null; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            cat "$file" >&2
+            echo "$prog: $what ended before it was ready (output above)" >&2
+            exit 1
+        fi
+        if ((waited >= timeout_s * 10)); then
+            cat "$file" >&2
+            echo "$prog: $what not ready within $timeout_s s (output above)" >&2
+            exit 1
+        fi
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+}
+
+# host_addr HOST: the rack address of HOST (sw, drv, w1 ..), empty when the rack has no such host.
+host_addr() {
+    awk -v h="rk-${1#rk-}" '$1 == h { print $2 }' <<<"$("$rack" hosts)"
+}
+
+# start_switch HOST SERVICE_PORT: bin/switchml-switch in HOST, its dataplane and job service on HOST's rack
+# address, the service on TLS with a certificate made for this run and a token ($logs/switch.crt.pem,
+# $logs/token). Sets $switch_dataplane (HOST:PORT,PORT..., what workers send to).
+start_switch() {
+    local host="$1" port="$2" addr
+    addr="$(host_addr "$host")"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=rk-$host" \
+        -addext "subjectAltName=IP:$addr" -keyout "$logs/switch.key.pem" -out "$logs/switch.crt.pem" \
+        >"$logs/openssl.log" 2>&1
+    SWITCHML_NO_BUILD=1 "$rack" exec "$host" "$root/bin/switchml-switch" --host "$addr" --service-host "$addr" \
+        --service-port "$port" --token-file "$logs/token" --tls-cert "$logs/switch.crt.pem" \
+        --tls-key "$logs/switch.key.pem" >"$logs/switch.log" 2>&1 &
+    pids+=($!)
+    wait_for_line "$logs/switch.log" "dataplane" "${pids[-1]}" "the switch in rk-$host"
+    # "switchml-switch: dataplane HOST:PORT,PORT... jobs ...": the workers need the lane ports.
+    # shellcheck disable=SC2034 # read by the scripts that source this file
+    switch_dataplane="$(awk '/dataplane/ { for (i = 1; i < NF; i++) if ($i == "dataplane") print $(i + 1); exit }' \
+        "$logs/switch.log")"
+}
