@@ -135,7 +135,7 @@ public final class RackPlot implements Callable<Integer> {
                 .title(String.format(Locale.ROOT, "Allreduce of %s floats per worker, links at %s",
                         sizeLabel(size), rateLabel(rateBits)))
                 .xAxisTitle("workers n").yAxisTitle("goodput per worker (Gbit/s)").build();
-        chart.getStyler().setLegendPosition(LegendPosition.InsideNE);
+        chart.getStyler().setLegendPosition(LegendPosition.InsideSW);
         chart.getStyler().setYAxisMin(0.0);
         chart.getStyler().setXAxisDecimalPattern("0");
         chart.getStyler().setYAxisDecimalPattern("0.000");
@@ -191,7 +191,7 @@ public final class RackPlot implements Callable<Integer> {
         return (s.length & 1) == 1 ? s[m] : (s[m - 1] + s[m]) / 2;
     }
 
-    private static String trim(final double v) {
+    static String trim(final double v) {
         return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
     }
 
@@ -258,7 +258,7 @@ public final class RackPlot implements Callable<Integer> {
         return rows;
     }
 
-    private static double number(final String where, final String column, final String text, final double min,
+    static double number(final String where, final String column, final String text, final double min,
                                  final double max) throws BadCsv {
         final double v;
         try {

@@ -403,6 +403,7 @@ public final class TrainLogisticRegression implements Cli.Validated {
             }
             report = null;
         }
+        out.printf(Locale.ROOT, "[%s] fitted in %.2f s; evaluating on the test rows ...%n", trainer, seconds);
         final double[] h = model.summary().objectiveHistory();
         final Dataset<Row> predictions = model.transform(in.test());
         final boolean binary = model.numClasses() == 2;

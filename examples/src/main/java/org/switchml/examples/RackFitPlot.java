@@ -1,0 +1,154 @@
+package org.switchml.examples;
+
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.BitmapEncoder.BitmapFormat;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler.LegendPosition;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+
+/**
+ * Draws Spark on the emulated rack (examples/testbed/run-spark.sh, docs/testbed.md): the LogisticRegression fit
+ * time against the number of executors, one line per design (the median of its repetitions).
+ *
+ * <p>The CSV needs a header with at least the columns design, n, coefficients and fit_seconds; all rows must be
+ * of one problem size (coefficients).
+ */
+@Command(name = "rack-fit-plot", mixinStandardHelpOptions = true, version = "rack-fit-plot 0.1.0-SNAPSHOT",
+        sortOptions = false,
+        description = {"Plots LogisticRegression fit time vs executors from run-spark.sh's CSV into a PNG.",
+                "Exit codes: 0 ok, 1 the CSV is malformed or mixes problem sizes, 2 usage."})
+public final class RackFitPlot implements Callable<Integer> {
+    private static final List<String> COLUMNS = List.of("design", "n", "coefficients", "fit_seconds");
+
+    @Parameters(index = "0", paramLabel = "CSV", description = "run-spark.sh's results (--out)")
+    Path csv;
+
+    @Option(names = {"-o", "--out"}, required = true, paramLabel = "PNG", description = "the image to write")
+    Path out;
+
+    @Option(names = "--width", description = "image width in pixels (default ${DEFAULT-VALUE})")
+    int width = 900;
+
+    @Option(names = "--height", description = "image height in pixels (default ${DEFAULT-VALUE})")
+    int height = 560;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    /** Runs the command line; exits with its code. */
+    public static void main(final String[] args) {
+        System.setProperty("java.awt.headless", "true");
+        System.exit(new CommandLine(new RackFitPlot()).execute(args));
+    }
+
+    /** One fit: its design, executors, problem size and seconds. */
+    record Fit(String design, int n, long coefficients, double seconds) {
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        if (width < 200 || height < 150) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--width must be >= 200 and --height >= 150");
+        }
+        final PrintWriter err = spec.commandLine().getErr();
+        final List<Fit> fits;
+        try {
+            fits = read(csv);
+        } catch (final RackPlot.BadCsv e) {
+            err.println("rack-fit-plot: " + e.getMessage());
+            return RackPlot.EXIT_BAD_DATA;
+        }
+        final TreeSet<Long> sizes = new TreeSet<>();
+        fits.forEach(f -> sizes.add(f.coefficients()));
+        if (sizes.size() > 1) {
+            err.println("rack-fit-plot: " + csv + ": rows of several problem sizes " + sizes + ": plot one per CSV");
+            return RackPlot.EXIT_BAD_DATA;
+        }
+        final TreeMap<String, TreeMap<Integer, List<Double>>> series = series(fits);
+        final XYChart chart = new XYChartBuilder().width(width).height(height)
+                .title(String.format(Locale.ROOT, "LogisticRegression on the rack, %,d coefficients", sizes.first()))
+                .xAxisTitle("executors n").yAxisTitle("fit time (s)").build();
+        chart.getStyler().setLegendPosition(LegendPosition.InsideNW);
+        chart.getStyler().setYAxisMin(0.0);
+        chart.getStyler().setXAxisDecimalPattern("0");
+        for (final Map.Entry<String, TreeMap<Integer, List<Double>>> e : series.entrySet()) {
+            final List<Double> x = new ArrayList<>();
+            final List<Double> y = new ArrayList<>();
+            for (final Map.Entry<Integer, List<Double>> p : e.getValue().entrySet()) {
+                x.add((double) p.getKey());
+                y.add(RackPlot.median(p.getValue()));
+            }
+            chart.addSeries(e.getKey(), x, y).setMarker(SeriesMarkers.CIRCLE);
+        }
+        Files.write(out, BitmapEncoder.getBitmapBytes(chart, BitmapFormat.PNG));
+        spec.commandLine().getOut().printf(Locale.ROOT, "rack-fit-plot: %s: %d fits, %d designs%n", out, fits.size(),
+                series.size());
+        return RackPlot.EXIT_OK;
+    }
+
+    /** Fit times by design and n. */
+    static TreeMap<String, TreeMap<Integer, List<Double>>> series(final List<Fit> fits) {
+        final TreeMap<String, TreeMap<Integer, List<Double>>> out = new TreeMap<>();
+        for (final Fit f : fits) {
+            out.computeIfAbsent(f.design(), d -> new TreeMap<>()).computeIfAbsent(f.n(), n -> new ArrayList<>())
+                    .add(f.seconds());
+        }
+        return out;
+    }
+
+    /** Reads the CSV; every problem names the file, the line and the column. */
+    static List<Fit> read(final Path file) throws IOException, RackPlot.BadCsv {
+        final List<String> lines = Files.readAllLines(file);
+        if (lines.isEmpty() || lines.get(0).isBlank()) {
+            throw new RackPlot.BadCsv(file + ": empty; expected a header line naming the columns " + COLUMNS);
+        }
+        final List<String> header = Arrays.asList(lines.get(0).trim().split(",", -1));
+        final int[] at = new int[COLUMNS.size()];
+        for (int c = 0; c < at.length; c++) {
+            at[c] = header.indexOf(COLUMNS.get(c));
+            if (at[c] < 0) {
+                throw new RackPlot.BadCsv(file + " line 1: no column '" + COLUMNS.get(c) + "' in the header " + header);
+            }
+        }
+        final List<Fit> fits = new ArrayList<>();
+        for (int i = 1; i < lines.size(); i++) {
+            final String line = lines.get(i).trim();
+            if (line.isEmpty()) {
+                continue;
+            }
+            final String[] f = line.split(",", -1);
+            final String where = file + " line " + (i + 1) + ": ";
+            if (f.length != header.size()) {
+                throw new RackPlot.BadCsv(where + f.length + " fields, the header has " + header.size());
+            }
+            if (f[at[0]].isEmpty()) {
+                throw new RackPlot.BadCsv(where + "the design is empty");
+            }
+            fits.add(new Fit(f[at[0]], (int) RackPlot.number(where, "n", f[at[1]], 1, 4096),
+                    (long) RackPlot.number(where, "coefficients", f[at[2]], 1, Long.MAX_VALUE),
+                    RackPlot.number(where, "fit_seconds", f[at[3]], 0, Double.MAX_VALUE)));
+        }
+        if (fits.isEmpty()) {
+            throw new RackPlot.BadCsv(file + ": a header and no rows");
+        }
+        return fits;
+    }
+}

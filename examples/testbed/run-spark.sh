@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Spark on the emulated rack (docs/testbed.md): a Spark standalone Master in rk-drv and one Worker in each of
+# rk-w1..rk-wN (one executor of one core each), and TrainLogisticRegression on generated sparse multinomial
+# data, fitted three ways with the same data and params:
+#   switchml-hub       the drop-in SwitchMLLogisticRegression, the standalone switch in rk-sw (the rack's hub)
+#   mllib              stock MLlib LogisticRegression (treeAggregate to the driver, broadcast back)
+#   switchml-embedded  the drop-in with its default, the software switch inside the driver (behind rk-drv's link)
+# The first two run in one application (TrainLogisticRegression --compare), the third in a second one; a rep
+# runs both applications. Appends one CSV row per design and rep: the fit's time, iterations and final loss,
+# and the bytes each executor's link carried during the fit (both directions, from the switch ports'
+# counters), per iteration. With --aggregate SIZES it then also runs SparkAggregateBench with the switch in
+# rk-sw: SwitchMLAggregator against Spark's treeAggregate (to the driver, and with the final merge on an
+# executor) for those vector sizes (doubles), one partition per executor, and prints its lines.
+#
+#   run-spark.sh N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]
+#                  [--aggregate SIZES] [--no-fit]
+#
+# Needs root and a rack that is up with at least N workers (rack.sh up --workers N). Stops everything it
+# started, also on failure or Ctrl-C. Exit codes: 0 ok, 1 a fit failed or the designs' losses differ, 2 usage
+# or no rack. Environment: JAVA, TIMEOUT_S (bound of every wait for a process to be ready, default 180;
+# a fit is bounded by the application's own timeouts), MVN, MVN_OPTS_EXTRA (default -o: build offline).
+set -euo pipefail
+
+readonly prog="run-spark.sh"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
+readonly here
+readonly rack="$here/rack.sh"
+readonly service_port=9560
+readonly master_port=7077
+readonly timeout_s="${TIMEOUT_S:-180}"
+
+usage_error() {
+    echo "$prog: $1" >&2
+    echo "usage: $prog N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]" \
+        "[--aggregate SIZES] [--no-fit]" >&2
+    exit 2
+}
+[[ $# -ge 1 ]] || usage_error "needs N"
+workers="$1"
+shift
+[[ $workers =~ ^[1-8]$ ]] || usage_error "N must be 1..8, got '$workers'"
+features=100000
+classes=10
+rows=20000
+nnz=20
+max_iter=10
+reps=1
+out="$here/../../docs/results/rack-spark.csv"
+aggregate=""
+fit=1
+while [[ $# -gt 0 ]]; do
+    if [[ $1 == --no-fit ]]; then
+        fit=0
+        shift
+        continue
+    fi
+    [[ $# -ge 2 ]] || usage_error "$1 needs a value"
+    case "$1" in
+        --aggregate) aggregate="$2" ;;
+        --features) features="$2" ;;
+        --classes) classes="$2" ;;
+        --rows) rows="$2" ;;
+        --nnz) nnz="$2" ;;
+        --max-iter) max_iter="$2" ;;
+        --reps) reps="$2" ;;
+        --out) out="$2" ;;
+        *) usage_error "unknown argument '$1'" ;;
+    esac
+    shift 2
+done
+for v in "$features" "$classes" "$rows" "$nnz" "$max_iter" "$reps"; do
+    [[ $v =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "counts are positive whole numbers, got '$v'"
+done
+[[ $EUID -eq 0 ]] || { echo "$prog: ip netns needs root" >&2; exit 2; }
+if ! grep -q "^rk-w$workers " <<<"$("$rack" hosts 2>/dev/null || true)"; then
+    echo "$prog: no rack with $workers workers is up: run '$rack up --workers $workers' first" >&2
+    exit 2
+fi
+
+export MVN_OPTS_EXTRA="${MVN_OPTS_EXTRA--o}"
+# shellcheck source=../../bin/common.sh
+source "$here/../../bin/common.sh"
+ensure_built "$prog"
+export SWITCHML_NO_BUILD=1 # the namespaces have no network: nothing may run Maven in them
+
+logs="$(mktemp -d)"
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+driver_addr="$(host_addr drv)"
+switch_addr="$(host_addr sw)"
+master="spark://$driver_addr:$master_port"
+java="${JAVA:-java}"
+spark_cp="$spark_dist/jars/*"
+
+# Spark's daemons, each bound to its host's rack address.
+SPARK_HOME="$spark_dist" SPARK_SCALA_VERSION=2.13 SPARK_LOCAL_IP="$driver_addr" \
+    "$rack" exec drv "$java" -Xmx256m -cp "$spark_cp" org.apache.spark.deploy.master.Master \
+    --host "$driver_addr" --port "$master_port" --webui-port 0 >"$logs/master.log" 2>&1 &
+pids+=($!)
+wait_for_line "$logs/master.log" "Starting Spark master at" "${pids[-1]}" "the Spark master in rk-drv"
+for ((i = 1; i <= workers; i++)); do
+    addr="$(host_addr "w$i")"
+    SPARK_HOME="$spark_dist" SPARK_SCALA_VERSION=2.13 SPARK_LOCAL_IP="$addr" \
+        "$rack" exec "w$i" "$java" -Xmx256m -cp "$spark_cp" org.apache.spark.deploy.worker.Worker \
+        --host "$addr" --cores 1 --memory 1536m --webui-port 0 --work-dir "$logs/work-w$i" "$master" \
+        >"$logs/worker-w$i.log" 2>&1 &
+    pids+=($!)
+done
+for ((i = 1; i <= workers; i++)); do
+    wait_for_line "$logs/worker-w$i.log" "Successfully registered with master" "${pids[i]}" "the Spark worker in rk-w$i"
+done
+start_switch sw "$service_port"
+echo "# $prog: Spark master $master, $workers workers (1 core each); switch in rk-sw: $switch_dataplane"
+
+# link_bytes: the bytes every worker link has carried so far, both directions, summed over the rack's workers
+# (read on the switch's side: port p-wI receives what rk-wI sends). %.0f: past 2^31, awk's %d may saturate.
+link_bytes() {
+    ip netns exec rk-sw sh -c "cat /sys/class/net/p-w*/statistics/rx_bytes /sys/class/net/p-w*/statistics/tx_bytes" |
+        awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+hub_conf=(--conf "spark.switchml.jobService.address=$switch_addr:$service_port"
+          --conf "spark.switchml.auth.tokenFile=$logs/token"
+          --conf "spark.switchml.tls.trustCertFile=$logs/switch.crt.pem")
+
+# submit NAME CONF... -- CLASS APP_ARGS...: an application of the examples jar through bin/switchml-submit in
+# rk-drv. Each of its output lines is copied to $logs/NAME.out; when a fit starts and ends, the worker links'
+# byte count is noted beside it.
+submit() {
+    local name="$1" line
+    shift
+    local conf=()
+    while [[ $1 != -- ]]; do
+        conf+=("$1")
+        shift
+    done
+    shift
+    local class="$1"
+    shift
+    "$rack" exec drv "$root/bin/switchml-submit" --master "$master" --deploy-mode client \
+        --driver-memory 2g \
+        --conf "spark.driver.host=$driver_addr" --conf spark.ui.enabled=false \
+        --conf spark.executor.cores=1 --conf "spark.cores.max=$workers" --conf spark.executor.memory=1g \
+        --conf spark.locality.wait=0s "${conf[@]}" \
+        --class "$class" "$examples_jar" "$@" 2>"$logs/$name.err" |
+        while IFS= read -r line; do
+            case "$line" in
+                *"] fitting ..."*|*"] fitted in "*) printf '%s @bytes %s\n' "$line" "$(link_bytes)" ;;
+                *) printf '%s\n' "$line" ;;
+            esac
+        done >"$logs/$name.out"
+    local status="${PIPESTATUS[0]}"
+    if [[ $status -ne 0 ]]; then
+        cat "$logs/$name.out"
+        tail -n 60 "$logs/$name.err" >&2
+        echo "$prog: application $name exited $status (its output above)" >&2
+        return 1
+    fi
+}
+
+# rows_of NAME DESIGN_OF_TRAINER...: CSV rows from $logs/NAME.out (trainer=design pairs name the rows).
+rows_of() {
+    local name="$1"
+    shift
+    awk -v n="$workers" -v coef="$((classes * (features + 1)))" -v rep="$rep" -v map="$*" \
+        -v load="$(cut -d' ' -f1 /proc/loadavg)" '
+        BEGIN { split(map, pairs, " "); for (p in pairs) { split(pairs[p], kv, "="); design[kv[1]] = kv[2] } }
+        /\] fitting \.\.\. @bytes / { t = substr($1, 2, length($1) - 2); b0[t] = $NF }
+        /\] fitted in .* @bytes / { t = substr($1, 2, length($1) - 2); b1[t] = $NF }
+        /\] done: / {
+            t = substr($1, 2, length($1) - 2); secs = $3; iters = $5; loss = $9; sub(/,$/, "", loss)
+            mb = (b1[t] - b0[t]) / n / iters / 1e6
+            printf "%s,%d,%d,%d,%.2f,%d,%s,%.2f,%s\n", design[t], n, coef, rep, secs, iters, loss, mb, load
+        }
+        # the table: trainer, fit s, iterations, final loss, metric, switch MB, retransmissions, fallbacks
+        $1 == "switchml" && NF == 8 && $8 != "0" { print "'"$prog"': the fit fell back: " $0 > "/dev/stderr"; bad = 1 }
+        END { exit bad }' "$logs/$name.out"
+}
+
+train=(org.switchml.examples.TrainLogisticRegression --generated --features "$features" --classes "$classes"
+       --rows "$rows" --nnz "$nnz" --partitions "$workers" --max-iter "$max_iter" --family multinomial)
+failed=0
+if ((fit)); then
+    [[ -s $out ]] || echo "design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1" >"$out"
+    for ((rep = 1; rep <= reps; rep++)); do
+        submit "hub-$rep" "${hub_conf[@]}" -- "${train[@]}" --compare --output "$logs/out-hub-$rep" || failed=1
+        rows_of "hub-$rep" switchml=switchml-hub mllib=mllib | tee -a "$out" || failed=1
+        submit "embedded-$rep" -- "${train[@]}" --output "$logs/out-embedded-$rep" || failed=1
+        rows_of "embedded-$rep" switchml=switchml-embedded | tee -a "$out" || failed=1
+        grep -h '^\[\(switchml\|mllib\)\] done' "$logs/hub-$rep.out" "$logs/embedded-$rep.out" | sed 's/^/# /' || true
+    done
+fi
+if [[ -n $aggregate ]]; then
+    submit aggregate "${hub_conf[@]}" -- org.switchml.examples.SparkAggregateBench --sizes "$aggregate" \
+        --partitions "$workers" --reps 3 --no-loop || failed=1
+    grep -E '^(master=|aggregate |load at)' "$logs/aggregate.out" || true
+fi
+exit "$failed"
