@@ -105,6 +105,15 @@ final class AllReduceOperation {
     private int silentRounds;
     /** Whether a result arrived since the last retransmission round. */
     private boolean answeredSinceRound = true;
+    /**
+     * Retransmission rounds in a row with no round trip measured in between (no packet answered at its first
+     * transmission): the timeout stays doubled that many times until one is (Karn). Results keep coming in a
+     * retransmission storm, so {@link #silentRounds} stays 0 there; what stops coming are first-transmission
+     * answers, because every packet waits in the queue the copies made longer than the stale timeout.
+     */
+    private int unmeasuredRounds;
+    /** Whether a round trip was measured since the last retransmission round. */
+    private boolean measuredSinceRound = true;
     private final long resultTimeoutNs;
     private volatile long lastProgressNs = System.nanoTime();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -292,6 +301,8 @@ final class AllReduceOperation {
             // answer an earlier copy, and in a loaded window that would declare lost what is only queued.
             final long sample = now - firstSentNs[slot];
             rtt.sample(sample);
+            measuredSinceRound = true;
+            unmeasuredRounds = 0;
             final int lane = slot % lanes.length;
             if (!laneKnown[lane] || firstSentNs[slot] - laneSentNs[lane] > 0) {
                 laneKnown[lane] = true;
@@ -394,7 +405,8 @@ final class AllReduceOperation {
         boolean round = false;
         for (int slot = 0; slot < poolSize; slot++) {
             final int q = outstanding[slot];
-            if (q >= 0 && now - lastSentNs[slot] >= timeout(rto, Math.max(silentRounds, timeouts[slot] / RETRIES_PER_DOUBLING))) {
+            if (q >= 0 && now - lastSentNs[slot] >= timeout(rto, Math.max(Math.max(silentRounds, unmeasuredRounds),
+                    timeouts[slot] / RETRIES_PER_DOUBLING))) {
                 lastSentNs[slot] = now;
                 retries[slot]++;
                 timeouts[slot]++;
@@ -409,6 +421,10 @@ final class AllReduceOperation {
                 silentRounds++;
             }
             answeredSinceRound = false;
+            if (!measuredSinceRound && unmeasuredRounds < MAX_EXPONENT) {
+                unmeasuredRounds++;
+            }
+            measuredSinceRound = false;
         }
         if (io.retransmissions() != before) {
             io.sender.flush();

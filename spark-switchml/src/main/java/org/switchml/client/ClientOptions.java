@@ -7,9 +7,10 @@ import org.switchml.transport.FaultPlan;
  *
  * <p>Retransmission (docs/design.md, "Loss recovery"): a packet is sent again when its result has not
  * come within the retransmission timeout, which starts at {@code retransmitTimeoutMs} and then follows the
- * measured round trips (smoothed RTT plus four deviations), never below {@code minRetransmitTimeoutMs}.
- * Random loss does not grow it; it backs off (doubling, up to {@code maxRetransmitTimeoutMs}) only while
- * no result at all arrives, or for a packet sent again many times in a row.
+ * measured round trips (smoothed RTT plus four deviations, at least 1.5 round trips), never below
+ * {@code minRetransmitTimeoutMs}. Random loss does not grow it; it backs off (doubling, up to
+ * {@code maxRetransmitTimeoutMs}) while no result at all arrives, while no packet is answered at its first
+ * transmission (Karn), or for a packet sent again many times in a row.
  *
  * @param bindHost               local address of the worker socket
  * @param bindPort               local port; 0 picks a free one
