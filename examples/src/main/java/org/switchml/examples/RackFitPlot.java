@@ -1,22 +1,17 @@
 package org.switchml.examples;
 
-import org.knowm.xchart.BitmapEncoder;
-import org.knowm.xchart.BitmapEncoder.BitmapFormat;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.style.Styler.LegendPosition;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -41,14 +36,8 @@ public final class RackFitPlot implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "CSV", description = "run-spark.sh's results (--out)")
     Path csv;
 
-    @Option(names = {"-o", "--out"}, required = true, paramLabel = "PNG", description = "the image to write")
-    Path out;
-
-    @Option(names = "--width", description = "image width in pixels (default ${DEFAULT-VALUE})")
-    int width = 900;
-
-    @Option(names = "--height", description = "image height in pixels (default ${DEFAULT-VALUE})")
-    int height = 560;
+    @CommandLine.Mixin
+    PlotImage image;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -65,9 +54,7 @@ public final class RackFitPlot implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (width < 200 || height < 150) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--width must be >= 200 and --height >= 150");
-        }
+        final XYChartBuilder builder = image.chart(spec);
         final PrintWriter err = spec.commandLine().getErr();
         final List<Fit> fits;
         try {
@@ -83,7 +70,7 @@ public final class RackFitPlot implements Callable<Integer> {
             return RackPlot.EXIT_BAD_DATA;
         }
         final TreeMap<String, TreeMap<Integer, List<Double>>> series = series(fits);
-        final XYChart chart = new XYChartBuilder().width(width).height(height)
+        final XYChart chart = builder
                 .title(String.format(Locale.ROOT, "LogisticRegression on the rack, %,d coefficients", sizes.first()))
                 .xAxisTitle("executors n").yAxisTitle("fit time (s)").build();
         chart.getStyler().setLegendPosition(LegendPosition.InsideNW);
@@ -98,8 +85,8 @@ public final class RackFitPlot implements Callable<Integer> {
             }
             chart.addSeries(e.getKey(), x, y).setMarker(SeriesMarkers.CIRCLE);
         }
-        Files.write(out, BitmapEncoder.getBitmapBytes(chart, BitmapFormat.PNG));
-        spec.commandLine().getOut().printf(Locale.ROOT, "rack-fit-plot: %s: %d fits, %d designs%n", out, fits.size(),
+        image.write(chart);
+        spec.commandLine().getOut().printf(Locale.ROOT, "rack-fit-plot: %s: %d fits, %d designs%n", image.out, fits.size(),
                 series.size());
         return RackPlot.EXIT_OK;
     }
@@ -116,38 +103,10 @@ public final class RackFitPlot implements Callable<Integer> {
 
     /** Reads the CSV; every problem names the file, the line and the column. */
     static List<Fit> read(final Path file) throws IOException, RackPlot.BadCsv {
-        final List<String> lines = Files.readAllLines(file);
-        if (lines.isEmpty() || lines.get(0).isBlank()) {
-            throw new RackPlot.BadCsv(file + ": empty; expected a header line naming the columns " + COLUMNS);
-        }
-        final List<String> header = Arrays.asList(lines.get(0).trim().split(",", -1));
-        final int[] at = new int[COLUMNS.size()];
-        for (int c = 0; c < at.length; c++) {
-            at[c] = header.indexOf(COLUMNS.get(c));
-            if (at[c] < 0) {
-                throw new RackPlot.BadCsv(file + " line 1: no column '" + COLUMNS.get(c) + "' in the header " + header);
-            }
-        }
         final List<Fit> fits = new ArrayList<>();
-        for (int i = 1; i < lines.size(); i++) {
-            final String line = lines.get(i).trim();
-            if (line.isEmpty()) {
-                continue;
-            }
-            final String[] f = line.split(",", -1);
-            final String where = file + " line " + (i + 1) + ": ";
-            if (f.length != header.size()) {
-                throw new RackPlot.BadCsv(where + f.length + " fields, the header has " + header.size());
-            }
-            if (f[at[0]].isEmpty()) {
-                throw new RackPlot.BadCsv(where + "the design is empty");
-            }
-            fits.add(new Fit(f[at[0]], (int) RackPlot.number(where, "n", f[at[1]], 1, 4096),
-                    (long) RackPlot.number(where, "coefficients", f[at[2]], 1, Long.MAX_VALUE),
-                    RackPlot.number(where, "fit_seconds", f[at[3]], 0, Double.MAX_VALUE)));
-        }
-        if (fits.isEmpty()) {
-            throw new RackPlot.BadCsv(file + ": a header and no rows");
+        for (final RackPlot.Field[] f : RackPlot.columns(file, COLUMNS)) {
+            fits.add(new Fit(f[0].text(), (int) f[1].number(1, 4096), (long) f[2].number(1, Long.MAX_VALUE),
+                    f[3].number(0, Double.MAX_VALUE)));
         }
         return fits;
     }

@@ -1,7 +1,5 @@
 package org.switchml.examples;
 
-import org.knowm.xchart.BitmapEncoder;
-import org.knowm.xchart.BitmapEncoder.BitmapFormat;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
@@ -49,18 +47,12 @@ public final class RackPlot implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "CSV", description = "the sweep's results (sweep.sh --out)")
     Path csv;
 
-    @Option(names = {"-o", "--out"}, required = true, paramLabel = "PNG", description = "the image to write")
-    Path out;
+    @CommandLine.Mixin
+    PlotImage image;
 
     @Option(names = "--elements", paramLabel = "N", description = "the vector size to plot, in floats per worker"
             + " (default: 4194304 when present, else the largest)")
     Long elements;
-
-    @Option(names = "--width", description = "image width in pixels (default ${DEFAULT-VALUE})")
-    int width = 900;
-
-    @Option(names = "--height", description = "image height in pixels (default ${DEFAULT-VALUE})")
-    int height = 560;
 
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -73,9 +65,7 @@ public final class RackPlot implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (width < 200 || height < 150) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--width must be >= 200 and --height >= 150");
-        }
+        final XYChartBuilder builder = image.chart(spec);
         final PrintWriter err = spec.commandLine().getErr();
         final List<Row> rows;
         try {
@@ -112,8 +102,8 @@ public final class RackPlot implements Callable<Integer> {
                     + ": plot one rate per CSV");
             return EXIT_BAD_DATA;
         }
-        Files.write(out, BitmapEncoder.getBitmapBytes(chart(chosen, size, rates.first()), BitmapFormat.PNG));
-        spec.commandLine().getOut().printf(Locale.ROOT, "rack-plot: %s: %d rows of %d elements, %d designs%n", out,
+        image.write(chart(builder, chosen, size, rates.first()));
+        spec.commandLine().getOut().printf(Locale.ROOT, "rack-plot: %s: %d rows of %d elements, %d designs%n", image.out,
                 chosen.size(), size, series(chosen).size());
         return EXIT_OK;
     }
@@ -130,8 +120,8 @@ public final class RackPlot implements Callable<Integer> {
         return largest;
     }
 
-    private XYChart chart(final List<Row> rows, final long size, final long rateBits) {
-        final XYChart chart = new XYChartBuilder().width(width).height(height)
+    private XYChart chart(final XYChartBuilder builder, final List<Row> rows, final long size, final long rateBits) {
+        final XYChart chart = builder
                 .title(String.format(Locale.ROOT, "Allreduce of %s floats per worker, links at %s",
                         sizeLabel(size), rateLabel(rateBits)))
                 .xAxisTitle("workers n").yAxisTitle("goodput per worker (Gbit/s)").build();
@@ -214,40 +204,60 @@ public final class RackPlot implements Callable<Integer> {
 
     /** Reads the CSV; every problem names the file, the line and the column. */
     static List<Row> read(final Path file) throws IOException, BadCsv {
+        final List<Row> rows = new ArrayList<>();
+        for (final Field[] f : columns(file, COLUMNS)) {
+            final String exact = f[6].text();
+            if (!exact.equals("true") && !exact.equals("false")) {
+                throw new BadCsv(f[6].where() + "exact must be true or false, got '" + exact + "'");
+            }
+            rows.add(new Row(f[0].text(), (int) f[1].number(1, 4096), (long) f[2].number(1, Long.MAX_VALUE),
+                    (long) f[3].number(1, Long.MAX_VALUE), f[4].number(0, 100), f[5].number(0, Double.MAX_VALUE),
+                    exact.equals("true")));
+        }
+        return rows;
+    }
+
+    /** One cell of a CSV: its text and where it is (file and line), for messages. */
+    record Field(String column, String text, String where) {
+        double number(final double min, final double max) throws BadCsv {
+            return RackPlot.number(where, column, text, min, max);
+        }
+    }
+
+    /**
+     * The cells of {@code wanted} (in that order) of every non-blank row after the header; fails, naming the file
+     * and the line, on an empty file, a missing column, a row with another field count than the header, no rows,
+     * or an empty first column (the design).
+     */
+    static List<Field[]> columns(final Path file, final List<String> wanted) throws IOException, BadCsv {
         final List<String> lines = Files.readAllLines(file);
         if (lines.isEmpty() || lines.get(0).isBlank()) {
-            throw new BadCsv(file + ": empty; expected a header line naming the columns " + COLUMNS);
+            throw new BadCsv(file + ": empty; expected a header line naming the columns " + wanted);
         }
         final List<String> header = Arrays.asList(lines.get(0).trim().split(",", -1));
-        final int[] at = new int[COLUMNS.size()];
+        final int[] at = new int[wanted.size()];
         for (int c = 0; c < at.length; c++) {
-            at[c] = header.indexOf(COLUMNS.get(c));
+            at[c] = header.indexOf(wanted.get(c));
             if (at[c] < 0) {
-                throw new BadCsv(file + " line 1: no column '" + COLUMNS.get(c) + "' in the header " + header);
+                throw new BadCsv(file + " line 1: no column '" + wanted.get(c) + "' in the header " + header);
             }
         }
-        final List<Row> rows = new ArrayList<>();
+        final List<Field[]> rows = new ArrayList<>();
         for (int i = 1; i < lines.size(); i++) {
             final String line = lines.get(i).trim();
             if (line.isEmpty()) {
                 continue;
             }
             final String[] f = line.split(",", -1);
-            if (f.length != header.size()) {
-                throw new BadCsv(file + " line " + (i + 1) + ": " + f.length + " fields, the header has "
-                        + header.size());
-            }
             final String where = file + " line " + (i + 1) + ": ";
-            final String exact = f[at[6]];
-            if (!exact.equals("true") && !exact.equals("false")) {
-                throw new BadCsv(where + "exact must be true or false, got '" + exact + "'");
+            if (f.length != header.size()) {
+                throw new BadCsv(where + f.length + " fields, the header has " + header.size());
             }
-            final Row row = new Row(f[at[0]], (int) number(where, "n", f[at[1]], 1, 4096),
-                    (long) number(where, "elements", f[at[2]], 1, Long.MAX_VALUE),
-                    (long) number(where, "rate_bits", f[at[3]], 1, Long.MAX_VALUE),
-                    number(where, "loss_pct", f[at[4]], 0, 100),
-                    number(where, "goodput_gbps_per_worker", f[at[5]], 0, Double.MAX_VALUE), exact.equals("true"));
-            if (row.design.isEmpty()) {
+            final Field[] row = new Field[at.length];
+            for (int c = 0; c < at.length; c++) {
+                row[c] = new Field(wanted.get(c), f[at[c]], where);
+            }
+            if (row[0].text().isEmpty()) {
                 throw new BadCsv(where + "the design is empty");
             }
             rows.add(row);
