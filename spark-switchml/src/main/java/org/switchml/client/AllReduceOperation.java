@@ -101,19 +101,36 @@ final class AllReduceOperation {
 
     private final RttEstimator rtt;
     private final long maxTimeoutNs;
-    /** The window's backoff exponent: retransmission rounds in a row without any result in between. */
-    private int silentRounds;
-    /** Whether a result arrived since the last retransmission round. */
-    private boolean answeredSinceRound = true;
+    /** The window's backoff: retransmission rounds in a row without any result in between. */
+    private final RoundsWithout silence = new RoundsWithout();
     /**
      * Retransmission rounds in a row with no round trip measured in between (no packet answered at its first
      * transmission): the timeout stays doubled that many times until one is (Karn). Results keep coming in a
-     * retransmission storm, so {@link #silentRounds} stays 0 there; what stops coming are first-transmission
+     * retransmission storm, so {@link #silence} stays 0 there; what stops coming are first-transmission
      * answers, because every packet waits in the queue the copies made longer than the stale timeout.
      */
-    private int unmeasuredRounds;
-    /** Whether a round trip was measured since the last retransmission round. */
-    private boolean measuredSinceRound = true;
+    private final RoundsWithout unmeasured = new RoundsWithout();
+
+    /** Retransmission rounds in a row with no event of one kind in between: a backoff exponent. */
+    private static final class RoundsWithout {
+        private int rounds;
+        private boolean seenSinceRound = true;
+
+        /** The event happened: the count starts again. */
+        void seen() {
+            seenSinceRound = true;
+            rounds = 0;
+        }
+
+        /** A retransmission round ended; it counts when the event did not happen since the previous one. */
+        void round() {
+            if (!seenSinceRound && rounds < MAX_EXPONENT) {
+                rounds++;
+            }
+            seenSinceRound = false;
+        }
+    }
+
     private final long resultTimeoutNs;
     private volatile long lastProgressNs = System.nanoTime();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
@@ -294,15 +311,13 @@ final class AllReduceOperation {
         repliedCount++;
         final long now = System.nanoTime();
         lastProgressNs = now;
-        answeredSinceRound = true;
-        silentRounds = 0;
+        silence.seen();
         if (retries[slot] == 0) {
             // Only a packet sent once tells a round trip and an order (Karn): a retransmission's result may
             // answer an earlier copy, and in a loaded window that would declare lost what is only queued.
             final long sample = now - firstSentNs[slot];
             rtt.sample(sample);
-            measuredSinceRound = true;
-            unmeasuredRounds = 0;
+            unmeasured.seen();
             final int lane = slot % lanes.length;
             if (!laneKnown[lane] || firstSentNs[slot] - laneSentNs[lane] > 0) {
                 laneKnown[lane] = true;
@@ -405,7 +420,7 @@ final class AllReduceOperation {
         boolean round = false;
         for (int slot = 0; slot < poolSize; slot++) {
             final int q = outstanding[slot];
-            if (q >= 0 && now - lastSentNs[slot] >= timeout(rto, Math.max(Math.max(silentRounds, unmeasuredRounds),
+            if (q >= 0 && now - lastSentNs[slot] >= timeout(rto, Math.max(Math.max(silence.rounds, unmeasured.rounds),
                     timeouts[slot] / RETRIES_PER_DOUBLING))) {
                 lastSentNs[slot] = now;
                 retries[slot]++;
@@ -416,15 +431,10 @@ final class AllReduceOperation {
             }
         }
         if (round) {
-            // Two rounds with no result in between: silence, not random loss. Back the window off.
-            if (!answeredSinceRound && silentRounds < MAX_EXPONENT) {
-                silentRounds++;
-            }
-            answeredSinceRound = false;
-            if (!measuredSinceRound && unmeasuredRounds < MAX_EXPONENT) {
-                unmeasuredRounds++;
-            }
-            measuredSinceRound = false;
+            // Two rounds with no result in between: silence, not random loss. Back the window off; and keep it
+            // backed off while no round trip is measured.
+            silence.round();
+            unmeasured.round();
         }
         if (io.retransmissions() != before) {
             io.sender.flush();
