@@ -3,6 +3,7 @@ package org.switchml.spark;
 import com.codahale.metrics.Gauge;
 import com.codahale.metrics.Histogram;
 import com.codahale.metrics.MetricRegistry;
+import org.switchml.client.ClientStats;
 import org.switchml.protocol.DropReason;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.driver.DriverRuntime;
@@ -20,6 +21,7 @@ import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import java.io.Serializable;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToLongFunction;
 
 /**
  * Enable with {@code spark.plugins=org.switchml.spark.SwitchMLPlugin}. The driver side starts the
@@ -101,16 +103,18 @@ public final class SwitchMLPlugin implements SparkPlugin {
     static void registerExecutorMetrics(final MetricRegistry m, final ExecutorRuntime rt) {
         m.register("allreduces", (Gauge<Long>) rt::allreduces);
         m.register("allreduceBytes", (Gauge<Long>) rt::allreduceBytes);
-        m.register("worker.packetsSent", (Gauge<Long>) () -> {
-            final var stats = rt.workerStats(); // one snapshot per report
-            return stats == null ? 0L : stats.packetsSent();
-        });
-        m.register("worker.retransmissions", (Gauge<Long>) () -> {
-            final var stats = rt.workerStats();
-            return stats == null ? 0L : stats.retransmissions();
-        });
+        m.register("worker.packetsSent", workerGauge(rt, ClientStats::packetsSent));
+        m.register("worker.retransmissions", workerGauge(rt, ClientStats::retransmissions));
         final Histogram times = m.histogram("allreduceTimeMicros");
         rt.onAllReduceTime(ns -> times.update(TimeUnit.NANOSECONDS.toMicros(ns)));
+    }
+
+    /** A gauge of one of the worker socket's counters: one snapshot per report, 0 when the executor has no socket. */
+    private static Gauge<Long> workerGauge(final ExecutorRuntime rt, final ToLongFunction<ClientStats> counter) {
+        return () -> {
+            final ClientStats stats = rt.workerStats();
+            return stats == null ? 0L : counter.applyAsLong(stats);
+        };
     }
 
     /** Executor side: remembers how to reach the driver plugin and the switch. */
