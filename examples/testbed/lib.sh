@@ -1,7 +1,8 @@
 # shellcheck shell=bash disable=SC2154
 # Sourced by the testbed's run-*.sh after run-args.sh or their own argument checks: the processes they
 # start, stopped on exit; a bounded wait for a process's "ready" line; the standalone switch with its job
-# service on TLS. Expects $prog, $rack, $timeout_s and $logs (a directory of this run, removed on exit).
+# service on TLS. Expects $prog, $rack (its rack up), $timeout_s and $logs (a directory of this run, removed
+# on exit).
 
 pids=()
 # shellcheck disable=SC2317 # run by the trap below
@@ -38,9 +39,12 @@ wait_for_line() {
     done
 }
 
+# The rack's hosts and addresses, listed once: host_addr runs in command substitutions, which cannot keep a cache.
+rack_hosts="$("$rack" hosts)"
+
 # host_addr HOST: the rack address of HOST (sw, drv, w1 ..), empty when the rack has no such host.
 host_addr() {
-    awk -v h="rk-${1#rk-}" '$1 == h { print $2 }' <<<"$("$rack" hosts)"
+    awk -v h="rk-${1#rk-}" '$1 == h { print $2 }' <<<"$rack_hosts"
 }
 
 # start_switch HOST SERVICE_PORT: bin/switchml-switch in HOST, its dataplane and job service on HOST's rack

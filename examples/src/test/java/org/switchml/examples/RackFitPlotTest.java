@@ -18,7 +18,6 @@ class RackFitPlotTest {
     private static final String HEADER = "design,n,coefficients,rep,fit_seconds,iterations,final_loss,"
             + "mb_per_executor_per_iteration,load1";
 
-
     private static int run(final StringWriter out, final StringWriter err, final String... args) {
         return Plots.run(new RackFitPlot(), out, err, args);
     }

@@ -18,7 +18,6 @@ class RackPlotTest {
     private static final String HEADER = "design,n,elements,rate_bits,mtu,loss_pct,rep,seconds,"
             + "goodput_gbps_per_worker,retransmissions,exact,load1";
 
-
     private static int run(final StringWriter out, final StringWriter err, final String... args) {
         return Plots.run(new RackPlot(), out, err, args);
     }

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -34,15 +35,11 @@ final class Jvm implements AutoCloseable {
     static Jvm start(final String name, final Path log, final Map<String, String> env, final List<String> prefix,
                      final List<String> jvmArgs, final String mainClass, final List<String> args) throws IOException {
         final List<String> cmd = new ArrayList<>(prefix);
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add(java());
         cmd.addAll(jvmArgs);
         cmd.add(mainClass);
         cmd.addAll(args);
-        Files.createDirectories(log.getParent());
-        final ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-        pb.environment().putAll(env);
-        System.out.println("[it] starting " + name + ": " + String.join(" ", cmd).replaceAll("--add-opens=\\S+ ", ""));
-        return new Jvm(name, pb.start(), log);
+        return spawn(name, log, env, cmd);
     }
 
     /**
@@ -59,12 +56,23 @@ final class Jvm implements AutoCloseable {
         final List<String> cmd = new ArrayList<>(prefix);
         cmd.add(script.toString());
         cmd.addAll(args);
+        final Map<String, String> all = new HashMap<>(env);
+        all.put("JAVA", java());
+        all.put("SWITCHML_NO_BUILD", "1");
+        return spawn(name, log, all, cmd);
+    }
+
+    private static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** Runs {@code cmd} with {@code env} added, its output (stdout and stderr) to {@code log}. */
+    private static Jvm spawn(final String name, final Path log, final Map<String, String> env, final List<String> cmd)
+            throws IOException {
         Files.createDirectories(log.getParent());
         final ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().putAll(env);
-        pb.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        pb.environment().put("SWITCHML_NO_BUILD", "1");
-        System.out.println("[it] starting " + name + ": " + String.join(" ", cmd));
+        System.out.println("[it] starting " + name + ": " + String.join(" ", cmd).replaceAll("--add-opens=\\S+ ", ""));
         return new Jvm(name, pb.start(), log);
     }
 
