@@ -114,6 +114,10 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--warmups", description = "worker: untimed allreduces first (default ${DEFAULT-VALUE})")
     int warmups = 1;
 
+    @Option(names = "--retransmit-timeout-ms", description = "worker: first retransmission timeout, before a round"
+            + " trip is measured (default ${DEFAULT-VALUE}; a slow switch such as BMv2 queues packets for longer)")
+    long retransmitTimeoutMs = ClientOptions.DEFAULT_RETRANSMIT_TIMEOUT_MS;
+
     @Option(names = "--seed", description = "worker: seed of every rank's vector (default ${DEFAULT-VALUE})")
     long seed = 42;
 
@@ -326,8 +330,8 @@ public final class RackAllReduce implements Callable<Integer> {
         if (coordinator == null || switchAddress == null) {
             throw usage("--role worker needs --coordinator HOST:PORT and --switch HOST:PORT[,PORT...]");
         }
-        if (elements < 1 || reps < 1 || warmups < 0) {
-            throw usage("--elements and --reps must be positive, --warmups not negative");
+        if (elements < 1 || reps < 1 || warmups < 0 || retransmitTimeoutMs < 1) {
+            throw usage("--elements, --reps and --retransmit-timeout-ms must be positive, --warmups not negative");
         }
         final InetSocketAddress coord = hostPort("--coordinator", coordinator);
         final SwitchAddress sw;
@@ -340,7 +344,8 @@ public final class RackAllReduce implements Callable<Integer> {
         try (Socket s = connect(coord, who)) {
             final String bindHost = bind != null ? bind : s.getLocalAddress().getHostAddress();
             final ClientOptions options = ClientOptions.defaults().withBindHost(bindHost)
-                    .withResultTimeoutMs(timeoutMs());
+                    .withResultTimeoutMs(timeoutMs()).withRetransmitTimeoutMs(retransmitTimeoutMs,
+                            Math.max(retransmitTimeoutMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
             try (SwitchMLClient client = SwitchMLClient.open(options)) {
                 final InetSocketAddress local = client.localAddress();
                 send(s, "HELLO " + rank + " " + local.getAddress().getHostAddress() + " " + local.getPort());

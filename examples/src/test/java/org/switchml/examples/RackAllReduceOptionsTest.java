@@ -1,0 +1,55 @@
+package org.switchml.examples;
+
+import org.junit.jupiter.api.Test;
+import org.switchml.client.ClientOptions;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The worker's option checks, which reject bad values before any socket is opened. */
+class RackAllReduceOptionsTest {
+    private static final String[] WORKER = {"--role", "worker", "--rank", "0", "--coordinator", "127.0.0.1:1",
+        "--switch", "127.0.0.1:2"};
+
+    private static String[] worker(final String... more) {
+        final String[] all = new String[WORKER.length + more.length];
+        System.arraycopy(WORKER, 0, all, 0, WORKER.length);
+        System.arraycopy(more, 0, all, WORKER.length, more.length);
+        return all;
+    }
+
+    /** Exit code and standard error of one command line. */
+    private static Object[] run(final String... args) {
+        final StringWriter err = new StringWriter();
+        final CommandLine cl = new CommandLine(new RackAllReduce()).setErr(new PrintWriter(err, true));
+        return new Object[] {cl.execute(args), err.toString()};
+    }
+
+    @Test
+    void aRetransmissionTimeoutBelowOneMillisecondIsAUsageError() {
+        final Object[] r = run(worker("--retransmit-timeout-ms", "0"));
+        assertEquals(2, r[0]);
+        assertTrue(((String) r[1]).contains("--retransmit-timeout-ms must be positive"), (String) r[1]);
+    }
+
+    @Test
+    void theFirstRetransmissionTimeoutIsParsedAndDefaultsToTheLibrarys() {
+        final RackAllReduce dflt = new RackAllReduce();
+        new CommandLine(dflt).parseArgs(WORKER);
+        assertEquals(ClientOptions.DEFAULT_RETRANSMIT_TIMEOUT_MS, dflt.retransmitTimeoutMs);
+        final RackAllReduce set = new RackAllReduce();
+        new CommandLine(set).parseArgs(worker("--retransmit-timeout-ms", "200"));
+        assertEquals(200, set.retransmitTimeoutMs);
+    }
+
+    @Test
+    void aWorkerWithoutTheSwitchIsAUsageError() {
+        final Object[] r = run("--role", "worker", "--rank", "0", "--coordinator", "127.0.0.1:1");
+        assertEquals(2, r[0]);
+        assertTrue(((String) r[1]).contains("--switch"), (String) r[1]);
+    }
+}
