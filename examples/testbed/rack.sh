@@ -2,10 +2,11 @@
 # An emulated rack in network namespaces: N worker hosts and one driver host, each joined by its own
 # shaped veth link to a switch namespace that bridges the links (docs/testbed.md).
 #
-#   rack.sh up --workers N [--rate 200mbit] [--mtu 9000] [--loss PCT]
+#   rack.sh up --workers N [--rate 200mbit] [--mtu 9000] [--loss PCT] [--p4-links]
 #   rack.sh down
 #   rack.sh exec HOST CMD [ARG...]
 #   rack.sh hosts
+#   rack.sh p4-hosts
 #
 # Needs root (ip netns) and the Debian packages iproute2 and, for --loss, nftables. Exit codes: 0 ok,
 # 1 the rack could not be built (whatever was made is removed), a rack is already up or no such host,
@@ -22,6 +23,11 @@ readonly subnet="10.77.0"
 readonly switch_addr="$subnet.1"
 readonly driver_addr="$subnet.2"
 readonly bridge="br0"
+# --p4-links: a second shaped link from every worker to an unbridged port of the switch namespace, for a P4
+# switch (BMv2) that owns those ports; its own subnet, and the switch's dataplane address on it.
+readonly p4_subnet="10.78.0"
+readonly p4_switch_ip="$p4_subnet.254"
+readonly p4_switch_mac="02:00:00:00:00:fe"
 # The facts this machine was checked against: with burst 256kb and latency 100ms one TCP stream
 # reaches a 200mbit rate; a smaller burst or latency leaves TCP far below it.
 readonly min_burst_bytes=$((256 * 1024))
@@ -29,7 +35,7 @@ readonly tbf_latency="100ms"
 # tbf keeps its burst in 32 bits; 10 ms at 100gbit fits.
 readonly max_rate_bits=100000000000
 
-usage_line="usage: $prog up --workers N [--rate RATE] [--mtu MTU] [--loss PCT] | down | exec HOST CMD... | hosts"
+usage_line="usage: $prog up --workers N [--rate RATE] [--mtu MTU] [--loss PCT] [--p4-links] | down | exec HOST CMD... | hosts | p4-hosts"
 
 usage_error() {
     echo "$prog: $1" >&2
@@ -47,9 +53,14 @@ $usage_line
   --mtu MTU        MTU of both ends of every link and of the bridge, 68..65535 (default 9000)
   --loss PCT       drop PCT percent (0..99.99) of the UDP datagrams in each direction of every
                    worker's link, at random (nftables in the worker); default 0
+  --p4-links       also give every worker ${prefix}wI a second link, sml0 with $p4_subnet.I, to port
+                   p4-wI of $switch_ns, shaped the same and not on the bridge: the ports a P4 switch
+                   (BMv2) owns; the workers reach its dataplane address $p4_switch_ip through them
   down             stop every process in the rack's namespaces and delete them (safe to repeat)
   exec HOST CMD    run CMD in host HOST (${prefix}w1, w1, sw, drv ...)
   hosts            print each host of the rack that is up and its address
+  p4-hosts         print the host table of the P4 links (IPv4, switch port, MAC a line), for
+                   bin/switchml-controller --hosts
 
 Addresses: $switch_ns $switch_addr, $driver_ns $driver_addr, ${prefix}wI $subnet.(10+I).
 EOF
@@ -126,6 +137,28 @@ link_host() {
     ip -n "$ns" link set eth0 up
 }
 
+# p4_link I: worker I's second link, sml0 ($p4_subnet.I, MAC 02:00:00:00:00:I) to the unbridged port p4-wI,
+# shaped as the first. The P4 switch answers no ARP, so the worker knows its MAC; no IPv6, so that the
+# switch's ports see nothing but what the workers send it.
+p4_link() {
+    local i="$1" ns="${prefix}w$1"
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+    ip -n "$switch_ns" link add "p4-w$i" type veth peer name sml0 netns "$ns"
+    ip netns exec "$switch_ns" sysctl -qw "net.ipv6.conf.p4-w$i.disable_ipv6=1"
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.sml0.disable_ipv6=1
+    shape "$switch_ns" "p4-w$i"
+    shape "$ns" sml0
+    ip -n "$ns" link set sml0 address "$(p4_mac "$i")"
+    ip -n "$ns" addr add "$p4_subnet.$i/24" dev sml0
+    ip -n "$ns" link set sml0 up
+    ip -n "$ns" neigh replace "$p4_switch_ip" lladdr "$p4_switch_mac" dev sml0 nud permanent
+    ip -n "$switch_ns" link set "p4-w$i" up
+}
+
+p4_mac() {
+    printf '02:00:00:00:00:%02x' "$1"
+}
+
 # add_loss NAMESPACE: drop loss% of the UDP datagrams received and sent on the host's eth0. The netdev
 # hooks leave loopback alone, and a datagram dropped at egress vanishes the way a lost one does (the
 # sender sees no error), where a drop in the IP output hook would fail the sender's send call.
@@ -151,8 +184,13 @@ cmd_up() {
     rate="200mbit"
     mtu=9000
     loss=0
+    p4_links=0
     while [[ $# -gt 0 ]]; do
         case "$1" in
+            --p4-links)
+                p4_links=1
+                shift
+                ;;
             --workers|--rate|--mtu|--loss)
                 [[ $# -ge 2 ]] || usage_error "$1 needs a value"
                 case "$1" in
@@ -206,6 +244,9 @@ cmd_up() {
         if [[ $loss =~ [1-9] ]]; then
             add_loss "${prefix}w$i"
         fi
+        if ((p4_links)); then
+            p4_link "$i"
+        fi
     done
     # Pinned after the ports joined: a bridge otherwise follows its smallest port's MTU.
     ip -n "$switch_ns" link set "$bridge" mtu "$mtu"
@@ -213,7 +254,7 @@ cmd_up() {
 
     trap - EXIT INT TERM
     echo "$prog: rack up: workers $workers, rate $rate (tbf burst $burst bytes, latency $tbf_latency)," \
-        "mtu $mtu, UDP loss ${loss}% each way on every worker link"
+        "mtu $mtu, UDP loss ${loss}% each way on every worker link$( ((p4_links)) && echo ", P4 links to p4-w1..p4-w$workers")"
     print_hosts
 }
 
@@ -272,6 +313,27 @@ print_hosts() {
     done
 }
 
+# The host table of the P4 links: one line per worker that has one.
+cmd_p4_hosts() {
+    [[ $# -eq 0 ]] || usage_error "p4-hosts takes no arguments"
+    require_root
+    require_tool ip iproute2
+    local ns i found=0
+    echo "# IPv4 switch-port MAC (examples/testbed/rack.sh p4-hosts; the switch is $p4_switch_ip $p4_switch_mac)"
+    for ns in $(rack_namespaces | sort -V); do
+        [[ $ns == "${prefix}w"* ]] || continue
+        i="${ns#"${prefix}w"}"
+        if ip -n "$ns" link show sml0 >/dev/null 2>&1; then
+            echo "$p4_subnet.$i $i $(p4_mac "$i")"
+            found=1
+        fi
+    done
+    if ((!found)); then
+        echo "$prog: no rack with P4 links is up: run '$prog up --workers N --p4-links' first" >&2
+        exit 1
+    fi
+}
+
 cmd_hosts() {
     [[ $# -eq 0 ]] || usage_error "hosts takes no arguments"
     require_root
@@ -287,6 +349,7 @@ case "$command" in
     down) cmd_down "$@" ;;
     exec) cmd_exec "$@" ;;
     hosts) cmd_hosts "$@" ;;
+    p4-hosts) cmd_p4_hosts "$@" ;;
     help|-h|--help) help ;;
     *) usage_error "unknown command '$command'" ;;
 esac

@@ -10,8 +10,11 @@
 # Environment: JAVA, WORKER_HEAP (-Xmx of each worker, default 1g), SWITCH_HEAP (bin/switchml-switch),
 # TIMEOUT_S (bound of every wait, default 120), K and POOL (the job's k and pool size; default
 # RackAllReduce's), SWITCH_HOST (the host that runs the switch: sw, default, or a worker such as w1 for
-# the parameter-server placement, where the other workers reach it over that worker's one link), WARMUPS (untimed allreduces before the timed ones, default 1), MVN, MVN_OPTS_EXTRA
-# (default -o: build offline).
+# the parameter-server placement, where the other workers reach it over that worker's one link; or bmv2:
+# BMv2 with switchml.p4 in rk-sw on the workers' P4 links, which needs rack.sh up --p4-links, p4c and
+# simple_switch_grpc, and defaults to K=64, POOL=16, RETRANSMIT_MS=200), RETRANSMIT_MS (the workers' first
+# retransmission timeout), WARMUPS (untimed allreduces before the timed ones, default 1), MVN,
+# MVN_OPTS_EXTRA (default -o: build offline).
 set -euo pipefail
 
 readonly prog="run-switchml.sh"
@@ -42,12 +45,22 @@ done
 logs="$(mktemp -d)"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
-switch_addr="$(host_addr "$switch_host")"
-if [[ -z $switch_addr ]]; then
-    echo "$prog: SWITCH_HOST '$switch_host' is no host of the rack ($rack hosts lists them)" >&2
-    exit 2
+worker_options=()
+if [[ $switch_host == bmv2 ]]; then
+    # BMv2's switchml.p4 adds 64 lanes a packet; its single-threaded pipeline queues a larger pool for longer
+    # than the default first timeout (docs/benchmarks.md, "BMv2").
+    K="${K:-64}" POOL="${POOL:-16}" RETRANSMIT_MS="${RETRANSMIT_MS:-200}"
+    switch_host=sw
+    start_bmv2 "$workers" "$service_port"
+else
+    if [[ -z "$(host_addr "$switch_host")" ]]; then
+        echo "$prog: SWITCH_HOST '$switch_host' is no host of the rack ($rack hosts lists them)" >&2
+        exit 2
+    fi
+    start_switch "$switch_host" "$service_port"
 fi
-start_switch "$switch_host" "$service_port"
+switch_addr="$(host_addr "$switch_host")"
+[[ -z ${RETRANSMIT_MS:-} ]] || worker_options+=(--retransmit-timeout-ms "$RETRANSMIT_MS")
 
 java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
           --timeout-s "$timeout_s")
@@ -63,9 +76,12 @@ wait_for_line "$logs/coordinator.log" "listening" "$coordinator" "the coordinato
 
 workers_pids=()
 for ((i = 1; i <= workers; i++)); do
+    bind=()
+    # On BMv2's ports a worker sends from its P4 link's address, the one the controller's host table knows.
+    [[ ! -f $logs/p4-hosts ]] || bind=(--bind "$(awk -v i="$i" '$2 == i { print $1 }' "$logs/p4-hosts")")
     "$rack" exec "w$i" "${java_cmd[@]}" --role worker --rank $((i - 1)) \
-        --coordinator "$driver_addr:$rendezvous_port" --switch "$switch_dataplane" \
-        --elements "$elements" --reps "$reps" --warmups "${WARMUPS:-1}" >"$logs/w$i.log" 2>&1 &
+        --coordinator "$driver_addr:$rendezvous_port" --switch "$switch_dataplane" "${bind[@]}" \
+        "${worker_options[@]}" --elements "$elements" --reps "$reps" --warmups "${WARMUPS:-1}" >"$logs/w$i.log" 2>&1 &
     pids+=($!)
     workers_pids+=($!)
 done
@@ -84,7 +100,7 @@ if ! wait "$coordinator"; then
     cat "$logs/coordinator.log" >&2
 fi
 
-echo "# switch in rk-$switch_host: $(grep dataplane "$logs/switch.log")"
+echo "# switch in rk-$switch_host: $(grep -E 'dataplane|jobs' "$logs/switch.log" | head -1)"
 grep '^rack-allreduce: installed' "$logs/coordinator.log" | sed 's/^/# /' || true
 for ((i = 1; i <= workers; i++)); do
     grep '^rank=' "$logs/w$i.log" | sed "s/^/rk-w$i /" || true

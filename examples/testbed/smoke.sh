@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Smoke test of the emulated rack (docs/testbed.md), run by .ci/run after the Maven tests and by hand:
-# builds a 2-worker rack, checks one exact SwitchML allreduce (switch in rk-sw) and one exact MPI ring
-# allreduce through it, and removes the rack, also on failure or Ctrl-C.
+# builds a 2-worker rack (with its P4 links), checks one exact SwitchML allreduce (switch in rk-sw) and one
+# exact MPI ring allreduce through it, and, when p4c and simple_switch_grpc are on PATH, one exact allreduce
+# through BMv2 on the P4 links; removes the rack, also on failure or Ctrl-C.
 #
 #   smoke.sh
 #
 # When it cannot run here (not root, ip netns unusable, OpenMPI missing, a rack already up) it prints one
-# line "RACK SMOKE NOT RUN: <reason>" and exits 0. Exit codes: 0 passed or not run, 1 a check failed.
+# line "RACK SMOKE NOT RUN: <reason>" and exits 0; without the P4 tools only the BMv2 check is skipped, with
+# a loud line of its own. Exit codes: 0 passed or not run, 1 a check failed.
 # Environment: ELEMENTS (floats per worker, default 2^18), RATE (default 50mbit), TIMEOUT_S (default 60).
 set -euo pipefail
 
@@ -45,8 +47,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 t0=$SECONDS
-"$rack" up --workers 2 --rate "$rate" >/dev/null
+"$rack" up --workers 2 --rate "$rate" --p4-links >/dev/null
 failed=0
+if [[ $("$rack" p4-hosts | grep -vc '^#') -ne 2 ]]; then
+    echo "$prog: FAILED: rack.sh p4-hosts does not list the 2 workers' P4 links" >&2
+    failed=1
+fi
 echo "== rack smoke: SwitchML, 2 workers, $elements floats, links at $rate"
 if ! "$here/run-switchml.sh" 2 "$elements" 1; then
     echo "$prog: FAILED: the SwitchML allreduce through the rack was not exact or did not finish" >&2
@@ -56,6 +62,15 @@ echo "== rack smoke: OpenMPI ring, 2 ranks, $elements floats"
 if ! "$here/run-mpi.sh" 2 "$elements" 1; then
     echo "$prog: FAILED: the MPI ring allreduce through the rack was not exact or did not finish" >&2
     failed=1
+fi
+if command -v p4c >/dev/null 2>&1 && command -v simple_switch_grpc >/dev/null 2>&1; then
+    echo "== rack smoke: BMv2 in rk-sw on the P4 links, 2 workers, 4096 floats"
+    if ! SWITCH_HOST=bmv2 "$here/run-switchml.sh" 2 4096 1; then
+        echo "$prog: FAILED: the allreduce through BMv2 in the rack was not exact or did not finish" >&2
+        failed=1
+    fi
+else
+    echo "!!!!!!!! RACK SMOKE: BMv2 in the rack NOT RUN: p4c or simple_switch_grpc not on PATH (p4/README.md) !!!!!!!!"
 fi
 "$rack" down >/dev/null
 if [[ -n "$(ip netns list | grep '^rk-' || true)" ]]; then

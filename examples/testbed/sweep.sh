@@ -13,7 +13,7 @@
 # timed allreduces per run (a row holds their median). Needs root; builds and
 # removes each rack itself and removes it on exit or Ctrl-C. Exit codes: 0 every run exact, 1 a run failed
 # or was inexact (its row says so; the sweep goes on), 2 usage, not root, or a rack already up.
-# Environment: POOL (SwitchML's pool; default: 64 slots, fewer for short vectors, see pool_for),
+# Environment: POOL (SwitchML's pool; default: 16 slots, fewer for short vectors, see pool_for),
 # K, TIMEOUT_S, as run-switchml.sh and run-mpi.sh take them.
 set -euo pipefail
 
@@ -126,13 +126,13 @@ record() {
         }' "$log" | tee -a "$out"
 }
 
-# SwitchML's pool: 64 slots of k = 2048, a window of 512 KiB of payload per worker, which keeps a link
-# busy through the round-trip stalls of a shared 2-core machine and stays within tbf's queue at 50mbit
-# (latency 100 ms: 625 KB plus the 256 KiB bucket; a larger window overflows it and every call loses
-# packets). Never more than a quarter of the vector's packets (at least 4): every call also sends one
-# exponent-only packet per slot.
+# SwitchML's pool: 16 slots of k = 2048, a window of 128 KiB of payload per worker: 20 ms of a 50mbit link,
+# which covers the rack's sub-millisecond round trip and the stalls of a shared 2-core machine. A larger
+# window adds nothing but a standing queue in tbf (64 slots: 85 ms), a longer round trip for every packet
+# and for every loss recovery, and more exponent-only packets (one per slot per call). Never more than a
+# quarter of the vector's packets (at least 4).
 pool_for() {
-    local blocks=$(($1 / ${K:-2048})) p=64
+    local blocks=$(($1 / ${K:-2048})) p=16
     ((p * 4 <= blocks)) || p=$((blocks / 4))
     echo $((p < 4 ? 4 : p))
 }
