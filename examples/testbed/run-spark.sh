@@ -7,8 +7,8 @@
 #   switchml-embedded  the drop-in with its default, the software switch inside the driver (behind rk-drv's link)
 # The first two run in one application (TrainLogisticRegression --compare), the third in a second one; a rep
 # runs both applications. Appends one CSV row per design and rep: the fit's time, iterations and final loss,
-# and the bytes each executor's link carried during the fit (both directions, from the switch ports'
-# counters), per iteration. With --aggregate SIZES it then also runs SparkAggregateBench with the switch in
+# the bytes each executor's link carried during the fit (both directions, from the switch ports' counters)
+# per iteration, and the seconds per iteration after the first (from the fit's progress lines). With --aggregate SIZES it then also runs SparkAggregateBench with the switch in
 # rk-sw: SwitchMLAggregator against Spark's treeAggregate (to the driver, and with the final merge on an
 # executor) for those vector sizes (doubles), one partition per executor, and prints its lines.
 #
@@ -166,11 +166,18 @@ rows_of() {
         -v load="$(cut -d' ' -f1 /proc/loadavg)" '
         BEGIN { split(map, pairs, " "); for (p in pairs) { split(pairs[p], kv, "="); design[kv[1]] = kv[2] } }
         /\] fitting \.\.\. @bytes / { t = substr($1, 2, length($1) - 2); b0[t] = $NF }
+        # "[T] iteration I/N: loss L, S s...": S is the time since the fit began.
+        /\] iteration [0-9]+\/[0-9]+: / {
+            t = substr($1, 2, length($1) - 2); split($3, it, "/")
+            if (!(t in i0)) { i0[t] = it[1] + 0; s0[t] = $6 + 0 }
+            i1[t] = it[1] + 0; s1[t] = $6 + 0
+        }
         /\] fitted in .* @bytes / { t = substr($1, 2, length($1) - 2); b1[t] = $NF }
         /\] done: / {
             t = substr($1, 2, length($1) - 2); secs = $3; iters = $5; loss = $9; sub(/,$/, "", loss)
             mb = (b1[t] - b0[t]) / n / iters / 1e6
-            printf "%s,%d,%d,%d,%.2f,%d,%s,%.2f,%s\n", design[t], n, coef, rep, secs, iters, loss, mb, load
+            per = i1[t] > i0[t] ? (s1[t] - s0[t]) / (i1[t] - i0[t]) : 0
+            printf "%s,%d,%d,%d,%.2f,%d,%s,%.2f,%s,%.2f\n", design[t], n, coef, rep, secs, iters, loss, mb, load, per
         }
         # the table: trainer, fit s, iterations, final loss, metric, switch MB, retransmissions, fallbacks
         $1 == "switchml" && NF == 8 && $8 != "0" { print "'"$prog"': the fit fell back: " $0 > "/dev/stderr"; bad = 1 }
@@ -181,7 +188,7 @@ train=(org.switchml.examples.TrainLogisticRegression --generated --features "$fe
        --rows "$rows" --nnz "$nnz" --partitions "$workers" --max-iter "$max_iter" --family multinomial)
 failed=0
 if ((fit)); then
-    [[ -s $out ]] || echo "design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1" >"$out"
+    [[ -s $out ]] || echo "design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration" >"$out"
     for ((rep = 1; rep <= reps; rep++)); do
         submit "hub-$rep" "${hub_conf[@]}" -- "${train[@]}" --compare --output "$logs/out-hub-$rep" || failed=1
         rows_of "hub-$rep" switchml=switchml-hub mllib=mllib | tee -a "$out" || failed=1
