@@ -142,7 +142,6 @@ link_host() {
 # switch's ports see nothing but what the workers send it.
 p4_link() {
     local i="$1" ns="${prefix}w$1"
-    ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
     ip -n "$switch_ns" link add "p4-w$i" type veth peer name sml0 netns "$ns"
     ip netns exec "$switch_ns" sysctl -qw "net.ipv6.conf.p4-w$i.disable_ipv6=1"
     ip netns exec "$ns" sysctl -qw net.ipv6.conf.sml0.disable_ipv6=1

@@ -8,9 +8,10 @@
 # The first two run in one application (TrainLogisticRegression --compare), the third in a second one; a rep
 # runs both applications. Appends one CSV row per design and rep: the fit's time, iterations and final loss,
 # the bytes each executor's link carried during the fit (both directions, from the switch ports' counters)
-# per iteration, and the seconds per iteration after the first (from the fit's progress lines). With --aggregate SIZES it then also runs SparkAggregateBench with the switch in
-# rk-sw: SwitchMLAggregator against Spark's treeAggregate (to the driver, and with the final merge on an
-# executor) for those vector sizes (doubles), one partition per executor, and prints its lines.
+# per iteration, and the seconds per iteration after the first (from the fit's progress lines). With
+# --aggregate SIZES it then also runs SparkAggregateBench with the switch in rk-sw: SwitchMLAggregator
+# against Spark's treeAggregate (to the driver, and with the final merge on an executor) for those vector
+# sizes (doubles), one partition per executor, and prints its lines.
 #
 #   run-spark.sh N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]
 #                  [--aggregate SIZES] [--no-fit]

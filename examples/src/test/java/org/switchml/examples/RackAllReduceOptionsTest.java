@@ -23,17 +23,20 @@ class RackAllReduceOptionsTest {
     }
 
     /** Exit code and standard error of one command line. */
-    private static Object[] run(final String... args) {
+    private record Run(int code, String err) {
+    }
+
+    private static Run run(final String... args) {
         final StringWriter err = new StringWriter();
         final CommandLine cl = new CommandLine(new RackAllReduce()).setErr(new PrintWriter(err, true));
-        return new Object[] {cl.execute(args), err.toString()};
+        return new Run(cl.execute(args), err.toString());
     }
 
     @Test
     void aRetransmissionTimeoutBelowOneMillisecondIsAUsageError() {
-        final Object[] r = run(worker("--retransmit-timeout-ms", "0"));
-        assertEquals(2, r[0]);
-        assertTrue(((String) r[1]).contains("--retransmit-timeout-ms must be positive"), (String) r[1]);
+        final Run r = run(worker("--retransmit-timeout-ms", "0"));
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("--retransmit-timeout-ms must be positive"), r.err());
     }
 
     @Test
@@ -48,8 +51,8 @@ class RackAllReduceOptionsTest {
 
     @Test
     void aWorkerWithoutTheSwitchIsAUsageError() {
-        final Object[] r = run("--role", "worker", "--rank", "0", "--coordinator", "127.0.0.1:1");
-        assertEquals(2, r[0]);
-        assertTrue(((String) r[1]).contains("--switch"), (String) r[1]);
+        final Run r = run("--role", "worker", "--rank", "0", "--coordinator", "127.0.0.1:1");
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("--switch"), r.err());
     }
 }
