@@ -5,10 +5,12 @@
 #   switchml-hub       the drop-in SwitchMLLogisticRegression, the standalone switch in rk-sw (the rack's hub)
 #   mllib              stock MLlib LogisticRegression (treeAggregate to the driver, broadcast back)
 #   switchml-embedded  the drop-in with its default, the software switch inside the driver (behind rk-drv's link)
-# The first two run in one application (TrainLogisticRegression --compare), the third in a second one; a rep
-# runs both applications. Appends one CSV row per design and rep: the fit's time, iterations and final loss,
-# the bytes each executor's link carried during the fit (both directions, from the switch ports' counters)
-# per iteration, and the seconds per iteration after the first (from the fit's progress lines). With
+# Each design runs in an application of its own (fresh executors, so that no fit runs in JVMs another fit
+# has warmed), and each rep starts with the next design in that list, so each design runs first, second and
+# third equally often over three reps. Appends one CSV row per design and rep: the fit's time, iterations
+# and final loss, the bytes each executor's link carried during the fit (both directions, from the switch
+# ports' counters) per iteration, and the seconds per iteration after the first (from the fit's progress
+# lines). With
 # --aggregate SIZES it then also runs SparkAggregateBench with the switch in rk-sw: SwitchMLAggregator
 # against Spark's treeAggregate (to the driver, and with the final merge on an executor) for those vector
 # sizes (doubles), one partition per executor, and prints its lines.
@@ -190,12 +192,27 @@ train=(org.switchml.examples.TrainLogisticRegression --generated --features "$fe
 failed=0
 if ((fit)); then
     [[ -s $out ]] || echo "design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration" >"$out"
+    designs=(hub mllib embedded)
     for ((rep = 1; rep <= reps; rep++)); do
-        submit "hub-$rep" "${hub_conf[@]}" -- "${train[@]}" --compare --output "$logs/out-hub-$rep" || failed=1
-        rows_of "hub-$rep" switchml=switchml-hub mllib=mllib | tee -a "$out" || failed=1
-        submit "embedded-$rep" -- "${train[@]}" --output "$logs/out-embedded-$rep" || failed=1
-        rows_of "embedded-$rep" switchml=switchml-embedded | tee -a "$out" || failed=1
-        grep -h '^\[\(switchml\|mllib\)\] done' "$logs/hub-$rep.out" "$logs/embedded-$rep.out" | sed 's/^/# /' || true
+        for ((d = 0; d < 3; d++)); do
+            design="${designs[(rep - 1 + d) % 3]}"
+            name="$design-$rep"
+            case "$design" in
+                hub) submit "$name" "${hub_conf[@]}" -- "${train[@]}" --output "$logs/out-$name" || failed=1
+                     rows_of "$name" switchml=switchml-hub | tee -a "$out" "$logs/rows.csv" || failed=1 ;;
+                mllib) submit "$name" -- "${train[@]}" --mllib-only --output "$logs/out-$name" || failed=1
+                       rows_of "$name" mllib=mllib | tee -a "$out" "$logs/rows.csv" || failed=1 ;;
+                embedded) submit "$name" -- "${train[@]}" --output "$logs/out-$name" || failed=1
+                          rows_of "$name" switchml=switchml-embedded | tee -a "$out" "$logs/rows.csv" || failed=1 ;;
+            esac
+            grep -h '^\[\(switchml\|mllib\)\] done' "$logs/$name.out" | sed "s/^/# $design: /" || true
+        done
+        # the same data and params: every design of the rep ends at the same loss, to the printed digits
+        losses="$(awk -F, -v rep="$rep" '$4 == rep { print $7 }' "$logs/rows.csv" 2>/dev/null | sort -u)"
+        if [[ $(wc -l <<<"$losses") -ne 1 ]]; then
+            echo "$prog: rep $rep: the designs' final losses differ: $(tr '\n' ' ' <<<"$losses")" >&2
+            failed=1
+        fi
     done
 fi
 if [[ -n $aggregate ]]; then

@@ -37,7 +37,7 @@ import java.util.Locale;
 /**
  * Trains {@link SwitchMLLogisticRegression} on LIBSVM text, Parquet, Fashion-MNIST or generated data and,
  * with {@code --compare}, stock MLlib {@code LogisticRegression} on the same cached rows with the same
- * params. Prints each iteration as it ends and a table (fit time, iterations, final loss, test accuracy
+ * params ({@code --mllib-only}: stock MLlib alone, a baseline in an application of its own). Prints each iteration as it ends and a table (fit time, iterations, final loss, test accuracy
  * or AUC, what went through the switch); writes the models, the per-iteration loss history (CSV) and
  * two charts (PNG: loss against time and against iteration) under {@code --output}.
  *
@@ -49,8 +49,9 @@ import java.util.Locale;
 @Command(name = "TrainLogisticRegression", mixinStandardHelpOptions = true, sortOptions = false,
         version = "TrainLogisticRegression 0.1.0-SNAPSHOT",
         description = {"Fits SwitchMLLogisticRegression (and, with --compare, stock MLlib LogisticRegression on the",
-            "same data and params), evaluates on a held-out test set, saves the models and writes the loss",
-            "history (history.csv) and charts (loss-vs-time.png, loss-vs-iteration.png) under --output.",
+            "same data and params; with --mllib-only, stock MLlib alone), evaluates on a held-out test set,",
+            "saves the models and writes the loss history (history.csv) and charts (loss-vs-time.png,",
+            "loss-vs-iteration.png) under --output.",
             "Input: one of --libsvm, --parquet, --fashion-mnist, --generated; without any, Fashion-MNIST from",
             "the dataset-fashion-mnist package when installed, else generated data.",
             "Run it through bin/switchml-submit, which sets the master (--master) and the plugin."},
@@ -101,6 +102,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     @Option(names = "--compare", description = "also fit stock MLlib LogisticRegression on the same data and params")
     boolean compare;
+    @Option(names = "--mllib-only", description = "fit only stock MLlib LogisticRegression: a baseline in an "
+            + "application of its own, so that neither fit runs in executors the other has warmed")
+    boolean mllibOnly;
     @Option(names = "--output", paramLabel = "DIR", defaultValue = "switchml-lr-output",
             description = "where the models, history.csv and the charts go (default ${DEFAULT-VALUE})")
     Path output;
@@ -212,6 +216,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
         if (inputs > 1) {
             throw Cli.usage(cl, "give at most one of --libsvm, --parquet, --fashion-mnist, --generated");
         }
+        if (compare && mllibOnly) {
+            throw Cli.usage(cl, "give at most one of --compare, --mllib-only");
+        }
         if (family.equals("binomial") && generated && classes > 2) {
             throw Cli.usage(cl, "--family binomial needs --classes 2 with --generated, got " + classes);
         }
@@ -267,8 +274,10 @@ public final class TrainLogisticRegression implements Cli.Validated {
         final List<Trained> results = new ArrayList<>();
         final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression().setPrecision(precision)
                 .setCheckpointInterval(checkpointInterval);
-        results.add(fit(spark, SWITCHML, params(ours), in, out));
-        if (compare) {
+        if (!mllibOnly) {
+            results.add(fit(spark, SWITCHML, params(ours), in, out));
+        }
+        if (compare || mllibOnly) {
             results.add(fit(spark, MLLIB, params(new LogisticRegression()), in, out));
         }
         in.train().unpersist();

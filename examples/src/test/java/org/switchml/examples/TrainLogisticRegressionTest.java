@@ -218,11 +218,27 @@ class TrainLogisticRegressionTest {
     }
 
     @Test
+    void mllibOnlyFitsStockMllibAlone(@TempDir final Path dir) throws IOException {
+        final Path out = dir.resolve("out");
+        final Run run = train("--generated", "--rows", "1500", "--features", "40", "--classes", "3", "--nnz", "8",
+                "--max-iter", "8", "--mllib-only", "--seed", Long.toString(seed), "--output", out.toString());
+        assertEquals(1, run.results.size());
+        assertEquals(TrainLogisticRegression.MLLIB, run.results.get(0).trainer());
+        final List<String[]> table = table(run.stdout);
+        assertEquals(2, table.size(), run.stdout);
+        assertEquals(TrainLogisticRegression.MLLIB, table.get(1)[0]);
+        assertFalse(run.stdout.contains("[switchml]"), run.stdout);
+        assertTrue(run.stdout.contains("[mllib] iteration 1/8: loss"), run.stdout);
+        assertTrue(Files.isDirectory(out.resolve("models").resolve(TrainLogisticRegression.MLLIB)));
+        assertFalse(Files.exists(out.resolve("models").resolve(TrainLogisticRegression.SWITCHML)));
+    }
+
+    @Test
     void usageErrorsExit2WithOneLineAndHelpExits0() {
         final String[][] bad = {{"--max-iter", "x"}, {"--max-iter", "-1"}, {"--rows", "0"}, {"--family", "poisson"},
             {"--precision", "fp16"}, {"--elastic-net-param", "2"}, {"--test-fraction", "1"}, {"--bogus"},
             {"--libsvm", "a", "--parquet", "b"}, {"--generated", "--classes", "1"}, {"--output"},
-            {"--compare=maybe"}};
+            {"--compare=maybe"}, {"--compare", "--mllib-only"}};
         for (final String[] args : bad) {
             final ByteArrayOutputStream out = new ByteArrayOutputStream();
             final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -241,7 +257,7 @@ class TrainLogisticRegressionTest {
         final String help = out.toString(StandardCharsets.UTF_8);
         for (final String flag : new String[] {"--libsvm", "--parquet", "--fashion-mnist", "--compare", "--max-iter",
             "--reg-param", "--elastic-net-param", "--tol", "--family", "--precision", "--checkpoint-interval",
-            "--output"}) {
+            "--output", "--mllib-only"}) {
             assertTrue(help.contains(flag), flag);
         }
     }
