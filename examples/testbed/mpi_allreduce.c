@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
     MPI_Allreduce(&exact, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (rank == 0) {
         for (int r = 0; r < size; r++) {
-            printf("rank=%d elements=%ld reps=%ld median_s=%.6f goodput_gbps=%.4f exact=%s\n", r, elements, reps,
+            printf("rank=%d elements=%ld reps=%ld median_s=%.6f goodput_gbps=%.6g exact=%s\n", r, elements, reps,
                    medians[r], 32.0 * elements / medians[r] / 1e9, exacts[r] ? "true" : "false");
         }
         fflush(stdout);

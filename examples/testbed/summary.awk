@@ -22,8 +22,8 @@ END {
         g[j + 1] = v
     }
     median = n == 0 ? 0 : (n % 2 ? g[int(n / 2)] : (g[n / 2 - 1] + g[n / 2]) / 2)
-    printf "summary design=%s workers=%d ranks_reported=%d elements=%s reps=%s goodput_gbps_median=%.4f " \
-           "goodput_gbps_min=%.4f exact_all=%s load_average=%s\n", design, workers, n, elements, reps, median,
+    printf "summary design=%s workers=%d ranks_reported=%d elements=%s reps=%s goodput_gbps_median=%.6g " \
+           "goodput_gbps_min=%.6g exact_all=%s load_average=%s\n", design, workers, n, elements, reps, median,
            n == 0 ? 0 : g[0], exact, load
     exit (exact == "true" ? 0 : 1)
 }

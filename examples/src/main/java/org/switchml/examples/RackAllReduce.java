@@ -433,7 +433,7 @@ public final class RackAllReduce implements Callable<Integer> {
             System.err.println("rack-allreduce: " + where + ": " + firstMismatch + " (seed " + seed + ")");
         }
         final double seconds = median(nanos) / 1e9;
-        System.out.printf(Locale.ROOT, "rank=%d elements=%d reps=%d median_s=%.6f goodput_gbps=%.4f exact=%b"
+        System.out.printf(Locale.ROOT, "rank=%d elements=%d reps=%d median_s=%.6f goodput_gbps=%.6g exact=%b"
                 + " retransmissions=%d loss_detected=%d%n", rank, elements, reps, seconds, 32.0 * elements / seconds / 1e9,
                 firstMismatch == null, client.stats().retransmissions(), client.stats().lossDetected());
         System.out.flush();
