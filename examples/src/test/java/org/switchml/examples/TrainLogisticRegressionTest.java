@@ -68,8 +68,7 @@ class TrainLogisticRegressionTest {
     @Test
     void generatedDataWithCompareWritesTableHistoryChartsAndModels(@TempDir final Path dir) throws IOException {
         final Path out = dir.resolve("out");
-        final Run run = train("--generated", "--rows", "1500", "--features", "40", "--classes", "3", "--nnz", "8",
-                "--max-iter", "8", "--compare", "--seed", Long.toString(seed), "--output", out.toString());
+        final Run run = trainSmallGenerated("--compare", out);
         assertEquals(2, run.results.size());
 
         // The table: header with every column, one row per trainer; stock MLlib has no switch columns.
@@ -220,8 +219,7 @@ class TrainLogisticRegressionTest {
     @Test
     void mllibOnlyFitsStockMllibAlone(@TempDir final Path dir) throws IOException {
         final Path out = dir.resolve("out");
-        final Run run = train("--generated", "--rows", "1500", "--features", "40", "--classes", "3", "--nnz", "8",
-                "--max-iter", "8", "--mllib-only", "--seed", Long.toString(seed), "--output", out.toString());
+        final Run run = trainSmallGenerated("--mllib-only", out);
         assertEquals(1, run.results.size());
         assertEquals(TrainLogisticRegression.MLLIB, run.results.get(0).trainer());
         final List<String[]> table = table(run.stdout);
@@ -265,6 +263,12 @@ class TrainLogisticRegressionTest {
     // ------------------------------------------------------------------------------------ helpers
 
     private record Run(String stdout, List<TrainLogisticRegression.Trained> results) {
+    }
+
+    /** A small generated problem (3 classes, 40 features, 8 iterations) with {@code trainers}' flag. */
+    private static Run trainSmallGenerated(final String trainers, final Path out) throws IOException {
+        return train("--generated", "--rows", "1500", "--features", "40", "--classes", "3", "--nnz", "8",
+                "--max-iter", "8", trainers, "--seed", Long.toString(seed), "--output", out.toString());
     }
 
     /** Parses {@code args} as the program does and trains in this class's session. */
