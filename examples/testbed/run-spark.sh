@@ -10,10 +10,9 @@
 # third equally often over three reps. Appends one CSV row per design and rep: the fit's time, iterations
 # and final loss, the bytes each executor's link carried during the fit (both directions, from the switch
 # ports' counters) per iteration, and the seconds per iteration after the first (from the fit's progress
-# lines). With
-# --aggregate SIZES it then also runs SparkAggregateBench with the switch in rk-sw: SwitchMLAggregator
-# against Spark's treeAggregate (to the driver, and with the final merge on an executor) for those vector
-# sizes (doubles), one partition per executor, and prints its lines.
+# lines). With --aggregate SIZES it then also runs SparkAggregateBench with the switch in rk-sw:
+# SwitchMLAggregator against Spark's treeAggregate (to the driver, and with the final merge on an executor)
+# for those vector sizes (doubles), one partition per executor, and prints its lines.
 #
 #   run-spark.sh N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]
 #                  [--aggregate SIZES] [--no-fit]
@@ -197,14 +196,14 @@ if ((fit)); then
         for ((d = 0; d < 3; d++)); do
             design="${designs[(rep - 1 + d) % 3]}"
             name="$design-$rep"
+            # each design's application: its settings, TrainLogisticRegression's flags, and its trainer's row name
             case "$design" in
-                hub) submit "$name" "${hub_conf[@]}" -- "${train[@]}" --output "$logs/out-$name" || failed=1
-                     rows_of "$name" switchml=switchml-hub | tee -a "$out" "$logs/rows.csv" || failed=1 ;;
-                mllib) submit "$name" -- "${train[@]}" --mllib-only --output "$logs/out-$name" || failed=1
-                       rows_of "$name" mllib=mllib | tee -a "$out" "$logs/rows.csv" || failed=1 ;;
-                embedded) submit "$name" -- "${train[@]}" --output "$logs/out-$name" || failed=1
-                          rows_of "$name" switchml=switchml-embedded | tee -a "$out" "$logs/rows.csv" || failed=1 ;;
+                hub) app_conf=("${hub_conf[@]}") flags=() row=switchml=switchml-hub ;;
+                mllib) app_conf=() flags=(--mllib-only) row=mllib=mllib ;;
+                embedded) app_conf=() flags=() row=switchml=switchml-embedded ;;
             esac
+            submit "$name" "${app_conf[@]}" -- "${train[@]}" "${flags[@]}" --output "$logs/out-$name" || failed=1
+            rows_of "$name" "$row" | tee -a "$out" "$logs/rows.csv" || failed=1
             grep -h '^\[\(switchml\|mllib\)\] done' "$logs/$name.out" | sed "s/^/# $design: /" || true
         done
         # the same data and params: every design of the rep ends at the same loss, to the printed digits

@@ -37,9 +37,10 @@ import java.util.Locale;
 /**
  * Trains {@link SwitchMLLogisticRegression} on LIBSVM text, Parquet, Fashion-MNIST or generated data and,
  * with {@code --compare}, stock MLlib {@code LogisticRegression} on the same cached rows with the same
- * params ({@code --mllib-only}: stock MLlib alone, a baseline in an application of its own). Prints each iteration as it ends and a table (fit time, iterations, final loss, test accuracy
- * or AUC, what went through the switch); writes the models, the per-iteration loss history (CSV) and
- * two charts (PNG: loss against time and against iteration) under {@code --output}.
+ * params ({@code --mllib-only}: stock MLlib alone, a baseline in an application of its own). Prints each
+ * iteration as it ends and a table (fit time, iterations, final loss, test accuracy or AUC, what went
+ * through the switch); writes the models, the per-iteration loss history (CSV) and two charts (PNG: loss
+ * against time and against iteration) under {@code --output}.
  *
  * <pre>
  * bin/switchml-submit --master 'local-cluster[2,2,2048]' --class org.switchml.examples.TrainLogisticRegression \
