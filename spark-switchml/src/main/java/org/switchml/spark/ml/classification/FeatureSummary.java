@@ -30,18 +30,30 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
 
     private final int numFeatures;
     private final int labelCapacity;
+    private final String keepAs;
 
     /**
      * @param numFeatures   F (every row must have this size)
      * @param labelCapacity histogram slots (labels 0 .. capacity-1)
      */
     public FeatureSummary(final int numFeatures, final int labelCapacity) {
+        this(numFeatures, labelCapacity, null);
+    }
+
+    /**
+     * A summary whose every executor keeps the mean and std it ends with under {@code keepAs}, for an
+     * objective built by {@link LogisticObjective#fromStatistics} with that key.
+     *
+     * @param keepAs a key no other summary uses; null: keep nothing
+     */
+    FeatureSummary(final int numFeatures, final int labelCapacity, final String keepAs) {
         if (numFeatures < 0 || labelCapacity < 1) {
             throw new IllegalArgumentException("numFeatures >= 0 and labelCapacity >= 1: " + numFeatures + ", "
                     + labelCapacity);
         }
         this.numFeatures = numFeatures;
         this.labelCapacity = labelCapacity;
+        this.keepAs = keepAs;
     }
 
     /** Rounds of the loop. */
@@ -214,6 +226,10 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
             next[mIdx + j] = w > 0 ? m + s * (t1 / w) : 0.0;
             final double variance = denominator > 0.0 ? Math.max((t2 - t1 * t1 / w) * s * s / denominator, 0.0) : 0.0;
             next[sIdx + j] = Math.sqrt(variance);
+        }
+        if (keepAs != null) {
+            ExecutorStatistics.keep(keepAs, Arrays.copyOfRange(next, mIdx, sIdx), Arrays.copyOfRange(next, sIdx,
+                    sIdx + f));
         }
         return new ReplicatedLoop.Step(next, new double[0], true);
     }

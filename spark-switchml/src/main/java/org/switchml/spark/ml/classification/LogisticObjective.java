@@ -1,5 +1,10 @@
 package org.switchml.spark.ml.classification;
 
+import org.apache.spark.broadcast.Broadcast;
+
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,11 +40,15 @@ public final class LogisticObjective implements Serializable {
     private final boolean multinomial;
     private final boolean fitIntercept;
     private final boolean fitWithMean;
-    private final double[] inverseStd;
-    private final double[] scaledMean;
+    private transient double[] inverseStd;
+    private transient double[] scaledMean;
     private final double regL2;
     private final boolean standardization;
-    private final double[] featuresStd;
+    private transient double[] featuresStd;
+    /** Under which each executor kept the statistics ({@link ExecutorStatistics}); null: they travel along. */
+    private final String statisticsKey;
+    /** {@code {mean, std}} for an executor that did not keep them; null when they travel along. */
+    private final Broadcast<double[][]> statistics;
 
     /** BLAS for the dense batches (the JDK's Vector API, or native, as MLlib's own aggregators get). */
     private static final dev.ludovic.netlib.blas.BLAS BLAS = dev.ludovic.netlib.blas.BLAS.getInstance();
@@ -63,6 +72,15 @@ public final class LogisticObjective implements Serializable {
                              final boolean fitIntercept, final boolean fitWithMean, final double[] inverseStd,
                              final double[] scaledMean, final double regL2, final boolean standardization,
                              final double[] featuresStd) {
+        this(numFeatures, numClasses, multinomial, fitIntercept, fitWithMean, inverseStd, scaledMean, regL2,
+                standardization, featuresStd, null, null);
+    }
+
+    private LogisticObjective(final int numFeatures, final int numClasses, final boolean multinomial,
+                              final boolean fitIntercept, final boolean fitWithMean, final double[] inverseStd,
+                              final double[] scaledMean, final double regL2, final boolean standardization,
+                              final double[] featuresStd, final String statisticsKey,
+                              final Broadcast<double[][]> statistics) {
         if (fitWithMean && (!fitIntercept || scaledMean == null || scaledMean.length != numFeatures)) {
             throw new IllegalArgumentException("fitting with the mean needs an intercept and " + numFeatures
                     + " scaled means");
@@ -83,6 +101,72 @@ public final class LogisticObjective implements Serializable {
         this.regL2 = regL2;
         this.standardization = standardization;
         this.featuresStd = featuresStd;
+        this.statisticsKey = statisticsKey;
+        this.statistics = statistics;
+    }
+
+    /**
+     * The objective for the feature statistics {@code mean} and {@code std} of a statistics stage that kept
+     * them on each executor under {@code statisticsKey} ({@link FeatureSummary#FeatureSummary(int, int,
+     * String)}). Serialized, it carries neither: each executor derives its arrays from what it kept, or from
+     * {@code statistics} when it kept nothing under that key. Every side derives them with {@link #derived},
+     * so every copy is bit-identical.
+     *
+     * @param statisticsKey the statistics stage's key
+     * @param statistics    {@code {mean, std}}, broadcast
+     */
+    static LogisticObjective fromStatistics(final int numFeatures, final int numClasses, final boolean multinomial,
+                                            final boolean fitIntercept, final boolean fitWithMean,
+                                            final double[] mean, final double[] std, final double regL2,
+                                            final boolean standardization, final String statisticsKey,
+                                            final Broadcast<double[][]> statistics) {
+        final double[][] d = derived(mean, std);
+        return new LogisticObjective(numFeatures, numClasses, multinomial, fitIntercept, fitWithMean, d[0], d[1],
+                regL2, standardization, d[2], statisticsKey, statistics);
+    }
+
+    /** {@code {1 / std_j (0 where std is 0), mean_j / std_j (likewise), std_j}}: the objective's arrays. */
+    static double[][] derived(final double[] mean, final double[] std) {
+        final double[] inverseStd = new double[std.length];
+        final double[] scaledMean = new double[std.length];
+        for (int j = 0; j < std.length; j++) {
+            inverseStd[j] = std[j] != 0 ? 1.0 / std[j] : 0.0;
+            scaledMean[j] = inverseStd[j] * mean[j];
+        }
+        return new double[][] {inverseStd, scaledMean, std};
+    }
+
+    private void writeObject(final ObjectOutputStream out) throws IOException {
+        out.defaultWriteObject();
+        if (statisticsKey == null) {
+            out.writeObject(inverseStd);
+            out.writeObject(scaledMean);
+            out.writeObject(featuresStd);
+        }
+    }
+
+    private void readObject(final ObjectInputStream in) throws IOException, ClassNotFoundException {
+        in.defaultReadObject();
+        if (statisticsKey == null) {
+            inverseStd = (double[]) in.readObject();
+            scaledMean = (double[]) in.readObject();
+            featuresStd = (double[]) in.readObject();
+            return;
+        }
+        double[][] meanStd = ExecutorStatistics.kept(statisticsKey);
+        if (meanStd == null) {
+            ExecutorStatistics.missed();
+            meanStd = statistics.value();
+        }
+        final double[][] d = derived(meanStd[0], meanStd[1]);
+        inverseStd = d[0];
+        scaledMean = d[1];
+        featuresStd = d[2];
+    }
+
+    /** The per-feature {@code 1 / std_j} this copy computes with (tests compare copies). */
+    double[] inverseStd() {
+        return inverseStd;
     }
 
     /** Coefficient sets: K for multinomial, 1 for binomial. */

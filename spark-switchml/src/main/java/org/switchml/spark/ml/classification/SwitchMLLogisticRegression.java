@@ -3,6 +3,8 @@ package org.switchml.spark.ml.classification;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkException;
 import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.ml.classification.BinaryLogisticRegressionTrainingSummaryImpl;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
@@ -46,6 +48,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -318,14 +321,22 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                     + "algorithm may not converge.");
         }
 
-        final LogisticObjective objective = objective(problem);
+        // for an executor that did not keep the statistics stage's result (see LogisticObjective.fromStatistics)
+        final Broadcast<double[][]> statistics = JavaSparkContext.fromSparkContext(sc)
+                .broadcast(new double[][] {problem.stats().mean(), problem.stats().std()});
+        final LogisticObjective objective = objective(problem, statistics);
         final double[][] bounds = bounded()
                 ? bounds(problem.sets(), numFeatures, problem.stats().std(), objective.dim()) : null;
         final QuasiNewton optimizer = optimizer(objective, problem.sets(), numFeatures, problem.stats().std(), bounds);
         final double[] x0 = initialPoint(objective, problem, bounds);
         final long statisticsMs = clock.lapMs();
 
-        final Fitted fitted = fit(sc, batches, objective, optimizer, x0, use, callers);
+        final Fitted fitted;
+        try {
+            fitted = fit(sc, batches, objective, optimizer, x0, use, callers);
+        } finally {
+            statistics.destroy();
+        }
         final long fitMs = clock.lapMs();
 
         final LogisticRegressionModel model = model(dataset, problem, objective, optimizer, fitted.state());
@@ -377,8 +388,10 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
      * @param numClasses  classes: the label column's, else the largest label plus one
      * @param multinomial whether the family is multinomial
      * @param stats       the feature statistics and the weight of each label
+     * @param statisticsKey under which the executors kept the statistics
      */
-    private record Problem(int numFeatures, int numClasses, boolean multinomial, FeatureSummary.Stats stats) {
+    private record Problem(int numFeatures, int numClasses, boolean multinomial, FeatureSummary.Stats stats,
+                           String statisticsKey) {
         /** Coefficient sets: one per class (multinomial), else one. */
         int sets() {
             return multinomial ? numClasses : 1;
@@ -417,8 +430,9 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                                final int numFeatures, final SwitchUse use, final String callers) {
         final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
         describe(sc, callers, "feature statistics (one barrier stage, 2 allreduces)");
+        String key = statisticsKey();
         FeatureSummary.Stats stats = summarize(batches.rdd(), numFeatures,
-                metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY, use);
+                metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY, use, key);
         if (stats.labelOverflow() > 0) {
             // more classes than slots: find the largest label, then count again
             final double maxLabel = batches.map(b -> {
@@ -428,7 +442,8 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                 }
                 return max;
             }).reduce(Math::max);
-            stats = summarize(batches.rdd(), numFeatures, (int) maxLabel + 1, use);
+            key = statisticsKey();
+            stats = summarize(batches.rdd(), numFeatures, (int) maxLabel + 1, use, key);
         }
         if (!(stats.weightSum() > 0)) {
             throw new IllegalArgumentException("requirement failed: Nothing has been added to this summarizer.");
@@ -449,7 +464,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
                     + "should be in [0 to " + (numClasses - 1) + "]. Found " + stats.invalidLabels()
                     + " invalid labels."));
         }
-        final Problem problem = new Problem(numFeatures, numClasses, multinomial(numClasses), stats);
+        final Problem problem = new Problem(numFeatures, numClasses, multinomial(numClasses), stats, key);
         if (bounded()) {
             checkBoundShapes(problem.sets(), numFeatures);
         }
@@ -461,10 +476,18 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return problem;
     }
 
-    /** The statistics through the switch, always in fp64: std and histogram feed everything else. */
+    /** A key for one statistics stage's result on the executors: unique in every JVM. */
+    private String statisticsKey() {
+        return uid() + "/" + UUID.randomUUID();
+    }
+
+    /**
+     * The statistics through the switch, always in fp64: std and histogram feed everything else. Every
+     * executor keeps the mean and std under {@code key}.
+     */
     private static FeatureSummary.Stats summarize(final RDD<InstanceBatch> instances, final int numFeatures,
-                                                  final int labelCapacity, final SwitchUse use) {
-        final FeatureSummary summary = new FeatureSummary(numFeatures, labelCapacity);
+                                                  final int labelCapacity, final SwitchUse use, final String key) {
+        final FeatureSummary summary = new FeatureSummary(numFeatures, labelCapacity, key);
         final ReplicatedLoop.Result r = ReplicatedLoop.run(instances, summary.initialState(), summary.vectorLength(),
                 summary, new ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0, SwitchMLConfig.Precision.FP64));
         use.ran(r, summary.vectorLength(), true);
@@ -497,23 +520,18 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return constant;
     }
 
-    /** MLlib's objective in the standardized space; centered when the intercepts are fitted and unbounded. */
-    private LogisticObjective objective(final Problem problem) {
-        final int numFeatures = problem.numFeatures();
-        final double[] mean = problem.stats().mean();
-        final double[] std = problem.stats().std();
-        final double[] inverseStd = new double[numFeatures];
-        final double[] scaledMean = new double[numFeatures];
-        for (int j = 0; j < numFeatures; j++) {
-            inverseStd[j] = std[j] != 0 ? 1.0 / std[j] : 0.0;
-            scaledMean[j] = inverseStd[j] * mean[j];
-        }
+    /**
+     * MLlib's objective in the standardized space; centered when the intercepts are fitted and unbounded. Its
+     * copies on the executors take the statistics that their executor kept, else {@code statistics}.
+     */
+    private LogisticObjective objective(final Problem problem, final Broadcast<double[][]> statistics) {
         final boolean fitWithMean = getFitIntercept()
                 && (!isSet(lowerBoundsOnIntercepts()) || allEqual(getLowerBoundsOnIntercepts().toArray(), Double.NEGATIVE_INFINITY))
                 && (!isSet(upperBoundsOnIntercepts()) || allEqual(getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));
         final double regL2 = (1.0 - getElasticNetParam()) * getRegParam();
-        return new LogisticObjective(numFeatures, problem.numClasses(), problem.multinomial(), getFitIntercept(),
-                fitWithMean, inverseStd, scaledMean, regL2, getStandardization(), std);
+        return LogisticObjective.fromStatistics(problem.numFeatures(), problem.numClasses(), problem.multinomial(),
+                getFitIntercept(), fitWithMean, problem.stats().mean(), problem.stats().std(), regL2,
+                getStandardization(), problem.statisticsKey(), statistics);
     }
 
     /**

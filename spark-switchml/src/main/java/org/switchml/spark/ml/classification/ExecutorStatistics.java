@@ -1,0 +1,52 @@
+package org.switchml.spark.ml.classification;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The feature statistics each executor's copy of the statistics stage ended with, kept in the JVM for the
+ * fit that follows it. Every executor holds the same bit-identical mean and std as the driver, so the fit's
+ * stages need not carry them: with 10^5 features the objective's per-feature arrays are 2.4 MB in every task
+ * binary, fetched by each executor through the driver's one link. An executor that did not run the
+ * statistics stage (or has evicted them) reads them from the fit's broadcast instead.
+ */
+final class ExecutorStatistics {
+    /** Fits whose statistics one JVM keeps: more than run at once in any pipeline we know of. */
+    private static final int CAPACITY = 8;
+
+    private static final Map<String, double[][]> KEPT = new LinkedHashMap<>(16, 0.75f, true) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(final Map.Entry<String, double[][]> eldest) {
+            return size() > CAPACITY;
+        }
+    };
+
+    /** Times a JVM read statistics from the broadcast because it did not keep them (tests read it). */
+    private static final AtomicLong MISSES = new AtomicLong();
+
+    private ExecutorStatistics() {
+    }
+
+    /** Keeps {@code mean} and {@code std} (the statistics stage's result) under {@code key}. */
+    static synchronized void keep(final String key, final double[] mean, final double[] std) {
+        KEPT.put(key, new double[][] {mean, std});
+    }
+
+    /** The {@code {mean, std}} kept under {@code key}, or null. */
+    static synchronized double[][] kept(final String key) {
+        return KEPT.get(key);
+    }
+
+    /** Counts a read of the statistics from elsewhere than this JVM. */
+    static void missed() {
+        MISSES.incrementAndGet();
+    }
+
+    /** Reads of the statistics from elsewhere than this JVM so far. */
+    static long misses() {
+        return MISSES.get();
+    }
+}
