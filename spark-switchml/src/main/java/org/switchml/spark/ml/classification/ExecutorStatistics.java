@@ -12,8 +12,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * statistics stage (or has evicted them) reads them from the fit's broadcast instead.
  */
 final class ExecutorStatistics {
-    /** Fits whose statistics one JVM keeps: more than run at once in any pipeline we know of. */
-    private static final int CAPACITY = 8;
+    /**
+     * Fits whose statistics one JVM keeps, the most recent first: the fit running now and one beside it. Few,
+     * because an entry is 16 bytes per feature (16 MB at 10^6 features) in an executor's heap; a fit whose
+     * entry was evicted by others running at once reads the broadcast instead.
+     */
+    private static final int CAPACITY = 2;
 
     private static final Map<String, double[][]> KEPT = new LinkedHashMap<>(16, 0.75f, true) {
         private static final long serialVersionUID = 1L;
