@@ -51,10 +51,11 @@ class KryoRegistrationTest {
         assertEquals(opts, roundTrip(k, opts));
         final ReplicatedLoop.Step step = roundTrip(k, new ReplicatedLoop.Step(new double[] {1}, new double[] {2}, true));
         assertArrayEquals(new double[] {1}, step.state());
-        // The estimator's input blocks come in through its KryoClasses service.
+        // The estimator's input blocks and broadcast statistics come in through its KryoClasses service.
         assertEquals(Set.of(TaskOutcome.class.getName(), TaskSettings.class.getName(),
                         ReplicatedLoop.Step.class.getName(), ReplicatedLoop.Options.class.getName(),
-                        "org.switchml.spark.ml.classification.InstanceBatch"),
+                        "org.switchml.spark.ml.classification.InstanceBatch",
+                        "org.switchml.spark.ml.classification.MeanStd"),
                 SwitchMLKryoRegistrator.registeredClasses().stream().map(Class::getName).collect(Collectors.toSet()));
     }
 }

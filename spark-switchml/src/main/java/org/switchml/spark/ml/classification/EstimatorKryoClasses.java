@@ -6,10 +6,13 @@ package org.switchml.spark.ml.classification;
 import org.switchml.spark.SwitchMLKryoRegistrator;
 import java.util.List;
 
-/** The estimator's classes that Spark may serialize with Kryo: its cached input blocks (spilled to disk with MEMORY_AND_DISK). */
+/**
+ * The estimator's classes that Spark may serialize with Kryo: its cached input blocks (spilled to disk with
+ * MEMORY_AND_DISK), and the feature statistics it broadcasts for the fit.
+ */
 public final class EstimatorKryoClasses implements SwitchMLKryoRegistrator.KryoClasses {
     @Override
     public List<Class<?>> classes() {
-        return List.of(InstanceBatch.class);
+        return List.of(InstanceBatch.class, MeanStd.class);
     }
 }

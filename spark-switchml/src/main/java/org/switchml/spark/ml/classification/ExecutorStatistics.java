@@ -19,11 +19,11 @@ final class ExecutorStatistics {
      */
     private static final int CAPACITY = 2;
 
-    private static final Map<String, double[][]> KEPT = new LinkedHashMap<>(16, 0.75f, true) {
+    private static final Map<String, MeanStd> KEPT = new LinkedHashMap<>(16, 0.75f, true) {
         private static final long serialVersionUID = 1L;
 
         @Override
-        protected boolean removeEldestEntry(final Map.Entry<String, double[][]> eldest) {
+        protected boolean removeEldestEntry(final Map.Entry<String, MeanStd> eldest) {
             return size() > CAPACITY;
         }
     };
@@ -34,13 +34,13 @@ final class ExecutorStatistics {
     private ExecutorStatistics() {
     }
 
-    /** Keeps {@code mean} and {@code std} (the statistics stage's result) under {@code key}. */
-    static synchronized void keep(final String key, final double[] mean, final double[] std) {
-        KEPT.put(key, new double[][] {mean, std});
+    /** Keeps a statistics stage's result under {@code key}. */
+    static synchronized void keep(final String key, final MeanStd statistics) {
+        KEPT.put(key, statistics);
     }
 
-    /** The {@code {mean, std}} kept under {@code key}, or null. */
-    static synchronized double[][] kept(final String key) {
+    /** The statistics kept under {@code key}, or null. */
+    static synchronized MeanStd kept(final String key) {
         return KEPT.get(key);
     }
 

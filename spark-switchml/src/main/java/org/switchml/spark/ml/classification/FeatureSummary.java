@@ -228,8 +228,8 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
             next[sIdx + j] = Math.sqrt(variance);
         }
         if (keepAs != null) {
-            ExecutorStatistics.keep(keepAs, Arrays.copyOfRange(next, mIdx, sIdx), Arrays.copyOfRange(next, sIdx,
-                    sIdx + f));
+            ExecutorStatistics.keep(keepAs, new MeanStd(Arrays.copyOfRange(next, mIdx, sIdx),
+                    Arrays.copyOfRange(next, sIdx, sIdx + f)));
         }
         return new ReplicatedLoop.Step(next, new double[0], true);
     }

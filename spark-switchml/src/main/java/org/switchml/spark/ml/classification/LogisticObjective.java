@@ -47,8 +47,8 @@ public final class LogisticObjective implements Serializable {
     private transient double[] featuresStd;
     /** Under which each executor kept the statistics ({@link ExecutorStatistics}); null: they travel along. */
     private final String statisticsKey;
-    /** {@code {mean, std}} for an executor that did not keep them; null when they travel along. */
-    private final Broadcast<double[][]> statistics;
+    /** The statistics for an executor that did not keep them; null when they travel along. */
+    private final Broadcast<MeanStd> statistics;
 
     /** BLAS for the dense batches (the JDK's Vector API, or native, as MLlib's own aggregators get). */
     private static final dev.ludovic.netlib.blas.BLAS BLAS = dev.ludovic.netlib.blas.BLAS.getInstance();
@@ -80,7 +80,7 @@ public final class LogisticObjective implements Serializable {
                               final boolean fitIntercept, final boolean fitWithMean, final double[] inverseStd,
                               final double[] scaledMean, final double regL2, final boolean standardization,
                               final double[] featuresStd, final String statisticsKey,
-                              final Broadcast<double[][]> statistics) {
+                              final Broadcast<MeanStd> statistics) {
         if (fitWithMean && (!fitIntercept || scaledMean == null || scaledMean.length != numFeatures)) {
             throw new IllegalArgumentException("fitting with the mean needs an intercept and " + numFeatures
                     + " scaled means");
@@ -113,13 +113,13 @@ public final class LogisticObjective implements Serializable {
      * so every copy is bit-identical.
      *
      * @param statisticsKey the statistics stage's key
-     * @param statistics    {@code {mean, std}}, broadcast
+     * @param statistics    {@code mean} and {@code std}, broadcast
      */
     static LogisticObjective fromStatistics(final int numFeatures, final int numClasses, final boolean multinomial,
                                             final boolean fitIntercept, final boolean fitWithMean,
                                             final double[] mean, final double[] std, final double regL2,
                                             final boolean standardization, final String statisticsKey,
-                                            final Broadcast<double[][]> statistics) {
+                                            final Broadcast<MeanStd> statistics) {
         final double[][] d = derived(mean, std);
         return new LogisticObjective(numFeatures, numClasses, multinomial, fitIntercept, fitWithMean, d[0], d[1],
                 regL2, standardization, d[2], statisticsKey, statistics);
@@ -153,12 +153,12 @@ public final class LogisticObjective implements Serializable {
             featuresStd = (double[]) in.readObject();
             return;
         }
-        double[][] meanStd = ExecutorStatistics.kept(statisticsKey);
-        if (meanStd == null) {
+        MeanStd kept = ExecutorStatistics.kept(statisticsKey);
+        if (kept == null) {
             ExecutorStatistics.missed();
-            meanStd = statistics.value();
+            kept = statistics.value();
         }
-        final double[][] d = derived(meanStd[0], meanStd[1]);
+        final double[][] d = derived(kept.mean(), kept.std());
         inverseStd = d[0];
         scaledMean = d[1];
         featuresStd = d[2];

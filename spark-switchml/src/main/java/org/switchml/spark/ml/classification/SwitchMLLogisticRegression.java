@@ -322,8 +322,8 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         }
 
         // for an executor that did not keep the statistics stage's result (see LogisticObjective.fromStatistics)
-        final Broadcast<double[][]> statistics = JavaSparkContext.fromSparkContext(sc)
-                .broadcast(new double[][] {problem.stats().mean(), problem.stats().std()});
+        final Broadcast<MeanStd> statistics = JavaSparkContext.fromSparkContext(sc)
+                .broadcast(new MeanStd(problem.stats().mean(), problem.stats().std()));
         final LogisticObjective objective = objective(problem, statistics);
         final double[][] bounds = bounded()
                 ? bounds(problem.sets(), numFeatures, problem.stats().std(), objective.dim()) : null;
@@ -524,7 +524,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
      * MLlib's objective in the standardized space; centered when the intercepts are fitted and unbounded. Its
      * copies on the executors take the statistics that their executor kept, else {@code statistics}.
      */
-    private LogisticObjective objective(final Problem problem, final Broadcast<double[][]> statistics) {
+    private LogisticObjective objective(final Problem problem, final Broadcast<MeanStd> statistics) {
         final boolean fitWithMean = getFitIntercept()
                 && (!isSet(lowerBoundsOnIntercepts()) || allEqual(getLowerBoundsOnIntercepts().toArray(), Double.NEGATIVE_INFINITY))
                 && (!isSet(upperBoundsOnIntercepts()) || allEqual(getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));

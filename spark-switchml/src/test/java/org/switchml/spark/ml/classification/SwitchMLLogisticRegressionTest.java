@@ -588,10 +588,10 @@ class SwitchMLLogisticRegressionTest {
             std[j] = j % 7 == 0 ? 0.0 : rnd.nextDouble(0.01, 5); // constant features have std 0
         }
         final JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-        final org.apache.spark.broadcast.Broadcast<double[][]> statistics = jsc.broadcast(new double[][] {mean, std});
+        final org.apache.spark.broadcast.Broadcast<MeanStd> statistics = jsc.broadcast(new MeanStd(mean, std));
         try {
             final String keptKey = "test/kept/" + seed;
-            ExecutorStatistics.keep(keptKey, mean.clone(), std.clone());
+            ExecutorStatistics.keep(keptKey, new MeanStd(mean.clone(), std.clone()));
             final LogisticObjective kept = LogisticObjective.fromStatistics(f, 3, true, true, true, mean, std, 0.5,
                     true, keptKey, statistics);
             final LogisticObjective notKept = LogisticObjective.fromStatistics(f, 3, true, true, true, mean, std,
