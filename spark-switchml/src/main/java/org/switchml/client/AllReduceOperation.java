@@ -32,7 +32,8 @@ import java.util.concurrent.TimeUnit;
  *   round trip, however long the timeout. Checked when results arrive and on every timer tick.</li>
  *   <li><b>A retransmission timeout</b> for what nothing later reveals (the tail of a call, a window that
  *   is all lost): one timeout for the whole window, from the session's measured round trips
- *   ({@link RttEstimator}). It backs off (doubles, up to the ceiling) only <em>for the window</em> while no
+ *   ({@link RttEstimator}). A packet's timeout runs from its transmission, and starts again whenever a
+ *   packet sent before it is answered: it is waiting in a queue, not lost. It backs off (doubles, up to the ceiling) only <em>for the window</em> while no
  *   result at all arrives, i.e. on silence: the switch is gone, a worker is missing or the host stalls, and
  *   every retransmission would be wasted. Any result resets it, so random loss never grows it. A packet
  *   that times out {@value #RETRIES_PER_DOUBLING} times in a row while the rest of the window moves (a slot
@@ -82,6 +83,11 @@ final class AllReduceOperation {
     private final int[] outstanding;
     private final long[] firstSentNs;
     private final long[] lastSentNs;
+    /** Per slot: the call's transmission count at the outstanding packet's first and latest transmission. */
+    private final long[] firstTx;
+    private final long[] lastTx;
+    /** Transmissions of this call so far: the order in which datagrams entered the worker's link. */
+    private long txCount;
     private final int[] retries;
     /** Per slot: timeouts in a row of the outstanding packet (its own backoff). */
     private final int[] timeouts;
@@ -93,6 +99,13 @@ final class AllReduceOperation {
      * answered at its first transmission (the reference of loss detection), once there is one.
      */
     private final long[] laneSentNs;
+    /**
+     * Per lane: when its latest result came, and the transmission count at the first transmission of the
+     * packet it answered (-1 before any result): progress of the queue, which restarts the timeout of every
+     * packet sent behind that one.
+     */
+    private final long[] laneAnswerNs;
+    private final long[] laneAnsweredTx;
     private final long[] laneRttNs;
     private final boolean[] laneKnown;
     /** No outstanding packet was last sent before this (exact after each loss scan, stale-low between). */
@@ -160,6 +173,11 @@ final class AllReduceOperation {
         Arrays.fill(outstanding, -1);
         this.firstSentNs = new long[poolSize];
         this.lastSentNs = new long[poolSize];
+        this.firstTx = new long[poolSize];
+        this.lastTx = new long[poolSize];
+        this.laneAnswerNs = new long[lanes.length];
+        this.laneAnsweredTx = new long[lanes.length];
+        Arrays.fill(laneAnsweredTx, -1);
         this.retries = new int[poolSize];
         this.timeouts = new int[poolSize];
         this.laneSentNs = new long[lanes.length];
@@ -221,6 +239,7 @@ final class AllReduceOperation {
         lastSentNs[slot] = now;
         retries[slot] = 0;
         timeouts[slot] = 0;
+        firstTx[slot] = txCount;
         if (!anyOutstandingSent) {
             anyOutstandingSent = true;
             oldestSentNs = now;
@@ -229,6 +248,7 @@ final class AllReduceOperation {
     }
 
     private void transmit(final int q, final int slot) {
+        lastTx[slot] = txCount++;
         final long g = firstPacket + q;
         final short exponent;
         if (scaled) {
@@ -311,6 +331,9 @@ final class AllReduceOperation {
         repliedCount++;
         final long now = System.nanoTime();
         lastProgressNs = now;
+        final int answeredLane = slot % lanes.length;
+        laneAnswerNs[answeredLane] = now;
+        laneAnsweredTx[answeredLane] = firstTx[slot];
         silence.seen();
         if (retries[slot] == 0) {
             // Only a packet sent once tells a round trip and an order (Karn): a retransmission's result may
@@ -405,6 +428,9 @@ final class AllReduceOperation {
             for (int slot = 0; slot < poolSize; slot++) {
                 lastSentNs[slot] += shift;
             }
+            for (int lane = 0; lane < lanes.length; lane++) {
+                laneAnswerNs[lane] += shift;
+            }
             return;
         }
         if (now - lastProgressNs > resultTimeoutNs) {
@@ -420,7 +446,7 @@ final class AllReduceOperation {
         boolean round = false;
         for (int slot = 0; slot < poolSize; slot++) {
             final int q = outstanding[slot];
-            if (q >= 0 && now - lastSentNs[slot] >= timeout(rto, Math.max(Math.max(silence.rounds, unmeasured.rounds),
+            if (q >= 0 && now - timerStartNs(slot) >= timeout(rto, Math.max(Math.max(silence.rounds, unmeasured.rounds),
                     timeouts[slot] / RETRIES_PER_DOUBLING))) {
                 lastSentNs[slot] = now;
                 retries[slot]++;
@@ -439,6 +465,26 @@ final class AllReduceOperation {
         if (io.retransmissions() != before) {
             io.sender.flush();
         }
+    }
+
+    /**
+     * When the timeout of {@code slot}'s outstanding packet started: its latest transmission, or the latest
+     * result since then that answered a packet which entered the worker's link before that transmission.
+     * Packets leave the link in order, so this one was still waiting behind the one answered, in the
+     * worker's queue, the switch's or another worker's: a window larger than the path's bandwidth-delay
+     * product queues, and timing each packet from its own transmission would time out a window that is
+     * only waiting (RFC 6298, 5.3, restarts its one timer on every acknowledgment for the same reason). Each
+     * lane's latest result counts, whichever lane the packet is on, because the link ahead of it is shared.
+     */
+    private long timerStartNs(final int slot) {
+        long start = lastSentNs[slot];
+        for (int lane = 0; lane < lanes.length; lane++) {
+            final long answered = laneAnsweredTx[lane];
+            if (answered >= 0 && answered < lastTx[slot] && laneAnswerNs[lane] - start > 0) {
+                start = laneAnswerNs[lane];
+            }
+        }
+        return start;
     }
 
     /** {@code rto} doubled {@code exponent} times, at most the ceiling. */
