@@ -63,10 +63,14 @@ fi
 # machine is a timeout that fired while its packets waited in tbf's queue, link time taken from the sum.
 echo "== rack smoke: SwitchML, 2 workers, 2^22 floats (1 untimed, 2 timed), retransmissions on loss-free links"
 big=$((1 << 22))
-if out="$(WARMUPS=1 "$here/run-switchml.sh" 2 "$big" 2)"; then
-    echo "$out"
-    k="$(sed -n 's/.*installed job.* k=\([0-9]*\) pool=\([0-9]*\).*/\1/p' <<<"$out")"
-    pool="$(sed -n 's/.*installed job.* k=\([0-9]*\) pool=\([0-9]*\).*/\2/p' <<<"$out")"
+run_status=0
+out="$(WARMUPS=1 "$here/run-switchml.sh" 2 "$big" 2)" || run_status=$?
+echo "$out"
+if ((run_status != 0)); then
+    echo "$prog: FAILED: the 2^22-float SwitchML allreduce through the rack was not exact or did not finish" >&2
+    failed=1
+else
+    read -r k pool < <(sed -n 's/.*installed job.* k=\([0-9]*\) pool=\([0-9]*\).*/\1 \2/p' <<<"$out")
     packets=$((3 * ((big + k - 1) / k + pool)))
     most="$(grep -o 'retransmissions=[0-9]*' <<<"$out" | cut -d= -f2 | sort -n | tail -1)"
     echo "# most retransmissions of a worker: ${most:-none} of $packets packets (at most 1 % passes)"
@@ -74,10 +78,6 @@ if out="$(WARMUPS=1 "$here/run-switchml.sh" 2 "$big" 2)"; then
         echo "$prog: FAILED: a worker sent ${most:-an unknown number of} retransmissions on loss-free links, more than 1 % of its $packets packets" >&2
         failed=1
     fi
-else
-    echo "$out"
-    echo "$prog: FAILED: the 2^22-float SwitchML allreduce through the rack was not exact or did not finish" >&2
-    failed=1
 fi
 echo "== rack smoke: OpenMPI ring, 2 ranks, $elements floats"
 if ! "$here/run-mpi.sh" 2 "$elements" 1; then

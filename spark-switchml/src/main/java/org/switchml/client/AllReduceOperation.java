@@ -33,9 +33,9 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>A retransmission timeout</b> for what nothing later reveals (the tail of a call, a window that
  *   is all lost): one timeout for the whole window, from the session's measured round trips
  *   ({@link RttEstimator}). A packet's timeout runs from its transmission, and starts again whenever a
- *   packet sent before it is answered: it is waiting in a queue, not lost. It backs off (doubles, up to the ceiling) only <em>for the window</em> while no
- *   result at all arrives, i.e. on silence: the switch is gone, a worker is missing or the host stalls, and
- *   every retransmission would be wasted. Any result resets it, so random loss never grows it. A packet
+ *   packet sent before it is answered: it is waiting in a queue, not lost. It backs off (doubles, up to the
+ *   ceiling) only <em>for the window</em> while no result at all arrives, i.e. on silence: the switch is
+ *   gone, a worker is missing or the host stalls, and every retransmission would be wasted. Any result resets it, so random loss never grows it. A packet
  *   that times out {@value #RETRIES_PER_DOUBLING} times in a row while the rest of the window moves (a slot
  *   stuck on a broken lane, say) backs off on its own, one doubling per {@value #RETRIES_PER_DOUBLING}. A
  *   timer that fires late (the thread or the process stood still) times nothing out for the stall.</li>
