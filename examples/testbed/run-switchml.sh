@@ -13,7 +13,9 @@
 # the parameter-server placement, where the other workers reach it over that worker's one link; or bmv2:
 # BMv2 with switchml.p4 in rk-sw on the workers' P4 links, which needs rack.sh up --p4-links, p4c and
 # simple_switch_grpc, and defaults to K=64, POOL=16, RETRANSMIT_MS=200), RETRANSMIT_MS (the workers' first
-# retransmission timeout), WARMUPS (untimed allreduces before the timed ones, default 1), MVN,
+# retransmission timeout), WARMUPS (untimed allreduces before the timed ones, at least; default 1),
+# WARMUP_MAX_S (untimed allreduces go on while a worker's JIT is busy, for at most this long; default 60,
+# 0 for exactly WARMUPS), MVN,
 # MVN_OPTS_EXTRA (default -o: build offline).
 set -euo pipefail
 
@@ -64,7 +66,7 @@ switch_addr="$(host_addr "$switch_host")"
 
 java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
           --timeout-s "$timeout_s")
-job_options=()
+job_options=(--warmups "${WARMUPS:-1}" --warmup-max-s "${WARMUP_MAX_S:-60}")
 [[ -z ${K:-} ]] || job_options+=(--k "$K")
 [[ -z ${POOL:-} ]] || job_options+=(--pool "$POOL")
 "$rack" exec drv "${java_cmd[@]}" --role coordinator --workers "$workers" "${job_options[@]}" \
@@ -81,7 +83,7 @@ for ((i = 1; i <= workers; i++)); do
     [[ ! -f $logs/p4-hosts ]] || bind=(--bind "$(awk -v i="$i" '$2 == i { print $1 }' "$logs/p4-hosts")")
     "$rack" exec "w$i" "${java_cmd[@]}" --role worker --rank $((i - 1)) \
         --coordinator "$driver_addr:$rendezvous_port" --switch "$switch_dataplane" "${bind[@]}" \
-        "${worker_options[@]}" --elements "$elements" --reps "$reps" --warmups "${WARMUPS:-1}" >"$logs/w$i.log" 2>&1 &
+        "${worker_options[@]}" --elements "$elements" --reps "$reps" >"$logs/w$i.log" 2>&1 &
     pids+=($!)
     workers_pids+=($!)
 done
@@ -101,7 +103,7 @@ if ! wait "$coordinator"; then
 fi
 
 echo "# switch in rk-$switch_host: $(grep -E 'dataplane|jobs' "$logs/switch.log" | head -1)"
-grep '^rack-allreduce: installed' "$logs/coordinator.log" | sed 's/^/# /' || true
+grep -E '^rack-allreduce: (installed|warm-up|[0-9]+ warm-up calls)' "$logs/coordinator.log" | sed 's/^/# /' || true
 for ((i = 1; i <= workers; i++)); do
     grep '^rank=' "$logs/w$i.log" | sed "s/^/rk-w$i /" || true
 done

@@ -55,6 +55,8 @@ if [[ $("$rack" p4-hosts | grep -vc '^#') -ne 2 ]]; then
     failed=1
 fi
 echo "== rack smoke: SwitchML, 2 workers, $elements floats, links at $rate"
+# Exactly the calls asked for (no waiting for the JIT): the smoke checks results and counts packets.
+export WARMUP_MAX_S=0
 if ! "$here/run-switchml.sh" 2 "$elements" 1; then
     echo "$prog: FAILED: the SwitchML allreduce through the rack was not exact or did not finish" >&2
     failed=1

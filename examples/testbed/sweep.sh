@@ -5,7 +5,7 @@
 # SwitchML with UDP loss on every worker link. Appends one row per design, N, size and rep to a CSV.
 #
 #   sweep.sh [--workers "2 4 8"] [--sizes "16 18 20 22 24"] [--extra-sizes "22"] [--reps 3]
-#            [--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only]
+#            [--timed 3] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only]
 #            [--out FILE]
 #
 # Sizes are powers of two (16 = 2^16 floats per worker). --extra-sizes are those of the parameter-server
@@ -26,7 +26,7 @@ workers_list="2 4 8"
 sizes="16 18 20 22 24"
 extra_sizes="22"
 reps=3
-timed=1
+timed=3
 rate="50mbit"
 mtu=9000
 loss=1
@@ -37,7 +37,7 @@ out="$here/../../docs/results/rack.csv"
 
 usage() {
     echo "usage: $prog [--workers \"2 4 8\"] [--sizes \"16 18 20 22 24\"] [--extra-sizes \"22\"] [--reps 3]" \
-        "[--timed 1] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only] [--out FILE]" >&2
+        "[--timed 3] [--rate 50mbit] [--mtu 9000] [--loss 1] [--no-ps] [--no-loss] [--loss-only] [--out FILE]" >&2
 }
 usage_error() {
     echo "$prog: $1" >&2
@@ -137,8 +137,9 @@ pool_for() {
     echo $((p < 4 ? 4 : p))
 }
 
-# Untimed SwitchML calls before the timed ones: about 2^23 floats in all (at least one), so the JIT of
-# the switch and the workers has settled before the clock starts.
+# Untimed SwitchML calls before the timed ones, at least: about 2^23 floats in all (at least one). More
+# follow while a worker's JIT is still busy (run-switchml.sh's WARMUP_MAX_S), so the clock starts on JVMs
+# that run the packet path compiled rather than ones whose compilers hold the two CPUs.
 warmups_for() {
     local w=$(((1 << 23) / $1))
     echo $((w < 1 ? 1 : (w > 32 ? 32 : w)))

@@ -17,6 +17,8 @@ import picocli.CommandLine.Option;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -43,11 +45,12 @@ import java.util.concurrent.Callable;
  *
  * <p>The rendezvous speaks one text line each way and per step: the worker sends
  * {@code HELLO rank ip port}; the coordinator answers {@code JOB id generation secret k pool ip:port,...}
- * once all ranks arrived. Before each allreduce every worker sends {@code READY} and waits for {@code GO},
- * which the coordinator sends once all are ready: the calls start together, as the MPI baseline's do after
- * its barrier, so a worker's time is the allreduce's and not its wait for a slower peer to finish checking
- * the previous result. The worker ends with {@code DONE exact|mismatch|failed}. Job set-up (session, job
- * creation, rendezvous) is outside every timed call.
+ * once all ranks arrived. Before each allreduce every worker sends {@code READY jit-ms} (how long its JIT
+ * compiled since its previous READY) and waits for {@code WARM} (an untimed call) or {@code GO} (a timed
+ * one), which the coordinator sends once all are ready: the calls start together, as the MPI baseline's do
+ * after its barrier, so a worker's time is the allreduce's and not its wait for a slower peer to finish
+ * checking the previous result. The worker ends with {@code DONE exact|mismatch|failed} after its timed
+ * calls. Job set-up (session, job creation, rendezvous) is outside every timed call.
  */
 @Command(name = "rack-allreduce", mixinStandardHelpOptions = true, version = "rack-allreduce 0.1.0-SNAPSHOT",
         sortOptions = false,
@@ -111,8 +114,14 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--reps", description = "worker: timed allreduces (default ${DEFAULT-VALUE})")
     int reps = 5;
 
-    @Option(names = "--warmups", description = "worker: untimed allreduces first (default ${DEFAULT-VALUE})")
+    @Option(names = "--warmups", description = "coordinator: untimed allreduces first, at least (default"
+            + " ${DEFAULT-VALUE})")
     int warmups = 1;
+
+    @Option(names = "--warmup-max-s", description = "coordinator: after --warmups, untimed allreduces go on while a"
+            + " worker's JIT compiler was busy during the previous one, for at most this many seconds of warm-up"
+            + " (default ${DEFAULT-VALUE}; 0: exactly --warmups)")
+    int warmupMaxSeconds = 60;
 
     @Option(names = "--retransmit-timeout-ms", description = "worker: first retransmission timeout, before a round"
             + " trip is measured (default ${DEFAULT-VALUE}; a slow switch such as BMv2 queues packets for longer)")
@@ -165,6 +174,9 @@ public final class RackAllReduce implements Callable<Integer> {
         }
         if (k < 1 || k > Wire.MAX_K || pool < 1 || pool > JobSpec.MAX_POOL_SIZE) {
             throw usage("--k must be 1.." + Wire.MAX_K + " and --pool 1.." + JobSpec.MAX_POOL_SIZE);
+        }
+        if (warmups < 0 || warmupMaxSeconds < 0) {
+            throw usage("--warmups and --warmup-max-s must not be negative");
         }
         final InetSocketAddress at = hostPort("--listen", listen);
         if (tokenFile == null) {
@@ -263,12 +275,22 @@ public final class RackAllReduce implements Callable<Integer> {
     /**
      * Releases each round of allreduces once every worker is READY, then waits, bounded, for every worker's
      * DONE line; returns the exit code they add up to. A round where some workers are done (or failed) and
-     * others ready ends the run: those waiting for GO see the connection close.
+     * others ready ends the run: those waiting for WARM or GO see the connection close.
+     *
+     * <p>The first rounds are warm-ups (WARM): at least {@link #warmups}, then more while a worker reports that
+     * its JIT compiler was busy for more than {@link #JIT_QUIET_FRACTION} of the previous round, for at most
+     * {@link #warmupMaxSeconds}. Ten fresh JVMs on two cores compile for tens of seconds, and a call timed
+     * meanwhile measures the compilers, not the links. Every round after them is timed (GO).
      */
     private int collect(final Socket[] peers, final String job) throws Failed {
         final String[] lines = new String[peers.length];
+        int warmed = 0;
+        boolean timing = false;
+        long warmupStartNs = 0;
+        long roundStartNs = 0;
         while (true) {
             int ready = 0;
+            long mostJitMs = 0;
             for (int r = 0; r < peers.length; r++) {
                 try {
                     lines[r] = receive(peers[r], job + ", rank " + r + " at " + peers[r].getRemoteSocketAddress());
@@ -276,16 +298,42 @@ public final class RackAllReduce implements Callable<Integer> {
                     throw new Failed(job + ": rank " + r + " at " + peers[r].getRemoteSocketAddress()
                             + " did not report: " + e.getMessage());
                 }
-                if (lines[r].equals("READY")) {
+                final String[] f = lines[r].split(" ");
+                if (f.length == 2 && f[0].equals("READY")) {
                     ready++;
+                    mostJitMs = Math.max(mostJitMs, Long.parseLong(f[1]));
                 }
             }
             if (ready < peers.length) {
                 break;
             }
+            final long now = System.nanoTime();
+            if (!timing) {
+                final long roundMs = (now - roundStartNs) / 1_000_000L;
+                final boolean compiling = warmed == 0 || mostJitMs > JIT_QUIET_FRACTION * roundMs;
+                if (warmed == 0) {
+                    warmupStartNs = now;
+                } else {
+                    System.out.printf(Locale.ROOT, "rack-allreduce: warm-up %d took %d ms, the busiest worker's JIT"
+                            + " compiled for %d ms%n", warmed, roundMs, mostJitMs);
+                }
+                final boolean capped = now - warmupStartNs >= warmupMaxSeconds * 1_000_000_000L;
+                if (warmed >= warmups && (!compiling || capped)) {
+                    timing = true;
+                    System.out.printf(Locale.ROOT, "rack-allreduce: %d warm-up calls in %.1f s, %s; timed calls"
+                            + " start%n", warmed, (now - warmupStartNs) / 1e9, compiling
+                            ? "JIT still busy at the " + warmupMaxSeconds + " s cap" : "JIT quiet");
+                    System.out.flush();
+                }
+            }
+            roundStartNs = now;
+            final String release = timing ? "GO" : "WARM";
+            if (!timing) {
+                warmed++;
+            }
             for (int r = 0; r < peers.length; r++) {
                 try {
-                    send(peers[r], "GO");
+                    send(peers[r], release);
                 } catch (final IOException e) {
                     throw new Failed(job + ": rank " + r + " at " + peers[r].getRemoteSocketAddress()
                             + " cannot be released: " + e.getMessage());
@@ -302,6 +350,9 @@ public final class RackAllReduce implements Callable<Integer> {
         }
         return code;
     }
+
+    /** A round in which no worker's JIT compiled for more than this fraction of it is quiet. */
+    static final double JIT_QUIET_FRACTION = 0.02;
 
     private static String missing(final InetSocketAddress[] endpoints) {
         final List<Integer> out = new ArrayList<>();
@@ -330,8 +381,8 @@ public final class RackAllReduce implements Callable<Integer> {
         if (coordinator == null || switchAddress == null) {
             throw usage("--role worker needs --coordinator HOST:PORT and --switch HOST:PORT[,PORT...]");
         }
-        if (elements < 1 || reps < 1 || warmups < 0 || retransmitTimeoutMs < 1) {
-            throw usage("--elements, --reps and --retransmit-timeout-ms must be positive, --warmups not negative");
+        if (elements < 1 || reps < 1 || retransmitTimeoutMs < 1) {
+            throw usage("--elements, --reps and --retransmit-timeout-ms must be positive");
         }
         final InetSocketAddress coord = hostPort("--coordinator", coordinator);
         final SwitchAddress sw;
@@ -401,25 +452,29 @@ public final class RackAllReduce implements Callable<Integer> {
         final JobSession session = client.join(job, rank, sw);
         final float[] mine = vectors.floats[rank];
         final long[] nanos = new long[reps];
+        final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        long jitSeenMs = jitMs(jit);
         String firstMismatch = null;
-        for (int i = -warmups; i < reps; i++) {
-            send(coord, "READY");
-            final String go = receive(coord, where + ", waiting for the other workers before allreduce "
-                    + (i + warmups + 1));
-            if (!go.equals("GO")) {
-                throw new Failed(where + ": the coordinator sent '" + go + "', expected GO");
+        int timed = 0;
+        for (int call = 1; timed < reps; call++) {
+            final long jitNowMs = jitMs(jit);
+            send(coord, "READY " + (jitNowMs - jitSeenMs));
+            jitSeenMs = jitNowMs;
+            final String go = receive(coord, where + ", waiting for the other workers before allreduce " + call);
+            if (!go.equals("GO") && !go.equals("WARM")) {
+                throw new Failed(where + ": the coordinator sent '" + go + "', expected WARM or GO");
             }
             final long t0 = System.nanoTime();
             final float[] result;
             try {
                 result = session.allReduce(mine);
             } catch (final RuntimeException e) {
-                throw new Failed(where + ": allreduce " + (i + warmups + 1) + " failed: " + e.getMessage()
+                throw new Failed(where + ": allreduce " + call + " failed: " + e.getMessage()
                         + "; worker counters " + client.stats());
             }
             final long t = System.nanoTime() - t0;
-            if (i >= 0) {
-                nanos[i] = t;
+            if (go.equals("GO")) {
+                nanos[timed++] = t;
             }
             try {
                 reference.checkResult(rank, result);
@@ -438,6 +493,11 @@ public final class RackAllReduce implements Callable<Integer> {
                 firstMismatch == null, client.stats().retransmissions(), client.stats().lossDetected());
         System.out.flush();
         return firstMismatch == null ? "exact" : "mismatch";
+    }
+
+    /** Milliseconds the JIT compilers have worked since the JVM started (0 where the JVM does not say). */
+    private static long jitMs(final CompilationMXBean jit) {
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
     }
 
     private JobSpec parseJob(final String line, final String who) throws Failed {
