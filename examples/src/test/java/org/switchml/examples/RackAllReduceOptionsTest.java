@@ -50,6 +50,15 @@ class RackAllReduceOptionsTest {
     }
 
     @Test
+    void aNegativeWarmUpIsAUsageErrorOfTheCoordinator() {
+        for (final String flag : new String[] {"--warmups", "--warmup-max-s"}) {
+            final Run r = run("--role", "coordinator", "--workers", "2", flag, "-1");
+            assertEquals(2, r.code(), flag);
+            assertTrue(r.err().contains("--warmups and --warmup-max-s must not be negative"), r.err());
+        }
+    }
+
+    @Test
     void aWorkerWithoutTheSwitchIsAUsageError() {
         final Run r = run("--role", "worker", "--rank", "0", "--coordinator", "127.0.0.1:1");
         assertEquals(2, r.code());
