@@ -15,7 +15,11 @@
 # for those vector sizes (doubles), one partition per executor, and prints its lines.
 #
 #   run-spark.sh N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]
-#                  [--aggregate SIZES] [--no-fit]
+#                  [--warm-up-iter W] [--aggregate SIZES] [--no-fit]
+#
+# --warm-up-iter W (default 0) first fits the design untimed with maxIter W in the same application, so the
+# timed fit runs in executors (and a switch) whose JIT has compiled the fit's code, as in a session that
+# fits more than once; with 0 every timed fit is its application's first.
 #
 # Needs root and a rack that is up with at least N workers (rack.sh up --workers N). Stops everything it
 # started, also on failure or Ctrl-C. Exit codes: 0 ok, 1 a fit failed or the designs' losses differ, 2 usage
@@ -34,7 +38,7 @@ readonly timeout_s="${TIMEOUT_S:-180}"
 usage_error() {
     echo "$prog: $1" >&2
     echo "usage: $prog N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]" \
-        "[--aggregate SIZES] [--no-fit]" >&2
+        "[--warm-up-iter W] [--aggregate SIZES] [--no-fit]" >&2
     exit 2
 }
 [[ $# -ge 1 ]] || usage_error "needs N"
@@ -47,6 +51,7 @@ rows=20000
 nnz=20
 max_iter=10
 reps=1
+warm_up_iter=0
 out="$here/../../docs/results/rack-spark.csv"
 aggregate=""
 fit=1
@@ -65,6 +70,7 @@ while [[ $# -gt 0 ]]; do
         --nnz) nnz="$2" ;;
         --max-iter) max_iter="$2" ;;
         --reps) reps="$2" ;;
+        --warm-up-iter) warm_up_iter="$2" ;;
         --out) out="$2" ;;
         *) usage_error "unknown argument '$1'" ;;
     esac
@@ -73,6 +79,7 @@ done
 for v in "$features" "$classes" "$rows" "$nnz" "$max_iter" "$reps"; do
     [[ $v =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "counts are positive whole numbers, got '$v'"
 done
+[[ $warm_up_iter =~ ^[0-9]{1,9}$ ]] || usage_error "--warm-up-iter is a whole number, got '$warm_up_iter'"
 [[ $EUID -eq 0 ]] || { echo "$prog: ip netns needs root" >&2; exit 2; }
 if ! grep -q "^rk-w$workers " <<<"$("$rack" hosts 2>/dev/null || true)"; then
     echo "$prog: no rack with $workers workers is up: run '$rack up --workers $workers' first" >&2
@@ -164,7 +171,7 @@ submit() {
 rows_of() {
     local name="$1"
     shift
-    awk -v n="$workers" -v coef="$((classes * (features + 1)))" -v rep="$rep" -v map="$*" \
+    awk -v n="$workers" -v coef="$((classes * (features + 1)))" -v rep="$rep" -v map="$*" -v warm="$warm_up_iter" \
         -v load="$(cut -d' ' -f1 /proc/loadavg)" '
         BEGIN { split(map, pairs, " "); for (p in pairs) { split(pairs[p], kv, "="); design[kv[1]] = kv[2] } }
         /\] fitting \.\.\. @bytes / { t = substr($1, 2, length($1) - 2); b0[t] = $NF }
@@ -179,7 +186,7 @@ rows_of() {
             t = substr($1, 2, length($1) - 2); secs = $3; iters = $5; loss = $9; sub(/,$/, "", loss)
             mb = (b1[t] - b0[t]) / n / iters / 1e6
             per = i1[t] > i0[t] ? (s1[t] - s0[t]) / (i1[t] - i0[t]) : 0
-            printf "%s,%d,%d,%d,%.2f,%d,%s,%.2f,%s,%.2f\n", design[t], n, coef, rep, secs, iters, loss, mb, load, per
+            printf "%s,%d,%d,%d,%.2f,%d,%s,%.2f,%s,%.2f,%d\n", design[t], n, coef, rep, secs, iters, loss, mb, load, per, warm
         }
         # the table: trainer, fit s, iterations, final loss, metric, switch MB, retransmissions, fallbacks
         $1 == "switchml" && NF == 8 && $8 != "0" { print "'"$prog"': the fit fell back: " $0 > "/dev/stderr"; bad = 1 }
@@ -187,10 +194,16 @@ rows_of() {
 }
 
 train=(org.switchml.examples.TrainLogisticRegression --generated --features "$features" --classes "$classes"
-       --rows "$rows" --nnz "$nnz" --partitions "$workers" --max-iter "$max_iter" --family multinomial)
+       --rows "$rows" --nnz "$nnz" --partitions "$workers" --max-iter "$max_iter" --family multinomial
+       --warm-up-iter "$warm_up_iter")
 failed=0
 if ((fit)); then
-    [[ -s $out ]] || echo "design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration" >"$out"
+    header="design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration,warm_up_iter"
+    if [[ -s $out && $(head -n 1 "$out") != "$header" ]]; then
+        echo "$prog: $out has other columns than this script writes ($header): give another --out" >&2
+        exit 2
+    fi
+    [[ -s $out ]] || echo "$header" >"$out"
     designs=(hub mllib embedded)
     for ((rep = 1; rep <= reps; rep++)); do
         for ((d = 0; d < 3; d++)); do

@@ -193,6 +193,15 @@ public final class TrainLogisticRegression implements Cli.Validated {
         checkpointInterval = atLeast("--checkpoint-interval", v, 0);
     }
 
+    int warmUpIter;
+
+    @Option(names = "--warm-up-iter", paramLabel = "N", description = "first fit each trainer untimed with maxIter N,"
+            + " in the same application: what a session that fits again sees, its executors' JIT and the switch"
+            + " warm (default 0: the timed fit is the application's first)")
+    void warmUpIter(final int v) {
+        warmUpIter = atLeast("--warm-up-iter", v, 0);
+    }
+
     private int atLeast(final String flag, final int v, final int min) {
         if (v < min) {
             throw Cli.usage(spec, flag + " must be >= " + min + ", got " + v);
@@ -275,6 +284,15 @@ public final class TrainLogisticRegression implements Cli.Validated {
         final List<Trained> results = new ArrayList<>();
         final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression().setPrecision(precision)
                 .setCheckpointInterval(checkpointInterval);
+        if (warmUpIter > 0) {
+            if (!mllibOnly) {
+                warmUp(SWITCHML, params(new SwitchMLLogisticRegression().setPrecision(precision)
+                        .setCheckpointInterval(checkpointInterval)), in, out);
+            }
+            if (compare || mllibOnly) {
+                warmUp(MLLIB, params(new LogisticRegression()), in, out);
+            }
+        }
         if (!mllibOnly) {
             results.add(fit(spark, SWITCHML, params(ours), in, out));
         }
@@ -371,6 +389,14 @@ public final class TrainLogisticRegression implements Cli.Validated {
     }
 
     // ------------------------------------------------------------------------------------ fits
+
+    /** An untimed fit with maxIter {@link #warmUpIter}, reported in one line; its model is dropped. */
+    private void warmUp(final String trainer, final LogisticRegression lr, final Input in, final PrintStream out) {
+        final long t0 = System.nanoTime();
+        final LogisticRegressionModel model = lr.setMaxIter(warmUpIter).fit(in.train());
+        out.printf(Locale.ROOT, "[%s] warm-up fit: %d iterations in %.2f s%n", trainer,
+                model.summary().totalIterations(), (System.nanoTime() - t0) / 1e9);
+    }
 
     private Trained fit(final SparkSession spark, final String trainer, final LogisticRegression lr, final Input in,
                         final PrintStream out) throws IOException {

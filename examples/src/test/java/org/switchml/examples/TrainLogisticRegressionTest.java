@@ -147,8 +147,11 @@ class TrainLogisticRegressionTest {
         data.coalesce(1).write().format("libsvm").save(file.toString());
         final Path out = dir.resolve("out");
         final Run run = train("--libsvm", file.toString(), "--max-iter", "6", "--reg-param", "0.01",
-                "--seed", Long.toString(seed), "--output", out.toString());
+                "--seed", Long.toString(seed), "--output", out.toString(), "--warm-up-iter", "2");
         assertTrue(run.stdout.contains("input: LIBSVM " + file), run.stdout);
+        // The warm-up fit is reported on its own line, before the timed fit, and not in the table.
+        final int warmUp = run.stdout.indexOf("[switchml] warm-up fit: 2 iterations in ");
+        assertTrue(warmUp >= 0 && warmUp < run.stdout.indexOf("[switchml] fitting ..."), run.stdout);
         final List<String[]> table = table(run.stdout);
         assertEquals("test AUC", table.get(0)[4]);
         assertEquals(2, table.size());
@@ -236,7 +239,7 @@ class TrainLogisticRegressionTest {
         final String[][] bad = {{"--max-iter", "x"}, {"--max-iter", "-1"}, {"--rows", "0"}, {"--family", "poisson"},
             {"--precision", "fp16"}, {"--elastic-net-param", "2"}, {"--test-fraction", "1"}, {"--bogus"},
             {"--libsvm", "a", "--parquet", "b"}, {"--generated", "--classes", "1"}, {"--output"},
-            {"--compare=maybe"}, {"--compare", "--mllib-only"}};
+            {"--compare=maybe"}, {"--compare", "--mllib-only"}, {"--warm-up-iter", "-1"}};
         for (final String[] args : bad) {
             final ByteArrayOutputStream out = new ByteArrayOutputStream();
             final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -255,7 +258,7 @@ class TrainLogisticRegressionTest {
         final String help = out.toString(StandardCharsets.UTF_8);
         for (final String flag : new String[] {"--libsvm", "--parquet", "--fashion-mnist", "--compare", "--max-iter",
             "--reg-param", "--elastic-net-param", "--tol", "--family", "--precision", "--checkpoint-interval",
-            "--output", "--mllib-only"}) {
+            "--output", "--mllib-only", "--warm-up-iter"}) {
             assertTrue(help.contains(flag), flag);
         }
     }
