@@ -301,7 +301,12 @@ public final class RackAllReduce implements Callable<Integer> {
                 final String[] f = lines[r].split(" ");
                 if (f.length == 2 && f[0].equals("READY")) {
                     ready++;
-                    mostJitMs = Math.max(mostJitMs, Long.parseLong(f[1]));
+                    try {
+                        mostJitMs = Math.max(mostJitMs, Long.parseLong(f[1]));
+                    } catch (final NumberFormatException e) {
+                        throw new Failed(job + ": rank " + r + " at " + peers[r].getRemoteSocketAddress() + " sent '"
+                                + lines[r] + "', expected READY and its JIT milliseconds");
+                    }
                 }
             }
             if (ready < peers.length) {
