@@ -80,6 +80,11 @@ for v in "$features" "$classes" "$rows" "$nnz" "$max_iter" "$reps"; do
     [[ $v =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "counts are positive whole numbers, got '$v'"
 done
 [[ $warm_up_iter =~ ^[0-9]{1,9}$ ]] || usage_error "--warm-up-iter is a whole number, got '$warm_up_iter'"
+header="design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration,warm_up_iter"
+if ((fit)) && [[ -s $out && $(head -n 1 "$out") != "$header" ]]; then
+    echo "$prog: $out has other columns than this script writes ($header): give another --out" >&2
+    exit 2
+fi
 [[ $EUID -eq 0 ]] || { echo "$prog: ip netns needs root" >&2; exit 2; }
 if ! grep -q "^rk-w$workers " <<<"$("$rack" hosts 2>/dev/null || true)"; then
     echo "$prog: no rack with $workers workers is up: run '$rack up --workers $workers' first" >&2
@@ -198,11 +203,6 @@ train=(org.switchml.examples.TrainLogisticRegression --generated --features "$fe
        --warm-up-iter "$warm_up_iter")
 failed=0
 if ((fit)); then
-    header="design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration,warm_up_iter"
-    if [[ -s $out && $(head -n 1 "$out") != "$header" ]]; then
-        echo "$prog: $out has other columns than this script writes ($header): give another --out" >&2
-        exit 2
-    fi
     [[ -s $out ]] || echo "$header" >"$out"
     designs=(hub mllib embedded)
     for ((rep = 1; rep <= reps; rep++)); do

@@ -282,19 +282,16 @@ public final class TrainLogisticRegression implements Cli.Validated {
                 checkpointInterval, spark.sparkContext().master());
         Files.createDirectories(output);
         final List<Trained> results = new ArrayList<>();
-        final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression().setPrecision(precision)
-                .setCheckpointInterval(checkpointInterval);
         if (warmUpIter > 0) {
             if (!mllibOnly) {
-                warmUp(SWITCHML, params(new SwitchMLLogisticRegression().setPrecision(precision)
-                        .setCheckpointInterval(checkpointInterval)), in, out);
+                warmUp(SWITCHML, params(ours()), in, out);
             }
             if (compare || mllibOnly) {
                 warmUp(MLLIB, params(new LogisticRegression()), in, out);
             }
         }
         if (!mllibOnly) {
-            results.add(fit(spark, SWITCHML, params(ours), in, out));
+            results.add(fit(spark, SWITCHML, params(ours()), in, out));
         }
         if (compare || mllibOnly) {
             results.add(fit(spark, MLLIB, params(new LogisticRegression()), in, out));
@@ -315,6 +312,11 @@ public final class TrainLogisticRegression implements Cli.Validated {
             out.println("model (" + r.trainer() + "): " + r.saved() + "  (LogisticRegressionModel.load)");
         }
         return results;
+    }
+
+    /** The drop-in estimator with this command's SwitchML settings. */
+    private SwitchMLLogisticRegression ours() {
+        return new SwitchMLLogisticRegression().setPrecision(precision).setCheckpointInterval(checkpointInterval);
     }
 
     private LogisticRegression params(final LogisticRegression lr) {

@@ -35,10 +35,11 @@ import java.util.concurrent.TimeUnit;
  *   ({@link RttEstimator}). A packet's timeout runs from its transmission, and starts again whenever a
  *   packet sent before it is answered: it is waiting in a queue, not lost. It backs off (doubles, up to the
  *   ceiling) only <em>for the window</em> while no result at all arrives, i.e. on silence: the switch is
- *   gone, a worker is missing or the host stalls, and every retransmission would be wasted. Any result resets it, so random loss never grows it. A packet
- *   that times out {@value #RETRIES_PER_DOUBLING} times in a row while the rest of the window moves (a slot
- *   stuck on a broken lane, say) backs off on its own, one doubling per {@value #RETRIES_PER_DOUBLING}. A
- *   timer that fires late (the thread or the process stood still) times nothing out for the stall.</li>
+ *   gone, a worker is missing or the host stalls, and every retransmission would be wasted. Any result
+ *   resets it, so random loss never grows it. A packet that times out {@value #RETRIES_PER_DOUBLING} times
+ *   in a row while the rest of the window moves (a slot stuck on a broken lane, say) backs off on its own,
+ *   one doubling per {@value #RETRIES_PER_DOUBLING}. A timer that fires late (the thread or the process
+ *   stood still) times nothing out for the stall.</li>
  * </ul>
  * What keeps retransmissions from feeding on themselves: only packets answered at their first
  * transmission serve as references (a retransmission's result may answer an earlier copy, and in a queue
