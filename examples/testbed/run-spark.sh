@@ -7,7 +7,8 @@
 #   switchml-embedded  the drop-in with its default, the software switch inside the driver (behind rk-drv's link)
 # Each design runs in an application of its own (fresh executors, so that no fit runs in JVMs another fit
 # has warmed), and each rep starts with the next design in that list, so each design runs first, second and
-# third equally often over three reps. Appends one CSV row per design and rep: the fit's time, iterations
+# third equally often over three reps (--designs LIST runs only those, e.g. hub,mllib, rotated the same
+# way). Appends one CSV row per design and rep: the fit's time, iterations
 # and final loss, the bytes each executor's link carried during the fit (both directions, from the switch
 # ports' counters) per iteration, and the seconds per iteration after the first (from the fit's progress
 # lines). With --aggregate SIZES it then also runs SparkAggregateBench with the switch in rk-sw:
@@ -15,7 +16,7 @@
 # for those vector sizes (doubles), one partition per executor, and prints its lines.
 #
 #   run-spark.sh N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]
-#                  [--warm-up-iter W] [--aggregate SIZES] [--no-fit]
+#                  [--warm-up-iter W] [--designs LIST] [--aggregate SIZES] [--no-fit]
 #
 # --warm-up-iter W (default 0) first fits the design untimed with maxIter W in the same application, so the
 # timed fit runs in executors (and a switch) whose JIT has compiled the fit's code, as in a session that
@@ -38,7 +39,7 @@ readonly timeout_s="${TIMEOUT_S:-180}"
 usage_error() {
     echo "$prog: $1" >&2
     echo "usage: $prog N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]" \
-        "[--warm-up-iter W] [--aggregate SIZES] [--no-fit]" >&2
+        "[--warm-up-iter W] [--designs LIST] [--aggregate SIZES] [--no-fit]" >&2
     exit 2
 }
 [[ $# -ge 1 ]] || usage_error "needs N"
@@ -55,6 +56,7 @@ warm_up_iter=0
 out="$here/../../docs/results/rack-spark.csv"
 aggregate=""
 fit=1
+designs_arg=hub,mllib,embedded
 while [[ $# -gt 0 ]]; do
     if [[ $1 == --no-fit ]]; then
         fit=0
@@ -71,6 +73,7 @@ while [[ $# -gt 0 ]]; do
         --max-iter) max_iter="$2" ;;
         --reps) reps="$2" ;;
         --warm-up-iter) warm_up_iter="$2" ;;
+        --designs) designs_arg="$2" ;;
         --out) out="$2" ;;
         *) usage_error "unknown argument '$1'" ;;
     esac
@@ -80,6 +83,12 @@ for v in "$features" "$classes" "$rows" "$nnz" "$max_iter" "$reps"; do
     [[ $v =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "counts are positive whole numbers, got '$v'"
 done
 [[ $warm_up_iter =~ ^[0-9]{1,9}$ ]] || usage_error "--warm-up-iter is a whole number, got '$warm_up_iter'"
+IFS=, read -r -a designs <<<"$designs_arg"
+[[ ${#designs[@]} -ge 1 ]] || usage_error "--designs names at least one of hub, mllib, embedded"
+for d in "${designs[@]}"; do
+    [[ $d == hub || $d == mllib || $d == embedded ]] || usage_error "--designs: unknown design '$d' (hub, mllib, embedded)"
+done
+[[ $(printf '%s\n' "${designs[@]}" | sort | uniq -d) == "" ]] || usage_error "--designs names a design twice: '$designs_arg'"
 header="design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration,warm_up_iter"
 if ((fit)) && [[ -s $out && $(head -n 1 "$out") != "$header" ]]; then
     echo "$prog: $out has other columns than this script writes ($header): give another --out" >&2
@@ -204,10 +213,9 @@ train=(org.switchml.examples.TrainLogisticRegression --generated --features "$fe
 failed=0
 if ((fit)); then
     [[ -s $out ]] || echo "$header" >"$out"
-    designs=(hub mllib embedded)
     for ((rep = 1; rep <= reps; rep++)); do
-        for ((d = 0; d < 3; d++)); do
-            design="${designs[(rep - 1 + d) % 3]}"
+        for ((d = 0; d < ${#designs[@]}; d++)); do
+            design="${designs[(rep - 1 + d) % ${#designs[@]}]}"
             name="$design-$rep"
             # each design's application: its settings, TrainLogisticRegression's flags, and its trainer's row name
             case "$design" in
