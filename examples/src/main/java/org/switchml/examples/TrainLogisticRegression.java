@@ -31,8 +31,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * Trains {@link SwitchMLLogisticRegression} on LIBSVM text, Parquet, Fashion-MNIST or generated data and,
@@ -281,20 +284,22 @@ public final class TrainLogisticRegression implements Cli.Validated {
                         + "checkpointInterval %d; master %s%n", maxIter, regParam, elasticNetParam, tol, family, precision,
                 checkpointInterval, spark.sparkContext().master());
         Files.createDirectories(output);
-        final List<Trained> results = new ArrayList<>();
-        if (warmUpIter > 0) {
-            if (!mllibOnly) {
-                warmUp(SWITCHML, params(ours()), in, out);
-            }
-            if (compare || mllibOnly) {
-                warmUp(MLLIB, params(new LogisticRegression()), in, out);
-            }
-        }
+        // The trainers this command runs, in order; each fit gets an estimator of its own.
+        final Map<String, Supplier<LogisticRegression>> trainers = new LinkedHashMap<>();
         if (!mllibOnly) {
-            results.add(fit(spark, SWITCHML, params(ours()), in, out));
+            trainers.put(SWITCHML, () -> params(ours()));
         }
         if (compare || mllibOnly) {
-            results.add(fit(spark, MLLIB, params(new LogisticRegression()), in, out));
+            trainers.put(MLLIB, () -> params(new LogisticRegression()));
+        }
+        if (warmUpIter > 0) {
+            for (final Map.Entry<String, Supplier<LogisticRegression>> t : trainers.entrySet()) {
+                warmUp(t.getKey(), t.getValue().get(), in, out);
+            }
+        }
+        final List<Trained> results = new ArrayList<>();
+        for (final Map.Entry<String, Supplier<LogisticRegression>> t : trainers.entrySet()) {
+            results.add(fit(spark, t.getKey(), t.getValue().get(), in, out));
         }
         in.train().unpersist();
         in.test().unpersist();
