@@ -1,9 +1,15 @@
 package org.switchml.spark.driver;
 
+import org.apache.spark.Dependency;
+import org.apache.spark.OneToOneDependency;
 import org.apache.spark.Partition;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.rdd.RDD;
+import org.apache.spark.storage.BlockId;
+import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.RDDBlockId;
+import org.apache.spark.storage.StorageLevel;
 import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,6 +20,8 @@ import org.switchml.spark.rpc.TaskSettings;
 import org.switchml.protocol.SwitchMLException;
 import scala.Function1;
 import scala.collection.Iterator;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
 import scala.reflect.ClassTag;
@@ -135,10 +143,33 @@ public final class StageLauncher {
         return nl < 0 ? m : m.substring(0, nl);
     }
 
-    /** Where each partition of {@code rdd} is cached: the executor id, or null. */
+    /**
+     * Where each partition of {@code rdd} is cached: the executor id, or null. The blocks of {@code rdd}, or
+     * of the cached RDD it maps one to one, come from the block manager master: the scheduler's own view
+     * ({@code getPreferredLocs}) is refreshed only when a job is submitted, so right after the job that
+     * cached them it still finds them nowhere, and the stage would read every partition remotely.
+     */
     static String[] preferredExecutors(final SparkContext sc, final RDD<?> rdd, final int partitions) {
         final String[] out = new String[partitions];
+        final RDD<?> cached = cachedAncestor(rdd);
+        if (cached != null && cached.getNumPartitions() == partitions) {
+            final BlockId[] ids = new BlockId[partitions];
+            for (int p = 0; p < partitions; p++) {
+                ids[p] = new RDDBlockId(cached.id(), p);
+            }
+            final IndexedSeq<Seq<BlockManagerId>> where =
+                    sc.env().blockManager().master().getLocations(ids);
+            for (int p = 0; p < partitions; p++) {
+                for (final BlockManagerId b : CollectionConverters.asJava(where.apply(p))) {
+                    out[p] = b.executorId();
+                    break;
+                }
+            }
+        }
         for (int p = 0; p < partitions; p++) {
+            if (out[p] != null) {
+                continue;
+            }
             // TaskLocation prints as executor_<host>_<executorId> for a cached block.
             for (final Object loc : CollectionConverters.asJava(sc.getPreferredLocs(rdd, p))) {
                 final String text = loc.toString();
@@ -150,6 +181,19 @@ public final class StageLauncher {
             }
         }
         return out;
+    }
+
+    /** {@code rdd} when it is persisted, else its persisted ancestor through one-to-one dependencies, or null. */
+    private static RDD<?> cachedAncestor(final RDD<?> rdd) {
+        RDD<?> r = rdd;
+        while (StorageLevel.NONE().equals(r.getStorageLevel())) {
+            final List<Dependency<?>> deps = CollectionConverters.asJava(r.dependencies());
+            if (deps.size() != 1 || !(deps.get(0) instanceof OneToOneDependency)) {
+                return null;
+            }
+            r = deps.get(0).rdd();
+        }
+        return r;
     }
 
     /**
