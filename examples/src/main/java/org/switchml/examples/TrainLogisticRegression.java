@@ -65,6 +65,8 @@ public final class TrainLogisticRegression implements Cli.Validated {
     static final String SWITCHML = "switchml";
     /** Name of the stock MLlib trainer. */
     static final String MLLIB = "mllib";
+    /** Bound of the wait for every task slot before the input is read (seconds). */
+    static final long EXECUTORS_READY_TIMEOUT_S = 120;
 
     @CommandLine.Spec
     CommandSpec spec;
@@ -275,6 +277,8 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     /** Loads the input, fits, evaluates, prints the table and writes the output directory. */
     List<Trained> train(final SparkSession spark, final PrintStream out) throws IOException {
+        // Read the input across all the executors asked for, not only those that fetched the jars first.
+        ExecutorsReady.await(spark.sparkContext(), EXECUTORS_READY_TIMEOUT_S, out);
         final Input in = input(spark, out);
         final long trainRows = in.train().count();
         final long testCount = in.test().count();

@@ -235,6 +235,29 @@ class TrainLogisticRegressionTest {
     }
 
     @Test
+    void waitsForEveryTaskSlotBeforeReadingWithinItsBound() {
+        final ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        final PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+        final int slots = spark.sparkContext().defaultParallelism(); // local[N]: N task slots
+        assertTrue(slots >= 2, "the session has " + slots + " task slots");
+        assertTrue(ExecutorsReady.await(spark.sparkContext(), slots, 60, out), buf.toString(StandardCharsets.UTF_8));
+        assertTrue(buf.toString(StandardCharsets.UTF_8).startsWith("executors ready: " + slots + " task slots in "),
+                buf.toString(StandardCharsets.UTF_8));
+        // One slot more than there are: not ready, and the wait ends at its bound.
+        buf.reset();
+        final long t0 = System.nanoTime();
+        assertFalse(ExecutorsReady.await(spark.sparkContext(), slots + 1, 2, out));
+        final double waited = (System.nanoTime() - t0) / 1e9;
+        assertTrue(waited >= 2 && waited < 20, "waited " + waited + " s for a 2 s bound");
+        assertTrue(buf.toString(StandardCharsets.UTF_8).contains("not all " + (slots + 1) + " task slots within 2 s"),
+                buf.toString(StandardCharsets.UTF_8));
+        // Nothing asked for (no spark.cores.max on a local master): no wait, no line.
+        buf.reset();
+        assertTrue(ExecutorsReady.await(spark.sparkContext(), 60, out));
+        assertEquals("", buf.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
     void usageErrorsExit2WithOneLineAndHelpExits0() {
         final String[][] bad = {{"--max-iter", "x"}, {"--max-iter", "-1"}, {"--rows", "0"}, {"--family", "poisson"},
             {"--precision", "fp16"}, {"--elastic-net-param", "2"}, {"--test-fraction", "1"}, {"--bogus"},
