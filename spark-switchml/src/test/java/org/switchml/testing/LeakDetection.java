@@ -50,21 +50,26 @@ public final class LeakDetection {
      */
     public static List<String> collect() {
         install();
-        final ReferenceQueue<Object> queue = new ReferenceQueue<>();
-        WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
-        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        try {
-            while (queue.poll() == null && System.nanoTime() - deadline < 0) {
-                System.gc();
-                // Bounded wait for the reference handler to enqueue what this collection cleared.
-                if (queue.remove(100) != null) {
-                    break;
+        // Two rounds: the reference handler enqueues what one collection cleared one by one, so a first
+        // sentinel can be enqueued before a buffer's tracker cleared by the same collection; the second
+        // sentinel is enqueued only after the handler has finished with the first collection's references.
+        for (int round = 0; round < 2; round++) {
+            final ReferenceQueue<Object> queue = new ReferenceQueue<>();
+            WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            try {
+                while (queue.poll() == null && System.nanoTime() - deadline < 0) {
+                    System.gc();
+                    // Bounded wait for the reference handler to enqueue what this collection cleared.
+                    if (queue.remove(100) != null) {
+                        break;
+                    }
                 }
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
-        } catch (final InterruptedException e) {
-            Thread.currentThread().interrupt();
+            sentinel = null;
         }
-        sentinel = null;
         // The trackers of the collected buffers are enqueued alongside the sentinel; the detector drains its
         // queue on the next tracked allocation of each kind.
         for (int i = 0; i < 4; i++) {
