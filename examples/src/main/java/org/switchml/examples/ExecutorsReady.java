@@ -55,8 +55,13 @@ final class ExecutorsReady {
         final List<Integer> ones = IntStream.range(0, slots).boxed().toList();
         final CompletableFuture<Long> job = CompletableFuture.supplyAsync(() -> {
             jsc.setJobGroup(group, "wait until every task slot can run a task", true);
-            return jsc.parallelize(ones, slots).rdd().barrier()
-                    .mapPartitions(new Identity(), false, ClassTag$.MODULE$.apply(Integer.class)).count();
+            try {
+                return jsc.parallelize(ones, slots).rdd().barrier()
+                        .mapPartitions(new Identity(), false, ClassTag$.MODULE$.apply(Integer.class)).count();
+            } finally {
+                // The group is a property of this pooled thread: later jobs submitted from it are not in it.
+                jsc.clearJobGroup();
+            }
         });
         try {
             job.get(timeoutS, TimeUnit.SECONDS);

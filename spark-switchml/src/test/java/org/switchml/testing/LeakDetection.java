@@ -6,6 +6,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
 
+import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
@@ -55,7 +56,7 @@ public final class LeakDetection {
         // sentinel is enqueued only after the handler has finished with the first collection's references.
         for (int round = 0; round < 2; round++) {
             final ReferenceQueue<Object> queue = new ReferenceQueue<>();
-            WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
+            final WeakReference<Object> sentinel = new WeakReference<>(new Object(), queue);
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             try {
                 while (queue.poll() == null && System.nanoTime() - deadline < 0) {
@@ -68,7 +69,8 @@ public final class LeakDetection {
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            sentinel = null;
+            // A reference object that is itself unreachable is never enqueued: keep it until the wait ends.
+            Reference.reachabilityFence(sentinel);
         }
         // The trackers of the collected buffers are enqueued alongside the sentinel; the detector drains its
         // queue on the next tracked allocation of each kind.
