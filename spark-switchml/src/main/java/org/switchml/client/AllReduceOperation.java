@@ -203,7 +203,7 @@ final class AllReduceOperation {
     }
 
     void start() {
-        if (io.running(spec.jobId())) {
+        if (io.running(spec.jobId(), this)) {
             fail(new IllegalStateException(session.describe() + ": another allreduce of this job is running on this socket"));
             return;
         }
@@ -219,6 +219,23 @@ final class AllReduceOperation {
         io.sender.flush();
         lastTickNs = lastProgressNs;
         timer = client.loop().scheduleAtFixedRate(this::tick, TICK_NS, TICK_NS, TimeUnit.NANOSECONDS);
+    }
+
+    /** Whether {@code other} talks to the same switch (the same lanes) as this operation. */
+    boolean sameSwitch(final AllReduceOperation other) {
+        return Arrays.equals(lanes, other.lanes);
+    }
+
+    /**
+     * Whether the datagram at {@code base} (at least a header long) comes from this operation's switch: its
+     * source is the lane of the slot it names (the receive rule's sender check).
+     */
+    boolean fromItsSwitch(final ByteBuf buf, final int base, final InetSocketAddress from) {
+        if (from == null || from.getAddress() == null) {
+            return false;
+        }
+        final InetSocketAddress slotLane = lanes[Wire.slot(buf, base) % lanes.length];
+        return from.getPort() == slotLane.getPort() && from.getAddress().equals(slotLane.getAddress());
     }
 
     /** Sends packet {@code q} if it is due: its slot's previous use and its look-ahead are answered. */

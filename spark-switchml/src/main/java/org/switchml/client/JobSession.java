@@ -6,10 +6,8 @@ import org.switchml.protocol.SwitchMLException;
 import org.switchml.protocol.VectorCodec;
 
 import java.net.InetSocketAddress;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -148,64 +146,56 @@ public final class JobSession {
 
     private synchronized void run(final VectorCodec codec, final long timeoutMs,
                                   final BooleanSupplier waitOn) {
+        final AllReduceOperation op = begin(codec, timeoutMs, waitOn != null);
+        try {
+            Calls.await(List.of(op), timeoutMs, waitOn, describe());
+            finished(op);
+        } catch (final RuntimeException e) {
+            failed();
+            throw e;
+        }
+    }
+
+    /**
+     * Starts a call on the worker's event loop; the caller waits for it ({@link Calls#await}) and then calls
+     * {@link #finished} or {@link #failed}. One call at a time: the caller serialises them.
+     *
+     * @param askBeforeTimeout whether a call without progress for the timeout only marks itself stalled, for
+     *                         the caller to decide
+     */
+    AllReduceOperation begin(final VectorCodec codec, final long timeoutMs, final boolean askBeforeTimeout) {
         if (broken) {
             throw new SwitchMLException(describe() + ": session is broken by an earlier failure; "
                     + "register the job again under a new generation");
         }
         final AllReduceOperation op = new AllReduceOperation(client, this, codec, nextPacket, timeoutMs);
-        if (waitOn != null) {
+        if (askBeforeTimeout) {
             op.askBeforeTimeout();
         }
         current = op;
         client.loop().execute(op::start);
-        try {
-            await(op, timeoutMs, waitOn);
-            nextPacket += op.totalPackets();
-        } catch (final RuntimeException e) {
-            broken = true;
-            throw e;
-        } finally {
-            current = null;
+        return op;
+    }
+
+    /** The call {@code op} of {@link #begin} completed: the packet numbering moves past it. */
+    void finished(final AllReduceOperation op) {
+        nextPacket += op.totalPackets();
+        current = null;
+    }
+
+    /** The call of {@link #begin} failed or was abandoned: the session is broken. */
+    void failed() {
+        broken = true;
+        final AllReduceOperation op = current;
+        current = null;
+        if (op != null) {
+            op.cancel(new SwitchMLException(describe() + ": allreduce abandoned"));
         }
     }
 
-    private void await(final AllReduceOperation op, final long timeoutMs, final BooleanSupplier waitOn) {
-        // The operation fails itself after timeoutMs without progress; the grace covers a stuck loop.
-        final long graceNs = TimeUnit.MILLISECONDS.toNanos(timeoutMs + 5_000);
-        while (true) {
-            try {
-                op.future().get(200, TimeUnit.MILLISECONDS);
-                return;
-            } catch (final TimeoutException e) {
-                if (waitOn != null && op.stalled()) {
-                    boolean on;
-                    try {
-                        on = waitOn.getAsBoolean();
-                    } catch (final RuntimeException askFailed) {
-                        on = false;
-                    }
-                    if (on) {
-                        op.waitOn();
-                    } else {
-                        op.giveUp();
-                    }
-                } else if (System.nanoTime() - op.lastProgressNanos() > graceNs) {
-                    op.cancel(new SwitchMLException(describe() + ": worker event loop stopped making progress"));
-                }
-            } catch (final InterruptedException e) {
-                op.cancel(new SwitchMLException(describe() + ": interrupted"));
-                Thread.currentThread().interrupt();
-                throw new SwitchMLException(describe() + ": allreduce interrupted", e);
-            } catch (final CancellationException e) {
-                throw new SwitchMLException(describe() + ": allreduce cancelled", e);
-            } catch (final ExecutionException e) {
-                final Throwable c = e.getCause();
-                if (c instanceof RuntimeException) {
-                    throw (RuntimeException) c;
-                }
-                throw new SwitchMLException(describe() + ": " + c, c);
-            }
-        }
+    /** Whether an earlier failure broke this session. */
+    public boolean broken() {
+        return broken;
     }
 
     /** The session's job, generation, rank and worker socket, for messages. */

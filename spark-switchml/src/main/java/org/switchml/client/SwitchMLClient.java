@@ -9,6 +9,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.ReferenceCountUtil;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.ShardedJob;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
 import org.switchml.protocol.Wire;
@@ -16,6 +17,7 @@ import org.switchml.transport.PacketSender;
 import org.switchml.transport.Transports;
 
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -48,12 +50,12 @@ public final class SwitchMLClient implements AutoCloseable {
      * {@value #JOINED_KEPT} are kept; an older one is long gone from the switch.
      */
     private static final int JOINED_KEPT = 1 << 16;
-    private final Set<List<Integer>> joined = Collections.newSetFromMap(
-            new LinkedHashMap<List<Integer>, Boolean>() {
+    private final Set<List<Object>> joined = Collections.newSetFromMap(
+            new LinkedHashMap<List<Object>, Boolean>() {
                 private static final long serialVersionUID = 1L;
 
                 @Override
-                protected boolean removeEldestEntry(final Map.Entry<List<Integer>, Boolean> e) {
+                protected boolean removeEldestEntry(final Map.Entry<List<Object>, Boolean> e) {
                     return size() > JOINED_KEPT;
                 }
             });
@@ -143,7 +145,7 @@ public final class SwitchMLClient implements AutoCloseable {
                     + spec.workers().get(rank) + " but this worker's socket is " + local);
         }
         synchronized (joined) {
-            if (!joined.add(List.of(spec.jobId(), spec.generation(), spec.secret()))) {
+            if (!joined.add(List.of(spec.jobId(), spec.generation(), spec.secret(), switchAddress.toString()))) {
                 throw new IllegalStateException("job " + spec.jobName() + " generation " + spec.generation()
                         + ": worker " + local + " already joined this registration of the job; the switch still holds "
                         + "that session's slot state, so a second session would be answered with its results. "
@@ -151,6 +153,23 @@ public final class SwitchMLClient implements AutoCloseable {
             }
         }
         return new JobSession(this, spec, rank, switchAddress, resultTimeoutMs);
+    }
+
+    /**
+     * Takes part in the sharded {@code job} as {@code rank}: joins every shard's registration of it (see
+     * {@link #join(JobSpec, int, SwitchAddress, long)}); a call fails when a shard gives no result for
+     * {@code resultTimeoutMs}. The shards may share a job id: results are routed by job id and by the shard
+     * (address and lane port) that sent them.
+     *
+     * @throws IllegalArgumentException the rank is outside the job or registered at another endpoint
+     * @throws IllegalStateException    this client already joined one of the shards' registrations
+     */
+    public ShardedSession join(final ShardedJob job, final int rank, final long resultTimeoutMs) {
+        final List<JobSession> parts = new ArrayList<>(job.size());
+        for (final ShardedJob.Part p : job.parts()) {
+            parts.add(join(p.spec(), rank, p.dataplane(), resultTimeoutMs));
+        }
+        return new ShardedSession(this, job, rank, parts, resultTimeoutMs);
     }
 
     /** Counters of this worker socket. */
@@ -194,8 +213,11 @@ public final class SwitchMLClient implements AutoCloseable {
     static final class Handler extends ChannelInboundHandlerAdapter {
         private final ClientOptions options;
         PacketSender sender;
-        /** The running operation of each job (event-loop confined). */
-        private final Map<Integer, AllReduceOperation> active = new HashMap<>();
+        /**
+         * The running operations of each job (event-loop confined): one, or one per shard of a sharded job whose
+         * shards share its id.
+         */
+        private final Map<Integer, List<AllReduceOperation>> active = new HashMap<>();
         private long retransmissions;
         /** Retransmissions of packets presumed lost because later ones were answered (no timeout). */
         private long lossDetected;
@@ -210,19 +232,30 @@ public final class SwitchMLClient implements AutoCloseable {
             this.options = options;
         }
 
-        /** Whether an operation of job {@code jobId} is running on this socket. */
-        boolean running(final int jobId) {
-            return active.containsKey(jobId);
+        /** Whether an operation of job {@code jobId} with the same switch as {@code op} is running on this socket. */
+        boolean running(final int jobId, final AllReduceOperation op) {
+            final List<AllReduceOperation> ops = active.get(jobId);
+            if (ops != null) {
+                for (final AllReduceOperation o : ops) {
+                    if (o.sameSwitch(op)) {
+                        return true;
+                    }
+                }
+            }
+            return false;
         }
 
-        /** Routes job {@code jobId}'s results to {@code op} from now on. */
+        /** Routes job {@code jobId}'s results from {@code op}'s switch to {@code op} from now on. */
         void activate(final int jobId, final AllReduceOperation op) {
-            active.put(jobId, op);
+            active.computeIfAbsent(jobId, id -> new ArrayList<>(1)).add(op);
         }
 
         /** Stops routing job {@code jobId}'s results to {@code op} (if they still go to it). */
         void deactivate(final int jobId, final AllReduceOperation op) {
-            active.remove(jobId, op);
+            final List<AllReduceOperation> ops = active.get(jobId);
+            if (ops != null && ops.remove(op) && ops.isEmpty()) {
+                active.remove(jobId);
+            }
         }
 
         /** Counts a packet sent again after its retransmission timeout. */
@@ -270,9 +303,22 @@ public final class SwitchMLClient implements AutoCloseable {
             if (buf.readableBytes() < Wire.HEADER_LENGTH) {
                 return ResultOutcome.IGNORED;
             }
-            final AllReduceOperation op = active.get(Wire.jobId(buf, buf.readerIndex()));
-            return op == null ? ResultOutcome.IGNORED
-                    : op.onResult(buf, buf.readerIndex(), buf.readableBytes(), packet.sender());
+            final List<AllReduceOperation> ops = active.get(Wire.jobId(buf, buf.readerIndex()));
+            if (ops == null) {
+                return ResultOutcome.IGNORED;
+            }
+            if (ops.size() == 1) {
+                return ops.get(0).onResult(buf, buf.readerIndex(), buf.readableBytes(), packet.sender());
+            }
+            // Shards of one job: the result belongs to the operation whose shard sent it (the receive rule's
+            // sender check, which that operation repeats).
+            for (int i = 0; i < ops.size(); i++) {
+                final AllReduceOperation op = ops.get(i);
+                if (op.fromItsSwitch(buf, buf.readerIndex(), packet.sender())) {
+                    return op.onResult(buf, buf.readerIndex(), buf.readableBytes(), packet.sender());
+                }
+            }
+            return ResultOutcome.UNKNOWN_SENDER;
         }
 
         private void count(final ResultOutcome outcome) {
@@ -300,7 +346,11 @@ public final class SwitchMLClient implements AutoCloseable {
 
         /** Fails every running operation, each with an error naming its job, rank and worker, and {@code why}. */
         void failAll(final String why) {
-            for (final AllReduceOperation op : List.copyOf(active.values())) {
+            final List<AllReduceOperation> all = new ArrayList<>();
+            for (final List<AllReduceOperation> ops : active.values()) {
+                all.addAll(ops);
+            }
+            for (final AllReduceOperation op : all) {
                 op.abort(why);
             }
         }

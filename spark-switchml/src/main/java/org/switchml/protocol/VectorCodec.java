@@ -26,6 +26,12 @@ public abstract class VectorCodec {
     protected final int[] lanes;
 
     private VectorCodec(final Encoding encoding, final int k, final int numWorkers, final int length) {
+        this(encoding, k, Quantization.scaleBits(numWorkers), length, false);
+    }
+
+    /** @param scaleBits B(n) */
+    private VectorCodec(final Encoding encoding, final int k, final int scaleBits, final int length,
+                        final boolean view) {
         if (encoding == Encoding.FP64_SPLIT && (k & 1) != 0) {
             throw new IllegalArgumentException("FP64_SPLIT needs an even k, got " + k);
         }
@@ -34,9 +40,10 @@ public abstract class VectorCodec {
         this.elementsPerBlock = encoding.elementsPerPacket(k);
         this.length = length;
         this.blocks = (int) ((length + (long) elementsPerBlock - 1) / elementsPerBlock);
-        this.b = Quantization.scaleBits(numWorkers);
+        this.b = scaleBits;
         this.localExponents = new short[blocks];
-        this.lanes = new int[k];
+        // A part encodes through the whole's lanes.
+        this.lanes = view ? null : new int[k];
     }
 
     /** Codec for a {@code float[]}: FP32_BLOCK. */
@@ -108,6 +115,21 @@ public abstract class VectorCodec {
         } finally {
             payload.release();
         }
+    }
+
+    /**
+     * Blocks {@code first .. first + count - 1} of this codec as a codec of their own: block {@code i} of the
+     * part is block {@code first + i} here, with the same input, output, exponents and quantization. A sharded
+     * job streams each shard's run of blocks through such a part; the bits of every block are those of the whole.
+     * The part shares this codec's scratch lanes, so parts and whole must be used by one thread (the worker's
+     * event loop).
+     */
+    public final VectorCodec part(final int first, final int count) {
+        if (first < 0 || count < 0 || first + count > blocks) {
+            throw new IllegalArgumentException("blocks " + first + ".." + (first + count - 1) + " outside the "
+                    + blocks + " blocks of this vector");
+        }
+        return new Part(this, first, count);
     }
 
     /** Writes k zero lanes (a look-ahead packet that carries no data yet). */
@@ -311,6 +333,35 @@ public abstract class VectorCodec {
             final int start = blockStart(block);
             Wire.readInts(buf, offset, out, start, blockEnd(block) - start);
         }
+    }
+
+    /** A run of another codec's blocks (see {@link #part}). */
+    private static final class Part extends VectorCodec {
+        private final VectorCodec whole;
+        private final int first;
+
+        Part(final VectorCodec whole, final int first, final int count) {
+            super(whole.encoding, whole.k, whole.b, count == 0 ? 0
+                    : Math.min(whole.length, (first + count) * whole.elementsPerBlock) - first * whole.elementsPerBlock,
+                    true);
+            this.whole = whole;
+            this.first = first;
+            System.arraycopy(whole.localExponents, first, localExponentsOf(this), 0, count);
+        }
+
+        @Override
+        public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
+            whole.encode(first + block, e, buf, offset);
+        }
+
+        @Override
+        public void decode(final int block, final short e, final ByteBuf buf, final int offset) {
+            whole.decode(first + block, e, buf, offset);
+        }
+    }
+
+    private static short[] localExponentsOf(final VectorCodec c) {
+        return c.localExponents;
     }
 
     /** Marks every block as carrying no exponent (INT32). */
