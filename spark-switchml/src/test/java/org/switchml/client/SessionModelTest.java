@@ -77,7 +77,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  * <p>A run is {@value #SEQUENCES} sequences, each a test of its own, drawn from one seed that changes from
  * run to run (printed at the start; {@code -Dswitchml.test.seed} replays a run, and adding
  * {@code -Dswitchml.test.sequence=i} replays only its sequence i). A failure names the run's seed and prints
- * the whole sequence with the step that failed. The run ends within {@value #TIMEOUT_SECONDS} s: each
+ * the whole sequence with the step that failed. A replay repeats the steps, their inputs and the seeds of
+ * the fault plans, not the timing of threads and datagrams: a failure that hinges on an interleaving may
+ * take a few replays to show again. The run ends within {@value #TIMEOUT_SECONDS} s: each
  * sequence gets what is left of that bound and is interrupted when it runs out. After the run, the model
  * must have required some call to complete and doomed some call, so both verdicts were put to the test; the
  * Netty leak check is {@code NoLeaksExtension}'s, after the class, as for every test class.
@@ -256,7 +258,7 @@ class SessionModelTest {
         final AtomicInteger reached = new AtomicInteger(-1);
         final String bound = "the run of " + SEQUENCES + " sequences ran past its bound of " + TIMEOUT_SECONDS + " s";
         if (left <= 0) {
-            fail(bound + " before " + s.describe(-1));
+            fail(bound + "; sequence " + s.index() + " did not start");
         }
         // On expiry the sequence's thread is interrupted (every wait in it is), and the run fails here.
         assertTimeoutPreemptively(Duration.ofNanos(left), () -> run(s, reached),
@@ -277,7 +279,8 @@ class SessionModelTest {
             reached.set(s.ops().size());
             w.stillWorks();
         } catch (final Throwable t) {
-            throw new AssertionError(t + "\nin " + s.describe(reached.get()), t);
+            final String what = t instanceof AssertionError && t.getMessage() != null ? t.getMessage() : t.toString();
+            throw new AssertionError(what + "\nin " + s.describe(reached.get()), t);
         }
     }
 
