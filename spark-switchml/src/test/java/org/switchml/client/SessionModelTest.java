@@ -1,32 +1,21 @@
 package org.switchml.client;
 
-import net.jqwik.api.AfterFailureMode;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.ShrinkingMode;
-import net.jqwik.api.Tuple;
-import net.jqwik.api.constraints.IntRange;
-import net.jqwik.api.lifecycle.AddLifecycleHook;
-import net.jqwik.api.lifecycle.AfterProperty;
-import net.jqwik.api.lifecycle.AroundPropertyHook;
-import net.jqwik.api.lifecycle.PropertyExecutionResult;
-import net.jqwik.api.lifecycle.PropertyExecutor;
-import net.jqwik.api.lifecycle.PropertyLifecycleContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
 import org.switchml.testing.ExactSum;
-import org.switchml.testing.LeakDetection;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.Vectors;
 import org.switchml.transport.FaultPlan;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -38,14 +27,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -83,9 +74,15 @@ import static org.junit.jupiter.api.Assertions.fail;
  *   a socket closed during the call may have sent all of it first.</li>
  * </ul>
  *
- * <p>The seed changes from run to run (printed at the start; -Dswitchml.test.seed replays one); jqwik
- * shrinks a failing sequence, which then becomes a plain regression test. jqwik ignores Jupiter's
- * {@code @Timeout}: {@link Bounded} gives the property its bound of {@value #TIMEOUT_SECONDS} s instead.
+ * <p>A run is {@value #SEQUENCES} sequences, each a test of its own, drawn from one seed that changes from
+ * run to run (printed at the start; {@code -Dswitchml.test.seed} replays a run, and adding
+ * {@code -Dswitchml.test.sequence=i} replays only its sequence i). A failure names the run's seed and prints
+ * the whole sequence with the step that failed. A replay repeats the steps, their inputs and the seeds of
+ * the fault plans, not the timing of threads and datagrams: a failure that hinges on an interleaving may
+ * take a few replays to show again. The run ends within {@value #TIMEOUT_SECONDS} s: each
+ * sequence gets what is left of that bound and is interrupted when it runs out. After the run, the model
+ * must have required some call to complete and doomed some call, so both verdicts were put to the test; the
+ * Netty leak check is {@code NoLeaksExtension}'s, after the class, as for every test class.
  */
 class SessionModelTest {
     private static final int JOB = 77;
@@ -93,7 +90,9 @@ class SessionModelTest {
     private static final int POOL = 4;
     /** A call's bound without progress: an order of magnitude above a round trip at the largest hold-back. */
     private static final long RESULT_TIMEOUT_MS = 600;
-    /** The whole property (every try, and shrinking) ends within this. */
+    /** Sequences per run. */
+    static final int SEQUENCES = 50;
+    /** The whole run (every sequence) ends within this. */
     static final long TIMEOUT_SECONDS = 300;
     private static final int MAX_WORKERS = 8;
 
@@ -101,42 +100,9 @@ class SessionModelTest {
     private static final AtomicLong ERRORS = new AtomicLong();
     private static final AtomicLong REQUIRED = new AtomicLong();
     private static final AtomicLong DOOMED = new AtomicLong();
-    /** Set when the property's bound expired: every try still running or to come fails at once. */
-    private static volatile boolean expired;
-
-    /**
-     * Draws the property's seed afresh for every run (or takes -Dswitchml.test.seed), prints it before the
-     * first try, and bounds the property's run time: on expiry the running try is interrupted and fails.
-     */
-    static final class Bounded implements AroundPropertyHook {
-        @Override
-        public PropertyExecutionResult aroundProperty(final PropertyLifecycleContext context,
-                                                      final PropertyExecutor property) {
-            final long seed = Seeds.perRun("session model (jqwik)");
-            context.attributes().setSeed(Long.toString(seed));
-            // A stored failing sample would be tried instead of the printed seed's samples.
-            context.attributes().setAfterFailure(AfterFailureMode.RANDOM_SEED);
-            final Thread runner = Thread.currentThread();
-            final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
-                final Thread t = new Thread(r, "session-model-watchdog");
-                t.setDaemon(true);
-                return t;
-            });
-            final ScheduledFuture<?> alarm = watchdog.schedule(() -> {
-                expired = true;
-                runner.interrupt();
-            }, TIMEOUT_SECONDS, TimeUnit.SECONDS);
-            try {
-                final PropertyExecutionResult result = property.execute();
-                return expired ? result.mapToFailed("the session model property ran past its bound of "
-                        + TIMEOUT_SECONDS + " s (seed " + seed + ")") : result;
-            } finally {
-                alarm.cancel(false);
-                watchdog.shutdownNow();
-                Thread.interrupted(); // an alarm that went off as the property ended must not reach the next test
-            }
-        }
-    }
+    private static final AtomicLong FINISHED = new AtomicLong();
+    /** When the run's bound expires (System.nanoTime()). */
+    private static long deadline;
 
     /** One step of a sequence. */
     sealed interface Op permits Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch {
@@ -175,64 +141,147 @@ class SessionModelTest {
         MUST_COMPLETE, MAY_COMPLETE, CANNOT_COMPLETE
     }
 
-    @AfterProperty
-    void summary() {
-        System.out.println("[session model] calls exact " + EXACT.get() + " (of which the model required "
-                + REQUIRED.get() + "), clear errors " + ERRORS.get() + " (of which the model required "
-                + DOOMED.get() + ")");
-        assertTrue(REQUIRED.get() > 0, "the model required no call to complete: liveness was not checked");
-        assertTrue(DOOMED.get() > 0, "the model doomed no call: the error path was not checked");
-        // jqwik is not a Jupiter engine, so the leak check of NoLeaksExtension is made here.
-        LeakDetection.check("the session model property");
+    /**
+     * One generated case: a job of {@code n} workers under {@code faults} on every endpoint, started (registered,
+     * every worker joined), then {@code ops}, then a check that a fresh registration still sums exactly.
+     */
+    record Sequence(long runSeed, int index, int n, FaultPlan faults, List<Op> ops) {
+        /** Relative odds of each step: Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch. */
+        private static final int[] WEIGHTS = {3, 2, 3, 6, 1, 1, 1};
+
+        /** Sequence {@code index} (1 to {@value #SEQUENCES}) of the run with seed {@code runSeed}, always the same. */
+        static Sequence generate(final long runSeed, final int index) {
+            // Each sequence draws from its own stream: the index-th split of the run's.
+            final SplittableRandom run = new SplittableRandom(runSeed);
+            SplittableRandom own = run;
+            for (int i = 0; i < index; i++) {
+                own = run.split();
+            }
+            final int n = own.nextInt(2, MAX_WORKERS + 1);
+            final FaultPlan faults = new FaultPlan(pick(own, 0.0, 0.02, 0.1), pick(own, 0.0, 0.05),
+                    pick(own, 0.0, 0.05, 0.2), 0, own.nextLong(), pick(own, 2_000L, 20_000L, 50_000L));
+            final int steps = own.nextInt(3, 16);
+            final List<Op> ops = new ArrayList<>(steps);
+            for (int s = 0; s < steps; s++) {
+                ops.add(op(own));
+            }
+            return new Sequence(runSeed, index, n, faults, List.copyOf(ops));
+        }
+
+        private static Op op(final SplittableRandom rnd) {
+            int w = rnd.nextInt(Arrays.stream(WEIGHTS).sum());
+            int kind = 0;
+            while (w >= WEIGHTS[kind]) {
+                w -= WEIGHTS[kind++];
+            }
+            return switch (kind) {
+                case 0 -> new Register(rnd.nextBoolean());
+                case 1 -> new Join(rnd.nextInt(MAX_WORKERS));
+                case 2 -> new JoinAll();
+                case 3 -> new AllReduce(length(rnd), rnd.nextBoolean(), rnd.nextLong());
+                case 4 -> new Close(rnd.nextInt(MAX_WORKERS));
+                case 5 -> new CrashMidCall(rnd.nextInt(MAX_WORKERS), length(rnd), rnd.nextBoolean(), rnd.nextLong(),
+                        rnd.nextInt(0, 3_001));
+                default -> new RestartSwitch();
+            };
+        }
+
+        /** 1 to 300 elements; a third each within one packet, within the pool's window, and reusing slots. */
+        private static int length(final SplittableRandom rnd) {
+            return switch (rnd.nextInt(3)) {
+                case 0 -> rnd.nextInt(1, K + 1);
+                case 1 -> rnd.nextInt(K + 1, K * POOL + 1);
+                default -> rnd.nextInt(K * POOL + 1, 301);
+            };
+        }
+
+        @SafeVarargs
+        private static <T> T pick(final SplittableRandom rnd, final T... choices) {
+            return choices[rnd.nextInt(choices.length)];
+        }
+
+        /** The whole sequence, the step reached marked (-1: the start, ops.size(): the final check). */
+        String describe(final int reached) {
+            final StringBuilder b = new StringBuilder("sequence ").append(index).append(" of the run with seed ")
+                    .append(runSeed).append(" (replay it with -Dswitchml.test.seed=").append(runSeed)
+                    .append(" -Dswitchml.test.sequence=").append(index).append("): ").append(n)
+                    .append(" workers, ").append(faults).append('\n');
+            b.append(reached == -1 ? " >> " : "    ").append("start: Register[nextGeneration=false], JoinAll[]\n");
+            for (int s = 0; s < ops.size(); s++) {
+                b.append(reached == s ? " >> " : "    ").append(s + 1).append(". ").append(ops.get(s)).append('\n');
+            }
+            b.append(reached == ops.size() ? " >> " : "    ").append("then: a new registration sums exactly");
+            return b.toString();
+        }
     }
 
-    @Property(tries = 50, shrinking = ShrinkingMode.BOUNDED, maxDiscardRatio = 1)
-    @AddLifecycleHook(Bounded.class)
-    void everyCallIsTheExactSumOfItsInputsOrAClearErrorAsTheModelSays(
-            @ForAll @IntRange(min = 2, max = MAX_WORKERS) final int n,
-            @ForAll("faults") final FaultPlan faults,
-            @ForAll("sequences") final List<Op> ops) throws Exception {
-        checkBound();
-        try (World w = new World(n, faults)) {
+    /** The run's sequences (or the one -Dswitchml.test.sequence names), from the printed per-run seed. */
+    static Stream<Named<Sequence>> sequences() {
+        final long runSeed = Seeds.perRun("session model");
+        final String only = System.getProperty("switchml.test.sequence");
+        final List<Named<Sequence>> out = new ArrayList<>();
+        for (int i = 1; i <= SEQUENCES; i++) {
+            if (only == null || Integer.parseInt(only) == i) {
+                final Sequence s = Sequence.generate(runSeed, i);
+                out.add(Named.of("sequence " + i + ": " + s.n() + " workers, " + s.ops().size() + " steps", s));
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("-Dswitchml.test.sequence=" + only + ": a run has sequences 1 to "
+                    + SEQUENCES);
+        }
+        return out.stream();
+    }
+
+    @BeforeAll
+    static void startTheClock() {
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+    }
+
+    @AfterAll
+    static void summary() {
+        System.out.println("[session model] " + FINISHED.get() + " sequences passed; calls exact " + EXACT.get()
+                + " (of which the model required " + REQUIRED.get() + "), clear errors " + ERRORS.get()
+                + " (of which the model required " + DOOMED.get() + ")");
+        if (System.getProperty("switchml.test.sequence") != null) {
+            System.out.println("[session model] one sequence replayed: both verdicts are required only of a whole run");
+            return;
+        }
+        assertTrue(REQUIRED.get() > 0, "the model required no call to complete: liveness was not checked");
+        assertTrue(DOOMED.get() > 0, "the model doomed no call: the error path was not checked");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("sequences")
+    void everyCallIsTheExactSumOfItsInputsOrAClearErrorAsTheModelSays(final Sequence s) {
+        final long left = deadline - System.nanoTime();
+        final AtomicInteger reached = new AtomicInteger(-1);
+        final String bound = "the run of " + SEQUENCES + " sequences ran past its bound of " + TIMEOUT_SECONDS + " s";
+        if (left <= 0) {
+            fail(bound + "; sequence " + s.index() + " did not start");
+        }
+        // On expiry the sequence's thread is interrupted (every wait in it is), and the run fails here.
+        assertTimeoutPreemptively(Duration.ofNanos(left), () -> run(s, reached),
+                () -> bound + ", in " + s.describe(reached.get()));
+        FINISHED.incrementAndGet();
+    }
+
+    /** Runs {@code s}, keeping in {@code reached} the step it is in, and failing with the whole sequence. */
+    private static void run(final Sequence s, final AtomicInteger reached) {
+        try (World w = new World(s.n(), s.faults())) {
             // Start from a running job: registered, every worker joined.
             w.apply(new Register(false));
             w.apply(new JoinAll());
-            for (final Op op : ops) {
-                checkBound();
-                w.apply(op);
+            for (int step = 0; step < s.ops().size(); step++) {
+                reached.set(step);
+                w.apply(s.ops().get(step));
             }
+            reached.set(s.ops().size());
             w.stillWorks();
+        } catch (final Throwable t) {
+            final String what = t instanceof AssertionError && t.getMessage() != null ? t.getMessage() : t.toString();
+            throw new AssertionError(what + "\nin " + s.describe(reached.get()), t);
         }
-    }
-
-    private static void checkBound() {
-        if (expired) {
-            throw new AssertionError("the session model property ran past its bound of " + TIMEOUT_SECONDS + " s");
-        }
-    }
-
-    @Provide
-    Arbitrary<FaultPlan> faults() {
-        return Combinators.combine(Arbitraries.of(0.0, 0.02, 0.1), Arbitraries.of(0.0, 0.05),
-                Arbitraries.of(0.0, 0.05, 0.2), Arbitraries.of(2_000L, 20_000L, 50_000L), Arbitraries.longs())
-                .as((loss, dup, reorder, delay, seed) -> new FaultPlan(loss, dup, reorder, 0, seed, delay));
-    }
-
-    @Provide
-    Arbitrary<List<Op>> sequences() {
-        final Arbitrary<Integer> rank = Arbitraries.integers().between(0, MAX_WORKERS - 1);
-        final Arbitrary<Integer> length = Arbitraries.integers().between(1, 300);
-        final Arbitrary<Op> op = Arbitraries.frequencyOf(
-                Tuple.of(3, Arbitraries.of(true, false).map(Register::new)),
-                Tuple.of(2, rank.map(Join::new)),
-                Tuple.of(3, Arbitraries.just(new JoinAll())),
-                Tuple.of(6, Combinators.combine(length, Arbitraries.of(true, false), Arbitraries.longs())
-                        .as(AllReduce::new)),
-                Tuple.of(1, rank.map(Close::new)),
-                Tuple.of(1, Combinators.combine(rank, length, Arbitraries.of(true, false),
-                        Arbitraries.longs(), Arbitraries.integers().between(0, 3_000)).as(CrashMidCall::new)),
-                Tuple.of(1, Arbitraries.just(new RestartSwitch())));
-        return op.list().ofMinSize(3).ofMaxSize(15);
     }
 
     /** Logical call c of a registration: its length, type, every worker's input and the oracle's sum. */
