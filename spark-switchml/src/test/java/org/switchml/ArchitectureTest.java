@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * protocol ← transport ← {dataplane, client}; p4info (P4Runtime names) ← {dataplane.runtime (the switch's
  * own P4Runtime server, beside the dataplane), control (the controller)}. Inside Spark:
  * spark.config ← spark.rpc ← {spark.registrar, spark.executor} ← spark.driver ← spark (the public API)
- * ← spark.ml (the estimators).
+ * ← spark.ml (the estimators); spark.shard (the switch shard an executor hosts) ← spark.executor.
  */
 class ArchitectureTest {
     private static JavaClasses classes;
@@ -177,6 +177,19 @@ class ArchitectureTest {
                 .should().dependOnClassesThat().resideInAnyPackage(
                         "org.switchml.spark", "org.switchml.spark.registrar..", "org.switchml.spark.driver..",
                         "org.switchml.spark.ml..", "org.switchml.control..", "org.switchml.dataplane..")
+                .check(classes);
+    }
+
+    @Test
+    void anExecutorsShardKnowsOnlyTheSwitch() {
+        // The shard an executor hosts is a software switch with its parts; the worker side, the driver and the
+        // control plane are none of its business.
+        noClasses().that().resideInAPackage("org.switchml.spark.shard")
+                .should().dependOnClassesThat().resideInAnyPackage(
+                        "org.switchml.spark", "org.switchml.spark.rpc..", "org.switchml.spark.registrar..",
+                        "org.switchml.spark.executor..", "org.switchml.spark.driver..", "org.switchml.spark.ml..",
+                        "org.switchml.client..", "org.switchml.control..", "org.switchml.service..",
+                        "org.apache.spark..")
                 .check(classes);
     }
 

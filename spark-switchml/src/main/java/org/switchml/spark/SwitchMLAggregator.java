@@ -84,9 +84,17 @@ public final class SwitchMLAggregator {
      * @param workers        the switch job's workers: the executors that took part (0 after a fallback)
      * @param inMemory       whether every task ran in one executor, which computed the switch's sum itself,
      *                       bit for bit, sending no packet ({@code spark.switchml.localShortcut})
+     * @param shards         the switches the sum was split among: 1 for one switch, more when the executors
+     *                       (and extra hosts) ran shards of it ({@code spark.switchml.switch.placement}); 0 when
+     *                       no switch took part
      */
     public record Result(double[] sum, boolean viaSwitch, int jobId, String fallbackReason, int workers,
-                         boolean inMemory) {
+                         boolean inMemory, int shards) {
+        /** A result on one switch, or none. */
+        public Result(final double[] sum, final boolean viaSwitch, final int jobId, final String fallbackReason,
+                      final int workers, final boolean inMemory) {
+            this(sum, viaSwitch, jobId, fallbackReason, workers, inMemory, viaSwitch && !inMemory && workers > 0 ? 1 : 0);
+        }
     }
 
     /** Element-wise sum over partitions of {@code fold(zero, partition, seqOp)}. */
@@ -135,6 +143,7 @@ public final class SwitchMLAggregator {
         }
         double[] sum = null;
         int workers = 0;
+        int shards = 0;
         boolean inMemory = false;
         for (final TaskOutcome o : outcomes) {
             if (o.status == TaskOutcome.UNREACHABLE) {
@@ -148,12 +157,13 @@ public final class SwitchMLAggregator {
                 sum = o.vector;
                 workers = o.workers;
                 inMemory = o.inMemory;
+                shards = o.shards;
             }
         }
         if (sum == null) {
             throw new IllegalStateException("spark-switchml: job " + jobId + " returned no result from task 0");
         }
-        return new Result(sum, true, jobId, null, workers, inMemory);
+        return new Result(sum, true, jobId, null, workers, inMemory, shards);
     }
 
     /** Spark's treeAggregate with element-wise addition: the fallback and the reference. */
@@ -216,6 +226,7 @@ public final class SwitchMLAggregator {
                 final TaskOutcome o = TaskOutcome.ok(task, m.reports() ? sum : null);
                 o.workers = m.plan().workers();
                 o.inMemory = m.plan().inMemory();
+                o.shards = m.plan().inMemory() ? 0 : m.plan().shards().length;
                 o.timings = m.timings(t2 - t1, System.nanoTime() - t2);
                 return o;
             });

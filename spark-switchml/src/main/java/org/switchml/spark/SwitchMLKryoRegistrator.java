@@ -76,6 +76,7 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
             }
             out.writeInt(o.workers, true);
             out.writeBoolean(o.inMemory);
+            out.writeInt(o.shards, true);
         }
 
         @Override
@@ -93,6 +94,7 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
             o.timings = t == 0 ? null : in.readLongs(t - 1);
             o.workers = in.readInt(true);
             o.inMemory = in.readBoolean();
+            o.shards = in.readInt(true);
             return o;
         }
 

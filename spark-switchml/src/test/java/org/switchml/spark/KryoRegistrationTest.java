@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Every class of ours that crosses the wire round-trips through Kryo with registration required. */
 class KryoRegistrationTest {
@@ -34,9 +35,16 @@ class KryoRegistrationTest {
     @Test
     void everyWireClassRoundTrips() {
         final SerializerInstance k = kryo();
-        final TaskOutcome o = roundTrip(k, new TaskOutcome(3, TaskOutcome.OK, "m", new double[] {1, -2.5}, 7, true,
-                new double[] {0.25}, 1));
+        final TaskOutcome sent = new TaskOutcome(3, TaskOutcome.OK, "m", new double[] {1, -2.5}, 7, true,
+                new double[] {0.25}, 1);
+        sent.workers = 5;
+        sent.shards = 6;
+        sent.inMemory = true;
+        final TaskOutcome o = roundTrip(k, sent);
         assertEquals(3, o.partition);
+        assertEquals(5, o.workers);
+        assertEquals(6, o.shards);
+        assertTrue(o.inMemory);
         assertArrayEquals(new double[] {1, -2.5}, o.vector);
         assertArrayEquals(new double[] {0.25}, o.scalars);
         assertEquals(7, o.iterations);

@@ -6,6 +6,7 @@ import org.apache.spark.SparkContext;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -184,10 +185,51 @@ public final class SwitchMLConfig {
                     + "`false` sends it through the switch all the same. Per call.",
             "true", SwitchMLConfig::parseBoolean, v -> true, "true or false");
 
+    /** Where a stage's aggregation runs when no external switch is configured. */
+    public enum Placement {
+        /**
+         * Shards on the executors when a stage runs on two or more executors; the driver's embedded switch (or the
+         * local shortcut) for one.
+         */
+        AUTO,
+        /** The software switch embedded in the driver, for every stage: every vector crosses the driver's link. */
+        DRIVER,
+        /** Shards on the executors (and the extra shard hosts) for every stage of two or more executors. */
+        EXECUTORS
+    }
+
+    public static final ConfigEntry<Placement> PLACEMENT = new ConfigEntry<>("spark.switchml.switch.placement",
+            "Where the aggregation runs when no external switch is configured (a configured "
+                    + "`spark.switchml.jobService.address`, `spark.switchml.switch.address` or "
+                    + "`spark.switchml.registrar` always wins). `auto`: a stage with two or more executors runs "
+                    + "on switch shards hosted by the executors themselves, each owning a part of the vector, so "
+                    + "each executor's link carries about 2(n-1)/n of the vector each way, as a ring allreduce's "
+                    + "does; a stage with one executor uses the local shortcut or the driver's embedded switch. "
+                    + "`executors`: the same. `driver`: the software switch embedded in the driver for every "
+                    + "stage, where every vector crosses the driver's one link (docs/design.md, \"Placements\"). "
+                    + "Read by every executor when it starts (with `driver` they host no shard); per call, "
+                    + "`driver` also runs that call on the driver's switch.",
+            "auto", s -> Placement.valueOf(s.toUpperCase(Locale.ROOT)), v -> true, "auto, executors or driver");
+
+    public static final ConfigEntry<Integer> SHARD_LANES = new ConfigEntry<>("spark.switchml.shards.lanes",
+            "Lanes (UDP ports, one dataplane thread each) of the switch shard each executor hosts when the "
+                    + "aggregation runs on the executors. Read by each executor when it starts.",
+            "1", Integer::parseInt, v -> v >= 1 && v <= 16, "an integer in 1..16");
+
+    public static final ConfigEntry<List<String>> SHARD_EXTRA_HOSTS = new ConfigEntry<>("spark.switchml.shards.extraHosts",
+            "Hosts that hold no data but run a shard of every sharded stage beside the executors' own, each "
+                    + "with a link of its own: `driver` (the driver's embedded switch) and the job services "
+                    + "(`host:port`) of standalone software switches (`bin/switchml-switch`), comma-separated; they "
+                    + "use the token and TLS settings of `spark.switchml.auth.tokenFile` and `spark.switchml.tls.*`. "
+                    + "The vector is split so that no link carries more than it must: with n executors and k extra "
+                    + "hosts (k <= n), each link carries 2n(n-1)/(n^2+kn-2k) of the vector each way (the ring's "
+                    + "2(n-1)/n at k = 0, one vector at k = n). Empty: the executors' shards alone.",
+            "", SwitchMLConfig::parseShardHosts, v -> true, "empty, or a comma-separated list of driver and host:port");
+
     /** Every setting, in documentation order. */
     public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, JOB_SERVICE_ADDRESS,
             AUTH_TOKEN_FILE, TLS_TRUST_CERT, TLS_CERT, TLS_KEY, ADMISSION_TIMEOUT, REGISTRAR, SWITCH_HOST,
-            SWITCH_LANES, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
+            SWITCH_LANES, PLACEMENT, SHARD_LANES, SHARD_EXTRA_HOSTS, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
             STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST, LOCAL_SHORTCUT);
 
     /** Settings from a SparkConf. */
@@ -249,6 +291,29 @@ public final class SwitchMLConfig {
     }
 
     /** Parses {@code 250ms}, {@code 10s}, {@code 2m} or a bare number of milliseconds. */
+    /** The value {@code driver} of {@link #SHARD_EXTRA_HOSTS}. */
+    public static final String DRIVER_SHARD = "driver";
+
+    /** Parses a comma-separated list of {@code driver} and {@code host:port}; each at most once. */
+    static List<String> parseShardHosts(final String s) {
+        final List<String> out = new ArrayList<>();
+        for (final String part : s.split(",")) {
+            final String h = part.trim();
+            if (h.isEmpty()) {
+                continue;
+            }
+            if (!h.equalsIgnoreCase(DRIVER_SHARD)) {
+                parseHostPort(h);
+            }
+            final String v = h.equalsIgnoreCase(DRIVER_SHARD) ? DRIVER_SHARD : h;
+            if (out.contains(v)) {
+                throw new IllegalArgumentException("'" + v + "' is listed twice");
+            }
+            out.add(v);
+        }
+        return List.copyOf(out);
+    }
+
     /** Parses {@code host:port} (or empty), failing with what was wrong. */
     static String parseHostPort(final String s) {
         if (!s.isEmpty()) {

@@ -34,6 +34,7 @@ public final class DriverRuntime implements AutoCloseable {
     private final RegistrarLink link;
     private final JobBook jobs;
     private final StageRendezvous rendezvous;
+    private final ShardHosts shardHosts;
     private final ProgressDispatch progress = new ProgressDispatch();
     private final AtomicLong fallbacks = new AtomicLong();
     /** Settings and host for the executor runtime of a local master without the plugin. */
@@ -47,7 +48,8 @@ public final class DriverRuntime implements AutoCloseable {
         this.conf = Map.copyOf(conf);
         this.driverHost = driverHost;
         this.jobs = new JobBook(link);
-        this.rendezvous = new StageRendezvous(link, jobs);
+        this.shardHosts = ShardHosts.from(SwitchMLConfig.of(this.conf), link, this.conf);
+        this.rendezvous = new StageRendezvous(link, jobs, shardHosts);
         if (link.current() == null) {
             LOG.warn("spark-switchml: {}; aggregations fall back per {} until it answers",
                     link.unreachableReason(), SwitchMLConfig.FALLBACK.key());
@@ -177,9 +179,36 @@ public final class DriverRuntime implements AutoCloseable {
         return rendezvous.endStage(s);
     }
 
-    /** The registrar for a new stage (reconnecting when needed), or null while the switch is unreachable. */
+    /**
+     * The registrar for a new stage (reconnecting when needed, and trying the extra shard hosts that did not
+     * answer), or null while the switch is unreachable.
+     */
     JobRegistrar availableRegistrar() {
+        shardHosts.refresh();
         return link.available();
+    }
+
+    /**
+     * The executors of stage attempt {@code stageKey} that Spark lost, with their switch shards, for a failure's
+     * message; empty when none (or the stage is over).
+     */
+    public String lostShards(final String stageKey) {
+        return rendezvous.lostShards(stageKey);
+    }
+
+    /** The executors of stage attempt {@code stageKey} not among {@code live}, with their shards; empty when none. */
+    String goneShards(final String stageKey, final java.util.Set<String> live) {
+        return rendezvous.goneShards(stageKey, live);
+    }
+
+    /** The dataplane address of the switch shard executor {@code executorId} announced, or null. */
+    public String shardOf(final String executorId) {
+        return rendezvous.shardOf(executorId);
+    }
+
+    /** Whether stages of two or more executors run on switch shards hosted by the executors. */
+    public boolean shardsOnExecutors() {
+        return shardHosts.onExecutors();
     }
 
     /** An executor is gone. */
@@ -207,6 +236,17 @@ public final class DriverRuntime implements AutoCloseable {
         if (message instanceof Rendezvous.AllStreaming q) {
             return rendezvous.allStreaming(q);
         }
+        if (message instanceof Rendezvous.ShardInstalled m) {
+            rendezvous.shardInstalled(m);
+            return Boolean.TRUE;
+        }
+        if (message instanceof Rendezvous.ShardCounters c) {
+            jobs.addCounters(c.jobId(), c.generation(), Rendezvous.countersOf(c.counters()));
+            return null; // one way
+        }
+        if (message instanceof Rendezvous.LostShards q) {
+            return rendezvous.lostShards(q.stage());
+        }
         throw new IllegalArgumentException("spark-switchml driver: unexpected message " + message);
     }
 
@@ -226,6 +266,7 @@ public final class DriverRuntime implements AutoCloseable {
         }
         jobs.close();
         progress.close();
+        shardHosts.close();
         link.close();
     }
 }

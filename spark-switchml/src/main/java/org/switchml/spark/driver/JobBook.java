@@ -37,7 +37,13 @@ final class JobBook implements AutoCloseable {
     private final RegistrarLink link;
     private final AtomicLong nextJobId;
     private final Map<Integer, List<Integer>> generations = new ConcurrentHashMap<>();
-    private final Map<Integer, JobCounters> finalCounters = new ConcurrentHashMap<>();
+    /**
+     * The final counters of each job's latest generation: summed over its shards when it had several (each
+     * executor reports its shard's part when the stage ends there), replaced by a later generation's.
+     */
+    private final Map<Integer, GenerationCounters> finalCounters = new ConcurrentHashMap<>();
+    /** Per job id: its latest sharded generation and how many shards report counters for it. */
+    private final Map<Integer, int[]> expectedShards = new ConcurrentHashMap<>();
     /** Sum of every removed job's final counters, for the metrics source (a map walk per report is O(jobs)). */
     private final AtomicReference<JobCounters> removedTotals = new AtomicReference<>(JobCounters.ZERO);
     private final Map<Integer, Future<?>> removals = new ConcurrentHashMap<>();
@@ -87,6 +93,40 @@ final class JobBook implements AutoCloseable {
         return installed;
     }
 
+    /** The counters of one generation of a job, and how many of its shards reported them. */
+    private record GenerationCounters(int generation, JobCounters counters, int reports) {
+    }
+
+    /**
+     * Records a generation of a job whose parts the executors install on their own shards (no registrar is
+     * involved), and that {@code reports} shards will report its counters.
+     */
+    void recordShardedGeneration(final int jobId, final int generation, final int reports) {
+        generations.computeIfAbsent(jobId, id -> Collections.synchronizedList(new ArrayList<>())).add(generation);
+        expectedShards.put(jobId, new int[] {generation, reports});
+    }
+
+    /** Adds one shard's counters of generation {@code generation} of a job. */
+    void addCounters(final int jobId, final int generation, final JobCounters c) {
+        finalCounters.compute(jobId, (id, old) -> {
+            if (old == null || old.generation() < generation) {
+                return new GenerationCounters(generation, c, 1);
+            }
+            return old.generation() == generation
+                    ? new GenerationCounters(generation, old.counters().plus(c), old.reports() + 1) : old;
+        });
+        removedTotals.accumulateAndGet(c, JobCounters::plus);
+        synchronized (finalCounters) {
+            finalCounters.notifyAll();
+        }
+    }
+
+    /** The latest generation registered for a job id, or -1. */
+    private int latestGeneration(final int jobId) {
+        final List<Integer> g = generationsOf(jobId);
+        return g.isEmpty() ? -1 : g.get(g.size() - 1);
+    }
+
     /** Runs {@code work} on the registration thread, after what is queued there. */
     <T> CompletableFuture<T> onRegistrationThread(final Supplier<T> work) {
         return CompletableFuture.supplyAsync(work, registrations);
@@ -111,10 +151,7 @@ final class JobBook implements AutoCloseable {
     /** Removes a job from {@code r} on the calling thread. */
     void removeNow(final JobRegistrar r, final int jobId) {
         try {
-            r.counters(jobId).ifPresent(c -> {
-                finalCounters.put(jobId, c);
-                removedTotals.accumulateAndGet(c, JobCounters::plus);
-            });
+            r.counters(jobId).ifPresent(c -> addCounters(jobId, Math.max(0, latestGeneration(jobId)), c));
             r.remove(jobId);
         } catch (final RuntimeException e) {
             LOG.debug("spark-switchml: cannot remove job {}: {}", Integer.toUnsignedString(jobId), e.toString());
@@ -139,10 +176,37 @@ final class JobBook implements AutoCloseable {
         return removedTotals.get();
     }
 
-    /** Counters of a removed job (when its switch reports them), or null. */
+    /** How long {@link #finalCounters} waits for the shards of a sharded job to report. */
+    private static final long SHARD_REPORT_WAIT_NS = TimeUnit.SECONDS.toNanos(2);
+
+    /**
+     * Counters of a removed job (when its switch reports them), or null. For a sharded job, the sum over its
+     * shards, once each reported (at most {@value #SHARD_REPORT_WAIT_NS} ns: a report that does not come, from an
+     * executor lost at the end, leaves it out).
+     */
     JobCounters finalCounters(final int jobId) {
         awaitRemoval(jobId);
-        return finalCounters.get(jobId);
+        final int[] expected = expectedShards.get(jobId);
+        if (expected != null) {
+            final long deadline = System.nanoTime() + SHARD_REPORT_WAIT_NS;
+            synchronized (finalCounters) {
+                while (!reported(jobId, expected) && System.nanoTime() - deadline < 0) {
+                    try {
+                        finalCounters.wait(20); // woken by addCounters; bounded either way
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+            }
+        }
+        final GenerationCounters g = finalCounters.get(jobId);
+        return g == null ? null : g.counters();
+    }
+
+    private boolean reported(final int jobId, final int[] expected) {
+        final GenerationCounters g = finalCounters.get(jobId);
+        return g != null && (g.generation() > expected[0] || (g.generation() == expected[0] && g.reports() >= expected[1]));
     }
 
     /** Waits (at most 10 s) until a removal of {@code jobId} that is under way has finished. */

@@ -82,6 +82,9 @@ public final class StageLauncher {
         final int attempts = SwitchMLConfig.STAGE_ATTEMPTS.from(SwitchMLConfig.forCall(sc));
         final boolean localShortcut = SwitchMLConfig.LOCAL_SHORTCUT.from(SwitchMLConfig.forCall(sc));
         for (int attempt = 0; ; attempt++) {
+            if (attempt > 0) {
+                rt.availableRegistrar(); // an extra shard host lost in the failed attempt may answer again
+            }
             final int slots = waitForSlots(sc);
             final int tasks = Math.min(partitions, slots);
             final TaskSettings s = TaskSettings.resolve(sc, jobId, attempt, tasks, precision);
@@ -99,13 +102,20 @@ public final class StageLauncher {
                 if (attempt + 1 >= attempts || sc.isStopped() || cancelled(e) || badInput(e)) {
                     throw StageLauncher.<RuntimeException>rethrow(e);
                 }
-                LOG.warn("spark-switchml: stage {} of job {} failed ({}); running it again as generation {} ({} of {} attempts)",
-                        s.stageKey(), Integer.toUnsignedString(jobId), firstLine(e), attempt + 1, attempt + 2, attempts);
+                final String gone = rt.goneShards(s.stageKey(), liveExecutors(sc));
+                LOG.warn("spark-switchml: stage {} of job {} failed ({}){}; running it again as generation {} ({} of {} "
+                        + "attempts)", s.stageKey(), Integer.toUnsignedString(jobId), firstLine(e),
+                        gone.isEmpty() ? "" : "; Spark lost " + gone, attempt + 1, attempt + 2, attempts);
             } finally {
                 sc.setLocalProperty(ATTEMPT_PROPERTY, previous);
                 rt.endStage(s);
             }
         }
+    }
+
+    /** The executors Spark has now (the driver is none). */
+    private static java.util.Set<String> liveExecutors(final SparkContext sc) {
+        return new java.util.HashSet<>(CollectionConverters.asJava(sc.getExecutorIds()));
     }
 
     @SuppressWarnings("unchecked")

@@ -8,11 +8,13 @@ import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.ShardedJob;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -54,7 +56,7 @@ final class StagePlanner {
      * @param localShortcut {@code spark.switchml.localShortcut} of the call
      */
     StagePlanner(final TaskSettings settings, final String[] preferred, final Partition[] partitions,
-                 final RegistrarLink link, final JobBook jobs, final boolean localShortcut) {
+                 final RegistrarLink link, final JobBook jobs, final boolean localShortcut, final ShardHosts shardHosts) {
         this.settings = settings;
         this.preferred = preferred;
         this.partitions = partitions;
@@ -62,7 +64,17 @@ final class StagePlanner {
         this.jobs = jobs;
         this.hellos = new Rendezvous.Hello[settings.tasks()];
         this.localShortcut = localShortcut;
+        this.shardHosts = shardHosts;
     }
+
+    private final ShardHosts shardHosts;
+    /** Of a sharded stage: which ranks installed their shard's part, and the parts the driver installed. */
+    private boolean[] shardInstalled;
+    private int shardsInstalled;
+    private final List<Map.Entry<JobRegistrar, JobSpec>> extraParts = new ArrayList<>();
+    /** Per rank of a sharded stage: the executor and its shard, for a failure's message. */
+    private volatile String[] rankExecutors;
+    private volatile String[] rankShards;
 
     /** The task of {@code rank} streams to the switch. */
     void streaming(final int rank) {
@@ -85,6 +97,9 @@ final class StagePlanner {
 
     /** Installs the job for {@code known} executors (rank = position) in the background. */
     synchronized void installAhead(final List<Rendezvous.Worker> known) {
+        if (shardHosts.onExecutors() && settings.mayShard() && known.size() >= 2) {
+            return; // the executors' shards install their own parts once the plan is made
+        }
         final JobRegistrar r = link.current();
         // One executor needs no job when it sums in memory.
         if (r == null || known.size() > r.maxWorkers() || (localShortcut && known.size() == 1)) {
@@ -132,7 +147,156 @@ final class StagePlanner {
         for (int i = 0; i < mine.length; i++) {
             parts[i] = partitions[mine[i]];
         }
-        return new Rendezvous.PlanReply(r.plan(), null, false, parts);
+        return new Rendezvous.PlanReply(r.plan(), null, false, parts, r.install());
+    }
+
+    /** An executor installed its shard's part of the sharded plan; the plan is final once every one has. */
+    void shardInstalled(final int rank) {
+        synchronized (this) {
+            final Rendezvous.PlanReply r = reply;
+            if (shardInstalled == null || !r.install() || rank < 0 || rank >= shardInstalled.length
+                    || shardInstalled[rank]) {
+                return;
+            }
+            shardInstalled[rank] = true;
+            if (++shardsInstalled == shardInstalled.length) {
+                installNs = System.nanoTime() - installStartNs;
+                reply = new Rendezvous.PlanReply(r.plan(), null, false, null, false);
+            }
+        }
+    }
+
+    /**
+     * The executors and shards of a sharded stage that Spark lost ({@code lost}: executor ids it removed), for a
+     * failure's message; empty when none.
+     */
+    String lostShards(final Set<String> lost) {
+        return shardsWhere(lost::contains);
+    }
+
+    /** As {@link #lostShards}, for the executors of the stage that are not among {@code live}. */
+    String goneShards(final Set<String> live) {
+        return shardsWhere(e -> !live.contains(e));
+    }
+
+    private String shardsWhere(final java.util.function.Predicate<String> gone) {
+        final String[] ex = rankExecutors;
+        final String[] sh = rankShards;
+        if (ex == null) {
+            return "";
+        }
+        final StringBuilder sb = new StringBuilder();
+        for (int r = 0; r < ex.length; r++) {
+            if (gone.test(ex[r])) {
+                sb.append(sb.length() == 0 ? "" : ", ").append("executor ").append(ex[r]).append(" (rank ").append(r)
+                        .append(") with its shard ").append(sh[r]);
+            }
+        }
+        return sb.toString();
+    }
+
+    /** Why {@code f} failed. */
+    private static String reason(final CompletableFuture<?> f) {
+        try {
+            f.join();
+            return "no failure";
+        } catch (final CompletionException e) {
+            final Throwable c = e.getCause() == null ? e : e.getCause();
+            return c.getMessage() == null ? c.toString() : c.getMessage();
+        }
+    }
+
+    /** The parts of a sharded stage the driver installed on extra shard hosts, to remove when the stage ends. */
+    synchronized List<Map.Entry<JobRegistrar, JobSpec>> extraParts() {
+        return List.copyOf(extraParts);
+    }
+
+    private long installStartNs;
+
+    /**
+     * Plans a stage of two or more executors on shards: one on each executor (its part installed by the executor
+     * itself, with the secret drawn here) and one on each extra shard host that answers (installed here, on the
+     * registration thread, first). The reply says install until every executor installed its part.
+     */
+    private void planSharded() {
+        final List<Map.Entry<ShardHosts.Extra, JobRegistrar>> extras = shardHosts.available();
+        int mtu = 0;
+        for (final Map.Entry<ShardHosts.Extra, JobRegistrar> e : extras) {
+            final int m = e.getValue().dataplaneMtu();
+            if (m > 0) {
+                mtu = mtu == 0 ? m : Math.min(mtu, m);
+            }
+        }
+        final Rendezvous.Plan shape;
+        try {
+            shape = StagePlans.make("", settings, hellos, preferred, 0, mtu);
+        } catch (final RuntimeException e) {
+            reply = Rendezvous.PlanReply.failed(e.getMessage(), false);
+            return;
+        }
+        final int n = shape.workers();
+        final String[] executorOfRank = new String[n];
+        final String[] shardOfRank = new String[n];
+        for (int t = 0; t < hellos.length; t++) {
+            executorOfRank[shape.rankOfTask()[t]] = hellos[t].executorId();
+            shardOfRank[shape.rankOfTask()[t]] = hellos[t].shard();
+        }
+        final int[] weights = ShardedJob.linkBalancedWeights(n, extras.size());
+        final int[] pools = ShardedJob.pools(shape.shards()[0].poolSize(), weights, StagePlans.MIN_SHARD_POOL);
+        final Rendezvous.Shard[] shards = new Rendezvous.Shard[n + extras.size()];
+        for (int r = 0; r < n; r++) {
+            shards[r] = new Rendezvous.Shard(shardOfRank[r], settings.jobId(), settings.generation(),
+                    JobSpec.randomSecret(), pools[r], weights[r], r);
+        }
+        final List<InetSocketAddress> workers = new ArrayList<>();
+        for (final String e : shape.endpoints()) {
+            workers.add(Endpoints.parseEndpoint(e));
+        }
+        final List<CompletableFuture<JobSpec>> installs = new ArrayList<>();
+        for (int i = 0; i < extras.size(); i++) {
+            final ShardHosts.Extra extra = extras.get(i).getKey();
+            final JobRegistrar r = extras.get(i).getValue();
+            final int id = extra.driver() ? settings.jobId() : r.jobIds().id(Integer.toUnsignedLong(settings.jobId()));
+            final JobSpec spec = new JobSpec(id, settings.generation(), shape.k(), pools[n + i], workers);
+            shards[n + i] = new Rendezvous.Shard(r.address().toString(), id, settings.generation(), 0, pools[n + i],
+                    weights[n + i], -1);
+            installs.add(jobs.onRegistrationThread(() -> {
+                final JobSpec done = extra.driver() ? jobs.register(spec) : r.register(spec);
+                synchronized (this) {
+                    extraParts.add(Map.entry(r, done));
+                }
+                return done;
+            }));
+        }
+        rankExecutors = executorOfRank;
+        rankShards = shardOfRank;
+        shardInstalled = new boolean[n];
+        installStartNs = System.nanoTime();
+        jobs.recordShardedGeneration(settings.jobId(), settings.generation(), n);
+        CompletableFuture.allOf(installs.toArray(new CompletableFuture<?>[0])).whenComplete((v, failure) -> {
+            synchronized (this) {
+                if (failure != null) {
+                    // An extra host that refused or did not answer is left out until it answers again, and the
+                    // stage is planned without it: the executors have not installed anything yet.
+                    for (int i = 0; i < installs.size(); i++) {
+                        if (installs.get(i).isCompletedExceptionally()) {
+                            final Map.Entry<ShardHosts.Extra, JobRegistrar> e = extras.get(i);
+                            final String why = reason(installs.get(i));
+                            LOG.warn("spark-switchml: stage {}: {} could not install its part ({}); the stage runs "
+                                    + "without it", settings.stageKey(), e.getKey().name(), why);
+                            e.getKey().link().lost(e.getValue(), why);
+                        }
+                    }
+                    extraParts.clear();
+                    planSharded();
+                    return;
+                }
+                for (int i = 0; i < installs.size(); i++) {
+                    shards[n + i] = shards[n + i].withSecret(installs.get(i).join().secret());
+                }
+                reply = new Rendezvous.PlanReply(shape.withShards(shards, false), null, false, null, true);
+            }
+        });
     }
 
     /** Makes the plan and, unless the job installed ahead fits it, installs its job; replies once installed. */
@@ -143,12 +307,20 @@ final class StagePlanner {
                 return;
             }
         }
+        final long executors = Arrays.stream(hellos).map(Rendezvous.Hello::executorId).distinct().count();
+        if (shardHosts.onExecutors() && settings.mayShard() && executors >= 2) {
+            if (Arrays.stream(hellos).allMatch(h -> h.shard() != null)) {
+                planSharded();
+                return;
+            }
+            LOG.warn("spark-switchml: stage {}: an executor hosts no switch shard (see its log); the stage runs on "
+                    + "the driver's switch", settings.stageKey());
+        }
         final JobRegistrar r = link.current();
         if (r == null) {
             reply = Rendezvous.PlanReply.failed(link.unreachableReason(), true);
             return;
         }
-        final long executors = Arrays.stream(hellos).map(Rendezvous.Hello::executorId).distinct().count();
         if (executors > r.maxWorkers()) {
             // The switch cannot hold this job, but treeAggregate can: the fallback applies.
             reply = Rendezvous.PlanReply.failed("the stage's tasks run on " + executors + " executors, but switch "
@@ -167,7 +339,7 @@ final class StagePlanner {
         if (localShortcut && plan.workers() == 1) {
             // k still comes from the registrar and the MTUs, as it would for the switch: it sets the blocks
             // whose exponents the quantization uses, and so the bits of the sum.
-            reply = new Rendezvous.PlanReply(withJob(plan, 0, true), null, false, null);
+            reply = new Rendezvous.PlanReply(withJob(plan, 0, true), null, false, null, false);
             return;
         }
         final JobSpec spec = specOf(plan);
@@ -180,15 +352,13 @@ final class StagePlanner {
                         + link.switchName() + " failed: " + c.getMessage(), true);
                 return;
             }
-            reply = new Rendezvous.PlanReply(withJob(plan, done.secret(), false), null, false, null);
+            reply = new Rendezvous.PlanReply(withJob(plan, done.secret(), false), null, false, null, false);
         });
     }
 
     /** {@code plan} with the secret of its installed job, or in memory. */
     private static Rendezvous.Plan withJob(final Rendezvous.Plan plan, final int secret, final boolean inMemory) {
-        return new Rendezvous.Plan(plan.switchAddress(), plan.jobId(), plan.generation(), secret, plan.k(),
-                plan.poolSize(), plan.endpoints(), plan.rankOfTask(), plan.localIndex(), plan.localCount(),
-                plan.partitions(), inMemory);
+        return plan.withShards(new Rendezvous.Shard[] {plan.shards()[0].withSecret(secret)}, inMemory);
     }
 
     /**
@@ -226,7 +396,7 @@ final class StagePlanner {
         for (final String e : plan.endpoints()) {
             w.add(Endpoints.parseEndpoint(e));
         }
-        return new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.poolSize(), w);
+        return new JobSpec(plan.jobId(), plan.generation(), plan.k(), plan.shards()[0].poolSize(), w);
     }
 
     private static boolean sameShape(final JobSpec a, final JobSpec b) {

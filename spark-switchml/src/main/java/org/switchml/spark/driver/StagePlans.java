@@ -88,9 +88,13 @@ public final class StagePlans {
         }
         final int k = chooseK(s, requiredK, minMtu == Integer.MAX_VALUE ? 0 : minMtu);
         final int pool = s.poolSize() > 0 ? s.poolSize() : autoPool(k);
-        return new Rendezvous.Plan(switchAddress, s.jobId(), s.generation(), 0, k, pool, endpoints.toArray(new String[0]), rankOfTask,
+        final Rendezvous.Shard[] one = {new Rendezvous.Shard(switchAddress, s.jobId(), s.generation(), 0, pool, 1, -1)};
+        return new Rendezvous.Plan(one, k, endpoints.toArray(new String[0]), rankOfTask,
                 localIndex, localCount, assign(hellos, preferred, rankOf, rankOfTask), false);
     }
+
+    /** The smallest pool of one shard of a sharded job. */
+    static final int MIN_SHARD_POOL = 4;
 
     /** {@code spark.switchml.k} when set, else what the switch requires, else what the MTU allows. */
     static int chooseK(final TaskSettings s, final int requiredK, final int mtu) {

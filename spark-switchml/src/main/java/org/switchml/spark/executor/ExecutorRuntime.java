@@ -8,6 +8,8 @@ import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.config.WorkerHosts;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.shard.ExecutorShard;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.ClientStats;
 import org.switchml.client.SwitchMLClient;
@@ -52,13 +54,17 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     /** Why this executor has no worker socket (null when it has one). */
     private final String broken;
+    /** The switch shard this executor hosts for sharded stages, or null. */
+    private final ExecutorShard shard;
 
     private ExecutorRuntime(final String executorId, final SwitchMLClient worker, final String broken,
-                            final Function<Object, Object> driver, final Consumer<Object> tell) {
+                            final Function<Object, Object> driver, final Consumer<Object> tell,
+                            final ExecutorShard shard) {
         this.tell = tell;
         this.executorId = executorId;
         this.worker = worker;
         this.broken = broken;
+        this.shard = shard;
         this.mtu = worker == null ? 0 : Endpoints.mtuOf(worker.localAddress().getAddress().getHostAddress());
         this.driver = driver;
     }
@@ -94,15 +100,40 @@ public final class ExecutorRuntime implements AutoCloseable {
                 host = executorHost();
             }
             final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host));
-            LOG.info("spark-switchml: executor {} worker socket {}", id, worker.localAddress());
-            final ExecutorRuntime rt = new ExecutorRuntime(id, worker, null, driver, tell);
+            final ExecutorShard shard = shardFor(id, conf, worker.localAddress().getAddress().getHostAddress());
+            LOG.info("spark-switchml: executor {} worker socket {}{}", id, worker.localAddress(),
+                    shard == null ? "" : ", switch shard " + shard.address());
+            final ExecutorRuntime rt = new ExecutorRuntime(id, worker, null, driver, tell, shard);
             // Tell the driver now, so it can install a stage's job before the stage's tasks start.
             tell.accept(rt.announcement());
             return rt;
         } catch (final RuntimeException e) {
             final String why = "executor " + id + " cannot open its worker socket on " + host + ": " + e.getMessage();
             LOG.error("spark-switchml: {}; its tasks will report the switch unreachable", why, e);
-            return new ExecutorRuntime(id, null, why, driver, tell);
+            return new ExecutorRuntime(id, null, why, driver, tell, null);
+        }
+    }
+
+    /**
+     * The switch shard of an executor whose settings let executors host shards (a cluster, no external switch,
+     * placement not {@code driver}), on the worker socket's address; null otherwise (a local master has one
+     * executor), or when it cannot bind (logged: the driver then runs the stages on its own switch).
+     */
+    private static ExecutorShard shardFor(final String id, final Map<String, String> conf, final String host) {
+        final String master = conf.getOrDefault("spark.master", "");
+        if (master.equals("local") || master.startsWith("local[")
+                || !SwitchMLConfig.SWITCH_ADDRESS.from(conf::get).isEmpty()
+                || !SwitchMLConfig.JOB_SERVICE_ADDRESS.from(conf::get).isEmpty()
+                || !SwitchMLConfig.REGISTRAR.from(conf::get).isEmpty()
+                || SwitchMLConfig.PLACEMENT.from(conf::get) == SwitchMLConfig.Placement.DRIVER) {
+            return null;
+        }
+        try {
+            return ExecutorShard.start(host, SwitchMLConfig.SHARD_LANES.from(conf::get));
+        } catch (final RuntimeException e) {
+            LOG.error("spark-switchml: executor {} cannot start its switch shard on {}: {}; stages it runs in use the "
+                    + "driver's switch", id, host, e.getMessage());
+            return null;
         }
     }
 
@@ -121,7 +152,17 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     /** What the driver needs to know of this executor's worker socket. */
     Rendezvous.Worker announcement() {
-        return new Rendezvous.Worker(executorId, Endpoints.endpoint(worker.localAddress()), mtu);
+        return new Rendezvous.Worker(executorId, Endpoints.endpoint(worker.localAddress()), mtu, shardAddress());
+    }
+
+    /** The dataplane address of the shard this executor hosts, or null. */
+    String shardAddress() {
+        return shard == null ? null : shard.address().toString();
+    }
+
+    /** The shard this executor hosts, or null. */
+    ExecutorShard shard() {
+        return shard;
     }
 
     /** Why this executor cannot take part in switch jobs, or null. */
@@ -137,7 +178,7 @@ public final class ExecutorRuntime implements AutoCloseable {
                                            final Function<Object, Object> driver) {
         final String host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
         final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host.isEmpty() ? driverHost : host));
-        final ExecutorRuntime e = new ExecutorRuntime("driver", worker, null, driver, driver::apply);
+        final ExecutorRuntime e = new ExecutorRuntime("driver", worker, null, driver, driver::apply, null);
         e.tell(e.announcement());
         return e;
     }
@@ -227,17 +268,45 @@ public final class ExecutorRuntime implements AutoCloseable {
     }
 
     /** This executor's state of stage attempt {@code key}, created by the first of its tasks to arrive. */
-    ExecutorStage joinStage(final String key, final Rendezvous.Plan plan, final int rank) {
+    ExecutorStage joinStage(final String key, final Rendezvous.Plan plan, final int rank, final TaskSettings settings) {
         return stages.compute(key, (k, old) -> {
-            final ExecutorStage s = old != null ? old : new ExecutorStage(this, key, plan, rank);
+            final ExecutorStage s = old != null ? old : new ExecutorStage(this, key, plan, rank, settings);
             s.enter();
             return s;
         });
     }
 
-    /** A task of stage {@code s} is done with it; the last one to leave removes it. */
+    /** A task of stage {@code s} is done with it; the last one to leave removes it, and ends its shard's part. */
     void leaveStage(final ExecutorStage s) {
-        stages.computeIfPresent(s.key(), (k, cur) -> cur == s && s.leave() ? null : cur);
+        final boolean[] last = new boolean[1];
+        stages.computeIfPresent(s.key(), (k, cur) -> {
+            if (cur == s && s.leave()) {
+                last[0] = true;
+                return null;
+            }
+            return cur;
+        });
+        if (last[0]) {
+            s.ended();
+        }
+    }
+
+    /**
+     * Installs this executor's part of sharded plan {@code plan} (rank {@code rank}) on its shard; the same part
+     * again changes nothing.
+     *
+     * @throws SwitchMLException when this executor hosts no shard
+     */
+    void installShardPart(final Rendezvous.Plan plan, final int rank) {
+        if (shard == null) {
+            throw new SwitchMLException("executor " + executorId + " hosts no switch shard, but the plan of job "
+                    + Integer.toUnsignedString(plan.jobId()) + " places a part on it");
+        }
+        for (final Rendezvous.Shard s : plan.shards()) {
+            if (s.hostRank() == rank) {
+                shard.install(ExecutorStage.partSpec(plan, s));
+            }
+        }
     }
 
     @Override
@@ -247,6 +316,9 @@ public final class ExecutorRuntime implements AutoCloseable {
         }
         if (worker != null) {
             worker.close();
+        }
+        if (shard != null) {
+            shard.close();
         }
     }
 }

@@ -3,9 +3,12 @@ package org.switchml.spark.executor;
 import org.switchml.spark.rpc.Endpoints;
 import org.switchml.spark.rpc.Rendezvous;
 import org.switchml.spark.rpc.TaskSettings;
-import org.switchml.client.JobSession;
+import org.switchml.spark.shard.ExecutorShard;
+import org.switchml.client.ShardedSession;
 import org.switchml.client.SwitchMLTimeoutException;
+import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.ShardedJob;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
 import org.switchml.protocol.VectorCodec;
@@ -49,7 +52,7 @@ public final class ExecutorStage {
     private long cycle;
     private Object result;
     private RuntimeException failure;
-    private JobSession session;
+    private ShardedSession session;
     private boolean first = true;
     /** Time of the last step's allreduce (ns), for the profile. */
     volatile long switchNs;
@@ -57,11 +60,15 @@ public final class ExecutorStage {
     volatile long switchStart;
     volatile long switchEnd;
 
-    ExecutorStage(final ExecutorRuntime runtime, final String key, final Rendezvous.Plan plan, final int rank) {
+    private final TaskSettings settings;
+
+    ExecutorStage(final ExecutorRuntime runtime, final String key, final Rendezvous.Plan plan, final int rank,
+                  final TaskSettings settings) {
         this.runtime = runtime;
         this.key = key;
         this.plan = plan;
         this.rank = rank;
+        this.settings = settings;
         this.localCount = plan.localCount()[rank];
         this.partials = new double[localCount][];
     }
@@ -89,7 +96,7 @@ public final class ExecutorStage {
 
     /** Fails every waiting and future step of this executor, and the switch call in progress. */
     void fail(final RuntimeException e) {
-        final JobSession s;
+        final ShardedSession s;
         synchronized (this) {
             if (failure == null) {
                 failure = e;
@@ -196,7 +203,7 @@ public final class ExecutorStage {
             runtime.countAllReduce(bytes(v, s), switchNs);
             return v;
         }
-        final JobSession js = session(s);
+        final ShardedSession js = session(s);
         BooleanSupplier waitOn = null;
         if (first) {
             first = false;
@@ -212,7 +219,7 @@ public final class ExecutorStage {
             runtime.countAllReduce(bytes(v, s), System.nanoTime() - t0);
             return v;
         } catch (final SwitchMLTimeoutException e) {
-            throw new SwitchUnreachableException(e.getMessage(), e);
+            throw new SwitchUnreachableException(e.getMessage() + lostShards(), e);
         } finally {
             switchEnd = System.nanoTime();
             switchStart = t0;
@@ -224,27 +231,76 @@ public final class ExecutorStage {
         return (long) v.length * (s.fp64() ? Double.BYTES : Float.BYTES);
     }
 
-    /** The executor's session in the stage's job (installed on the switch before the plan was given out). */
-    private JobSession session(final TaskSettings s) {
+    /**
+     * The executor's session in the stage's job, on one switch or on every shard of a sharded job (installed
+     * before the plan was given out).
+     */
+    private ShardedSession session(final TaskSettings s) {
         synchronized (this) {
             throwIfFailed();
             if (session != null) {
                 return session;
             }
         }
-        final List<InetSocketAddress> workers = new ArrayList<>();
-        for (final String e : plan.endpoints()) {
-            workers.add(Endpoints.parseEndpoint(e));
+        final List<ShardedJob.Part> parts = new ArrayList<>();
+        for (final Rendezvous.Shard sh : plan.shards()) {
+            parts.add(new ShardedJob.Part(SwitchAddress.parse(sh.address()), partSpec(plan, sh), sh.weight()));
         }
-        final JobSpec spec = new JobSpec(plan.jobId(), plan.generation(), plan.secret(), plan.k(), plan.poolSize(),
-                workers);
-        final JobSession js = runtime.worker().join(spec, rank, SwitchAddress.parse(plan.switchAddress()),
-                s.resultTimeoutMs());
+        final ShardedSession js = runtime.worker().join(new ShardedJob(parts), rank, s.resultTimeoutMs());
         synchronized (this) {
             session = js;
             throwIfFailed();
         }
         return js;
+    }
+
+    /** The job as shard {@code sh} of {@code plan} has it installed. */
+    static JobSpec partSpec(final Rendezvous.Plan plan, final Rendezvous.Shard sh) {
+        final List<InetSocketAddress> workers = new ArrayList<>();
+        for (final String e : plan.endpoints()) {
+            workers.add(Endpoints.parseEndpoint(e));
+        }
+        return new JobSpec(sh.jobId(), sh.generation(), sh.secret(), plan.k(), sh.poolSize(), workers);
+    }
+
+    /**
+     * The last task of this executor left the stage: the part of the shard it hosts reports its counters to the
+     * driver, and is retired once no other worker can still need one of its results (a worker that lost one asks
+     * again within its result timeout, or fails).
+     */
+    void ended() {
+        final ExecutorShard shard = runtime.shard();
+        if (shard == null || !plan.sharded() || plan.inMemory()) {
+            return;
+        }
+        for (final Rendezvous.Shard sh : plan.shards()) {
+            if (sh.hostRank() != rank) {
+                continue;
+            }
+            final JobSpec part = partSpec(plan, sh);
+            final JobCounters c = shard.counters(part);
+            if (c != null) {
+                runtime.tell(new Rendezvous.ShardCounters(part.jobId(), part.generation(), rank,
+                        Rendezvous.countersValues(c)));
+            }
+            shard.retire(part, settings.resultTimeoutMs() + RETIRE_GRACE_MS);
+        }
+    }
+
+    /** How long past the result timeout a shard keeps a part after its own executor left the stage. */
+    private static final long RETIRE_GRACE_MS = 5_000;
+
+    /** For a failure's message: the executors of this stage (and their shards) that Spark lost, when it says. */
+    private String lostShards() {
+        if (!plan.sharded()) {
+            return "";
+        }
+        try {
+            final Object lost = runtime.ask(new Rendezvous.LostShards(key));
+            return lost instanceof String l && !l.isEmpty() ? "; Spark lost " + l : "";
+        } catch (final RuntimeException e) {
+            return "";
+        }
     }
 
     private void throwIfFailed() {

@@ -68,7 +68,8 @@ public final class StageMember implements AutoCloseable {
     /**
      * Says hello and waits (polling the driver every 0.25 ms to 2 ms, bounded by
      * {@code spark.switchml.stageStartTimeout}) until every task of the stage has and the stage's job is
-     * installed on the switch; then joins this executor's part of the stage.
+     * installed on the switch (on a sharded stage, this executor installs its own shard's part when the driver's
+     * answer says so); then joins this executor's part of the stage.
      *
      * @throws SwitchUnreachableException when the driver knows the switch is down
      */
@@ -79,7 +80,8 @@ public final class StageMember implements AutoCloseable {
         final String executorId = rt.executorId();
         // An executor without a worker socket says so; the driver then tells every task the switch is out of reach.
         final Rendezvous.Hello hello = new Rendezvous.Hello(s.stageKey(), task, executorId,
-                rt.broken() != null ? null : Endpoints.endpoint(rt.worker().localAddress()), rt.mtu());
+                rt.broken() != null ? null : Endpoints.endpoint(rt.worker().localAddress()), rt.mtu(),
+                rt.broken() != null ? null : rt.shardAddress());
         final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs());
         long pauseNs = 250_000;
         Rendezvous.Plan plan = null;
@@ -95,10 +97,18 @@ public final class StageMember implements AutoCloseable {
                 }
                 throw new SwitchMLException("spark-switchml stage " + s.stageKey() + " task " + task + ": " + r.error());
             }
-            plan = r.plan();
-            if (plan != null) {
-                parts = r.partitions();
-                break;
+            if (r.plan() != null && r.install()) {
+                // A sharded plan: this executor's shard gets its part before anyone streams to it. Every task of
+                // the executor may do it; the same part again changes nothing.
+                final int rank = r.plan().rankOfTask()[task];
+                rt.installShardPart(r.plan(), rank);
+                rt.ask(new Rendezvous.ShardInstalled(s.stageKey(), rank));
+            } else {
+                plan = r.plan();
+                if (plan != null) {
+                    parts = r.partitions();
+                    break;
+                }
             }
             ctx.killTaskIfInterrupted();
             if (System.nanoTime() - deadline > 0) {
@@ -110,7 +120,7 @@ public final class StageMember implements AutoCloseable {
             pauseNs = Math.min(MAX_POLL_NS, pauseNs * 2);
         }
         final long tPlan = System.nanoTime();
-        final ExecutorStage stage = rt.joinStage(s.stageKey(), plan, plan.rankOfTask()[task]);
+        final ExecutorStage stage = rt.joinStage(s.stageKey(), plan, plan.rankOfTask()[task], s);
         final StageMember m = new StageMember(ctx, s, rt, stage, task, parts);
         m.marks[T_HELLO] = t0;
         m.marks[T_PLAN] = tPlan;

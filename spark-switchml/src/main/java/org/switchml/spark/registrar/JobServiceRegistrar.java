@@ -53,6 +53,18 @@ public final class JobServiceRegistrar implements JobRegistrar {
         this.admissionTimeoutMs = admissionTimeoutMs;
     }
 
+    /**
+     * A session with the job service at {@code hostPort} (another than {@code spark.switchml.jobService.address},
+     * e.g. an extra shard host), with the settings' token and TLS files.
+     *
+     * @throws JobServiceException when the service refuses or cannot be reached
+     */
+    public static JobServiceRegistrar at(final String hostPort, final Map<String, String> settings) {
+        final Function<String, String> s = k -> k.equals(SwitchMLConfig.JOB_SERVICE_ADDRESS.key()) ? hostPort : settings.get(k);
+        return new JobServiceRegistrar(clientFor(s), application(settings), null,
+                SwitchMLConfig.ADMISSION_TIMEOUT.from(settings::get));
+    }
+
     /** A client of the service the settings name. */
     static JobServiceClient clientFor(final Function<String, String> settings) {
         final String at = SwitchMLConfig.JOB_SERVICE_ADDRESS.from(settings);

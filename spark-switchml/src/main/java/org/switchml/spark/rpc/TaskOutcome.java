@@ -34,6 +34,8 @@ public final class TaskOutcome implements Serializable {
     public int workers;
     /** Whether the stage's one executor computed the switch's sum itself, sending no packet. */
     public boolean inMemory;
+    /** The switches (shards) the stage's job was split among; 0 when none took part. */
+    public int shards;
 
     public TaskOutcome(final int partition, final byte status, final String message, final double[] vector,
                 final int iterations, final boolean converged, final double[] scalars, final int scalarWidth) {

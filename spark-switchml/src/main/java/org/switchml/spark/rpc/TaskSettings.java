@@ -19,9 +19,17 @@ import java.util.function.Function;
  * @param resultTimeoutMs   bound on the wait for a switch result
  * @param startTimeoutMs    bound on the wait for the stage's other tasks and executors to be ready
  * @param killPollMs        how often a task checks whether Spark killed it
+ * @param mayShard          whether a stage of two or more executors may run on the executors' switch shards
+ *                          ({@code spark.switchml.switch.placement} of the call is not {@code driver})
  */
 public record TaskSettings(int jobId, int generation, int tasks, int k, int poolSize, boolean fp64, long resultTimeoutMs,
-                    long startTimeoutMs, long killPollMs) implements Serializable {
+                    long startTimeoutMs, long killPollMs, boolean mayShard) implements Serializable {
+
+    /** Settings of a call that may run on the executors' shards. */
+    public TaskSettings(final int jobId, final int generation, final int tasks, final int k, final int poolSize,
+                        final boolean fp64, final long resultTimeoutMs, final long startTimeoutMs, final long killPollMs) {
+        this(jobId, generation, tasks, k, poolSize, fp64, resultTimeoutMs, startTimeoutMs, killPollMs, true);
+    }
 
     /**
      * Settings of attempt {@code generation} of job {@code jobId} with {@code tasks} tasks, summing in
@@ -39,7 +47,8 @@ public record TaskSettings(int jobId, int generation, int tasks, int k, int pool
         }
         return new TaskSettings(jobId, generation, tasks, k, SwitchMLConfig.POOL_SIZE.from(s), fp64,
                 SwitchMLConfig.RESULT_TIMEOUT.from(s), SwitchMLConfig.START_TIMEOUT.from(s),
-                SwitchMLConfig.KILL_POLL_INTERVAL.from(s));
+                SwitchMLConfig.KILL_POLL_INTERVAL.from(s),
+                SwitchMLConfig.PLACEMENT.from(s) != SwitchMLConfig.Placement.DRIVER);
     }
 
     /** Identifies this stage attempt in the rendezvous. */
