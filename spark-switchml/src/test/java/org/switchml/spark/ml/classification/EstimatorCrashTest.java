@@ -1,8 +1,6 @@
 package org.switchml.spark.ml.classification;
 
 import org.apache.spark.ml.classification.LogisticRegressionModel;
-import org.apache.spark.ml.feature.Instance;
-import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.ExecutorLostFailure;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
@@ -23,25 +21,19 @@ import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Crashes under {@link SwitchMLLogisticRegression#fit} on local-cluster (two executor JVMs) with a standalone
@@ -57,8 +49,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 class EstimatorCrashTest {
     private static final long RESULT_TIMEOUT_MS = 2_000;
     private static final int ROWS = 4_000;
-    private static final int FEATURES = 30;
-    private static final int FACTORS = 4;
     private static final int PARTITIONS = 4;
     private static final int MAX_ITER = 200;
     /**
@@ -89,8 +79,6 @@ class EstimatorCrashTest {
     private static final Map<Integer, String> DESCRIPTIONS = new ConcurrentHashMap<>();
     /** The job description of each task's stage that ended with its executor's loss. */
     private static final List<String> LOST = new CopyOnWriteArrayList<>();
-    /** A loop stage's span in its job description. */
-    private static final Pattern SPAN = Pattern.compile("\\(evaluations (\\d+)-\\d+,");
 
     @BeforeAll
     static void start() throws Exception {
@@ -130,7 +118,7 @@ class EstimatorCrashTest {
                 }
             }
         });
-        data = MllibParity.frame(spark, correlated(seed), PARTITIONS);
+        data = MllibParity.frame(spark, CrashFits.correlated(seed, ROWS), PARTITIONS);
         data.count();
         final long t0 = System.nanoTime();
         final SwitchMLLogisticRegression lr = estimator()
@@ -138,7 +126,7 @@ class EstimatorCrashTest {
         reference = lr.fit(data);
         referenceReport = lr.lastFit();
         System.out.printf("[estimator-crash] undisturbed fit in %d ms: loss %.17g after %d iterations; %s%n",
-                (System.nanoTime() - t0) / 1_000_000, finalLoss(reference), reference.summary().totalIterations(),
+                (System.nanoTime() - t0) / 1_000_000, CrashFits.finalLoss(reference), reference.summary().totalIterations(),
                 referenceReport);
         assertTrue(referenceReport.viaSwitch(), "the undisturbed fit fell back: " + referenceReport);
         assertEquals(0, referenceReport.traffic().fallbacks());
@@ -161,98 +149,21 @@ class EstimatorCrashTest {
                 .setMaxIter(MAX_ITER).setTol(TOL).setRegParam(0.0);
     }
 
-    /**
-     * Binary rows whose features are a few latent factors plus a little noise: an ill-conditioned problem,
-     * so that the optimizer needs many evaluations (several checkpoint stages) to reach the minimum.
-     */
-    private static List<Instance> correlated(final long seed) {
-        final SplittableRandom rnd = new SplittableRandom(seed);
-        final double[][] loadings = new double[FEATURES][FACTORS];
-        final double[] w = new double[FEATURES];
-        for (int j = 0; j < FEATURES; j++) {
-            for (int k = 0; k < FACTORS; k++) {
-                loadings[j][k] = rnd.nextGaussian();
-            }
-            w[j] = rnd.nextGaussian() * 0.5;
-        }
-        final List<Instance> rows = new ArrayList<>(ROWS);
-        final double[] z = new double[FACTORS];
-        for (int i = 0; i < ROWS; i++) {
-            for (int k = 0; k < FACTORS; k++) {
-                z[k] = rnd.nextGaussian();
-            }
-            final double[] x = new double[FEATURES];
-            double margin = 0.3;
-            for (int j = 0; j < FEATURES; j++) {
-                x[j] = 0.5 * rnd.nextGaussian();
-                for (int k = 0; k < FACTORS; k++) {
-                    x[j] += loadings[j][k] * z[k];
-                }
-                margin += w[j] * x[j];
-            }
-            final double label = rnd.nextDouble() < 1 / (1 + Math.exp(-margin)) ? 1.0 : 0.0;
-            rows.add(new Instance(label, 1.0, Vectors.dense(x)));
-        }
-        return rows;
-    }
-
-    private static double finalLoss(final LogisticRegressionModel m) {
-        final double[] history = m.summary().objectiveHistory();
-        return history[history.length - 1];
-    }
-
-    /**
-     * Fits the data, calling {@code crash} once, on the listener's thread, at the first iteration report
-     * at or past {@link #CRASH_AFTER_EVALUATIONS} evaluations, and checks that it was called before the fit's end.
-     */
+    /** Fits the data, calling {@code crash} once at {@link #CRASH_AFTER_EVALUATIONS} evaluations. */
     private static void fitWithCrash(final SwitchMLLogisticRegression lr, final Runnable crash,
                                     final AtomicReference<LogisticRegressionModel> model) throws TimeoutException {
-        final AtomicInteger crashedAt = new AtomicInteger(-1);
-        final AtomicReference<Throwable> crashFailed = new AtomicReference<>();
-        lr.setListener(report -> {
-            if (report.totalEvaluations() >= CRASH_AFTER_EVALUATIONS && crashedAt.compareAndSet(-1, report.iteration())) {
-                System.out.println("[estimator-crash] crash at iteration " + report.iteration() + " (evaluation "
-                        + report.totalEvaluations() + ")");
-                try {
-                    crash.run();
-                } catch (final Throwable e) { // the fit's listener drops what it throws: keep it for the test
-                    crashFailed.set(e);
-                }
-            }
-        });
         STAGES.clear();
         LOST.clear();
-        final long t0 = System.nanoTime();
-        model.set(lr.fit(data));
-        spark.sparkContext().listenerBus().waitUntilEmpty(); // bounded: Spark's listener timeout
-        System.out.printf("[estimator-crash] fit in %d ms: loss %.17g (undisturbed %.17g) after %d iterations; %s%n",
-                (System.nanoTime() - t0) / 1_000_000, finalLoss(model.get()), finalLoss(reference),
-                model.get().summary().totalIterations(), lr.lastFit());
-        if (crashFailed.get() != null) {
-            fail("the crash failed", crashFailed.get());
-        }
-        assertTrue(crashedAt.get() >= 0, "the listener never fired");
-        assertTrue(model.get().summary().totalIterations() > crashedAt.get(),
-                "the crash came after the fit's last iteration");
+        model.set(CrashFits.fitWithCrash(spark, data, lr, CRASH_AFTER_EVALUATIONS, crash, reference));
     }
 
     private static void assertSameObjective(final LogisticRegressionModel m) {
-        final double expected = finalLoss(reference);
-        final double actual = finalLoss(m);
-        assertTrue(Math.abs(actual - expected) <= RELATIVE * Math.abs(expected),
-                "final objective " + actual + ", undisturbed " + expected + " (relative difference "
-                        + Math.abs(actual - expected) / Math.abs(expected) + ")");
-    }
-
-    /** The first evaluation of the loop stage that {@code description} names; 0 for any other stage. */
-    private static int firstEvaluation(final String description) {
-        final Matcher m = SPAN.matcher(description);
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+        CrashFits.assertSameObjective(reference, m, RELATIVE);
     }
 
     /** Submissions of the loop stage that starts at evaluation {@code first} (each attempt, each job). */
     private static long submissions(final int first) {
-        return STAGES.stream().filter(d -> firstEvaluation(d) == first).count();
+        return STAGES.stream().filter(d -> CrashFits.firstEvaluation(d) == first).count();
     }
 
     @Test
@@ -262,7 +173,7 @@ class EstimatorCrashTest {
         final AtomicReference<LogisticRegressionModel> model = new AtomicReference<>();
         final SwitchMLLogisticRegression lr = estimator();
         fitWithCrash(lr, () -> {
-            final ProcessHandle executor = executors().get(0);
+            final ProcessHandle executor = CrashFits.executors(2).get(0);
             System.out.println("[estimator-crash] killing executor JVM pid " + executor.pid());
             executor.destroyForcibly(); // SIGKILL
             killed.set(executor);
@@ -276,7 +187,7 @@ class EstimatorCrashTest {
         assertEquals(0, report.traffic().fallbacks());
         // A loop stage lost a task with the executor; it ran again from its own start (the checkpoint before the
         // crash), and every stage before it ran once.
-        final int crashed = LOST.stream().mapToInt(EstimatorCrashTest::firstEvaluation).filter(f -> f > 0).min()
+        final int crashed = LOST.stream().mapToInt(CrashFits::firstEvaluation).filter(f -> f > 0).min()
                 .orElseThrow(() -> new AssertionError("no loop stage lost a task with the executor: " + LOST));
         System.out.println("[estimator-crash] the loop stage from evaluation " + crashed + " lost its executor");
         assertTrue(crashed > CHECKPOINT, "the crash came before the first checkpoint");
@@ -317,14 +228,4 @@ class EstimatorCrashTest {
             assertEquals(1, submissions(first), "the stage from evaluation " + first + " ran again: " + STAGES);
         }
     }
-
-    /** The executor JVMs of this local-cluster: child processes of this JVM (its in-process Workers start them). */
-    private static List<ProcessHandle> executors() {
-        final List<ProcessHandle> out = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
-                .filter(h -> h.info().commandLine().map(c -> c.contains("CoarseGrainedExecutorBackend")).orElse(false))
-                .toList();
-        assertEquals(2, out.size(), "executor JVMs: " + out);
-        return out;
-    }
-
 }
