@@ -47,31 +47,36 @@ host_addr() {
     awk -v h="rk-${1#rk-}" '$1 == h { print $2 }' <<<"$rack_hosts"
 }
 
-# make_cert HOST: a certificate for HOST's rack address, made for this run ($logs/switch.crt.pem and its key).
+# make_cert HOST [NAME]: a certificate for HOST's rack address, made for this run ($logs/NAME.crt.pem and its
+# key; NAME defaults to switch), also appended to the trust bundle $logs/trust.pem.
 make_cert() {
-    local addr
+    local addr name="${2:-switch}"
     addr="$(host_addr "$1")"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj "/CN=rk-$1" \
-        -addext "subjectAltName=IP:$addr" -keyout "$logs/switch.key.pem" -out "$logs/switch.crt.pem" \
+        -addext "subjectAltName=IP:$addr" -keyout "$logs/$name.key.pem" -out "$logs/$name.crt.pem" \
         >"$logs/openssl.log" 2>&1
+    cat "$logs/$name.crt.pem" >>"$logs/trust.pem"
 }
 
-# start_switch HOST SERVICE_PORT: bin/switchml-switch in HOST, its dataplane and job service on HOST's rack
-# address, the service on TLS with a certificate made for this run and a token ($logs/switch.crt.pem,
-# $logs/token). Sets $switch_dataplane (HOST:PORT,PORT..., what workers send to).
+# start_switch HOST SERVICE_PORT [NAME]: bin/switchml-switch in HOST, its dataplane and job service on HOST's
+# rack address, the service on TLS with a certificate made for this run and a token ($logs/NAME.crt.pem,
+# $logs/token; NAME defaults to switch; its log is $logs/NAME.log). Sets $switch_dataplane (HOST:PORT,PORT...,
+# what workers send to) and $switch_pid.
 start_switch() {
-    local host="$1" port="$2" addr
+    local host="$1" port="$2" name="${3:-switch}" addr
     addr="$(host_addr "$host")"
-    make_cert "$host"
+    make_cert "$host" "$name"
     SWITCHML_NO_BUILD=1 "$rack" exec "$host" "$root/bin/switchml-switch" --host "$addr" --service-host "$addr" \
-        --service-port "$port" --token-file "$logs/token" --tls-cert "$logs/switch.crt.pem" \
-        --tls-key "$logs/switch.key.pem" >"$logs/switch.log" 2>&1 &
+        --service-port "$port" --token-file "$logs/token" --tls-cert "$logs/$name.crt.pem" \
+        --tls-key "$logs/$name.key.pem" >"$logs/$name.log" 2>&1 &
     pids+=($!)
-    wait_for_line "$logs/switch.log" "dataplane" "${pids[-1]}" "the switch in rk-$host"
+    # shellcheck disable=SC2034 # read by the scripts that source this file
+    switch_pid=$!
+    wait_for_line "$logs/$name.log" "dataplane" "${pids[-1]}" "the switch in rk-$host"
     # "switchml-switch: dataplane HOST:PORT,PORT... jobs ...": the workers need the lane ports.
     # shellcheck disable=SC2034 # read by the scripts that source this file
     switch_dataplane="$(awk '/dataplane/ { for (i = 1; i < NF; i++) if ($i == "dataplane") print $(i + 1); exit }' \
-        "$logs/switch.log")"
+        "$logs/$name.log")"
 }
 
 # start_bmv2 N SERVICE_PORT: BMv2 (simple_switch_grpc, on PATH) in rk-sw owning the P4 links of workers 1..N

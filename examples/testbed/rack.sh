@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# An emulated rack in network namespaces: N worker hosts and one driver host, each joined by its own
-# shaped veth link to a switch namespace that bridges the links (docs/testbed.md).
+# An emulated rack in network namespaces: N worker hosts, one driver host and K extra hosts (hosts without
+# data, for switch shards), each joined by its own shaped veth link to a switch namespace that bridges the
+# links (docs/testbed.md).
 #
-#   rack.sh up --workers N [--rate 200mbit] [--mtu 9000] [--loss PCT] [--p4-links]
+#   rack.sh up --workers N [--extra-hosts K] [--rate 200mbit] [--mtu 9000] [--loss PCT] [--p4-links]
 #   rack.sh down
 #   rack.sh exec HOST CMD [ARG...]
 #   rack.sh hosts
@@ -18,6 +19,7 @@ readonly prefix="rk-"
 readonly switch_ns="${prefix}sw"
 readonly driver_ns="${prefix}drv"
 readonly max_workers=8
+readonly max_extra=8
 # One private subnet that exists only inside the rack's namespaces.
 readonly subnet="10.77.0"
 readonly switch_addr="$subnet.1"
@@ -35,7 +37,7 @@ readonly tbf_latency="100ms"
 # tbf keeps its burst in 32 bits; 10 ms at 100gbit fits.
 readonly max_rate_bits=100000000000
 
-usage_line="usage: $prog up --workers N [--rate RATE] [--mtu MTU] [--loss PCT] [--p4-links] | down | exec HOST CMD... | hosts | p4-hosts"
+usage_line="usage: $prog up --workers N [--extra-hosts K] [--rate RATE] [--mtu MTU] [--loss PCT] [--p4-links] | down | exec HOST CMD... | hosts | p4-hosts"
 
 usage_error() {
     echo "$prog: $1" >&2
@@ -49,6 +51,8 @@ $usage_line
 
   up --workers N   build the rack: hosts ${prefix}w1..${prefix}wN (N = 1..$max_workers) and ${driver_ns}, each linked
                    to the switch namespace $switch_ns, whose bridge has $switch_addr
+  --extra-hosts K  also hosts ${prefix}x1..${prefix}xK (K = 0..$max_extra, default 0) with $subnet.(30+I), linked
+                   like the workers (no --loss): hosts without data, for switch shards
   --rate RATE      tbf rate on both ends of every link, in bit, kbit, mbit or gbit (default 200mbit)
   --mtu MTU        MTU of both ends of every link and of the bridge, 68..65535 (default 9000)
   --loss PCT       drop PCT percent (0..99.99) of the UDP datagrams in each direction of every
@@ -62,7 +66,7 @@ $usage_line
   p4-hosts         print the host table of the P4 links (IPv4, switch port, MAC a line), for
                    bin/switchml-controller --hosts
 
-Addresses: $switch_ns $switch_addr, $driver_ns $driver_addr, ${prefix}wI $subnet.(10+I).
+Addresses: $switch_ns $switch_addr, $driver_ns $driver_addr, ${prefix}wI $subnet.(10+I), ${prefix}xI $subnet.(30+I).
 EOF
 }
 
@@ -84,7 +88,7 @@ require_tool() {
 # The rack's namespaces that exist now, one a line.
 rack_namespaces() {
     ip netns list | awk -v p="$prefix" '
-        index($1, p) == 1 && (substr($1, length(p) + 1) ~ /^(sw|drv|w[0-9]+)$/) { print $1 }'
+        index($1, p) == 1 && (substr($1, length(p) + 1) ~ /^(sw|drv|w[0-9]+|x[0-9]+)$/) { print $1 }'
 }
 
 # Host name as given, or with the rack's prefix added (w1 -> rk-w1).
@@ -180,6 +184,7 @@ EOF
 
 cmd_up() {
     workers=""
+    extra=0
     rate="200mbit"
     mtu=9000
     loss=0
@@ -190,10 +195,11 @@ cmd_up() {
                 p4_links=1
                 shift
                 ;;
-            --workers|--rate|--mtu|--loss)
+            --workers|--extra-hosts|--rate|--mtu|--loss)
                 [[ $# -ge 2 ]] || usage_error "$1 needs a value"
                 case "$1" in
                     --workers) workers="$2" ;;
+                    --extra-hosts) extra="$2" ;;
                     --rate) rate="$2" ;;
                     --mtu) mtu="$2" ;;
                     --loss) loss="$2" ;;
@@ -206,6 +212,7 @@ cmd_up() {
     [[ -n $workers ]] || usage_error "up needs --workers N"
     [[ $workers =~ ^[1-9][0-9]*$ && $workers -le $max_workers ]] \
         || usage_error "--workers must be 1..$max_workers, got '$workers'"
+    [[ $extra =~ ^[0-9]$ && $extra -le $max_extra ]] || usage_error "--extra-hosts must be 0..$max_extra, got '$extra'"
     [[ $rate =~ ^[1-9][0-9]{0,8}([kKmMgG]?[bB][iI][tT])$ ]] \
         || usage_error "--rate must be a whole number with bit, kbit, mbit or gbit (e.g. 200mbit), got '$rate'"
     [[ $(rate_bits "$rate") -le $max_rate_bits ]] || usage_error "--rate must be at most 100gbit, got '$rate'"
@@ -247,12 +254,15 @@ cmd_up() {
             p4_link "$i"
         fi
     done
+    for ((i = 1; i <= extra; i++)); do
+        link_host "${prefix}x$i" "$subnet.$((30 + i))" "p-x$i"
+    done
     # Pinned after the ports joined: a bridge otherwise follows its smallest port's MTU.
     ip -n "$switch_ns" link set "$bridge" mtu "$mtu"
     ip -n "$switch_ns" link set "$bridge" up
 
     trap - EXIT INT TERM
-    echo "$prog: rack up: workers $workers, rate $rate (tbf burst $burst bytes, latency $tbf_latency)," \
+    echo "$prog: rack up: workers $workers$( ((extra)) && echo ", extra hosts $extra"), rate $rate (tbf burst $burst bytes, latency $tbf_latency)," \
         "mtu $mtu, UDP loss ${loss}% each way on every worker link$( ((p4_links)) && echo ", P4 links to p4-w1..p4-w$workers")"
     print_hosts
 }

@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
 # Spark on the emulated rack (docs/testbed.md): a Spark standalone Master in rk-drv and one Worker in each of
 # rk-w1..rk-wN (one executor of one core each), and TrainLogisticRegression on generated sparse multinomial
-# data, fitted three ways with the same data and params:
+# data, fitted four ways with the same data and params:
 #   switchml-hub       the drop-in SwitchMLLogisticRegression, the standalone switch in rk-sw (the rack's hub)
 #   mllib              stock MLlib LogisticRegression (treeAggregate to the driver, broadcast back)
-#   switchml-embedded  the drop-in with its default, the software switch inside the driver (behind rk-drv's link)
+#   switchml-sharded   the drop-in with its defaults and no switch configured: switch shards in the executors
+#                      themselves, each owning a part of the vector
+#   switchml-embedded  the drop-in with spark.switchml.switch.placement=driver: the software switch inside the
+#                      driver (behind rk-drv's link), the default before shards
 # Each design runs in an application of its own (fresh executors, so that no fit runs in JVMs another fit
-# has warmed), and each rep starts with the next design in that list, so each design runs first, second and
-# third equally often over three reps (--designs LIST runs only those, e.g. hub,mllib, rotated the same
-# way). Appends one CSV row per design and rep: the fit's time, iterations
+# has warmed), and each rep starts with the next design in that list, so each design runs in each position
+# equally often over as many reps as there are designs (--designs LIST runs only those, e.g. sharded,mllib,
+# rotated the same way). Appends one CSV row per design and rep: the fit's time, iterations
 # and final loss, the bytes each executor's link carried during the fit (both directions, from the switch
 # ports' counters) per iteration, and the seconds per iteration after the first (from the fit's progress
-# lines). With --aggregate SIZES it then also runs SparkAggregateBench with the switch in rk-sw:
-# SwitchMLAggregator against Spark's treeAggregate (to the driver, and with the final merge on an executor)
-# for those vector sizes (doubles), one partition per executor, and prints its lines.
+# lines). With --aggregate SIZES it then also runs SparkAggregateBench with the switch in rk-sw (or the
+# placement of --aggregate-on: hub, sharded or embedded): SwitchMLAggregator against Spark's treeAggregate (to
+# the driver, and with the final merge on an executor) for those vector sizes (doubles), one partition per
+# executor, and prints its lines; --check makes it sum whole numbers and compare every sum with
+# treeAggregate's bit for bit (a difference fails the run).
 #
 #   run-spark.sh N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]
-#                  [--warm-up-iter W] [--designs LIST] [--aggregate SIZES] [--no-fit]
+#                  [--warm-up-iter W] [--designs LIST] [--aggregate SIZES] [--aggregate-on hub|sharded|embedded]
+#                  [--check] [--no-fit]
 #
 # --warm-up-iter W (default 0) first fits the design untimed with maxIter W in the same application, so the
 # timed fit runs in executors (and a switch) whose JIT has compiled the fit's code, as in a session that
@@ -39,7 +45,8 @@ readonly timeout_s="${TIMEOUT_S:-180}"
 usage_error() {
     echo "$prog: $1" >&2
     echo "usage: $prog N [--features F] [--classes K] [--rows R] [--nnz Z] [--max-iter I] [--reps R] [--out FILE]" \
-        "[--warm-up-iter W] [--designs LIST] [--aggregate SIZES] [--no-fit]" >&2
+        "[--warm-up-iter W] [--designs LIST] [--aggregate SIZES] [--aggregate-on hub|sharded|embedded] [--check]" \
+        "[--no-fit]" >&2
     exit 2
 }
 [[ $# -ge 1 ]] || usage_error "needs N"
@@ -55,17 +62,25 @@ reps=1
 warm_up_iter=0
 out="$here/../../docs/results/rack-spark.csv"
 aggregate=""
+aggregate_on=hub
+check=()
 fit=1
-designs_arg=hub,mllib,embedded
+designs_arg=hub,mllib,sharded,embedded
 while [[ $# -gt 0 ]]; do
     if [[ $1 == --no-fit ]]; then
         fit=0
         shift
         continue
     fi
+    if [[ $1 == --check ]]; then
+        check=(--check)
+        shift
+        continue
+    fi
     [[ $# -ge 2 ]] || usage_error "$1 needs a value"
     case "$1" in
         --aggregate) aggregate="$2" ;;
+        --aggregate-on) aggregate_on="$2" ;;
         --features) features="$2" ;;
         --classes) classes="$2" ;;
         --rows) rows="$2" ;;
@@ -83,10 +98,12 @@ for v in "$features" "$classes" "$rows" "$nnz" "$max_iter" "$reps"; do
     [[ $v =~ ^[1-9][0-9]{0,8}$ ]] || usage_error "counts are positive whole numbers, got '$v'"
 done
 [[ $warm_up_iter =~ ^[0-9]{1,9}$ ]] || usage_error "--warm-up-iter is a whole number, got '$warm_up_iter'"
+[[ $aggregate_on =~ ^(hub|sharded|embedded)$ ]] || usage_error "--aggregate-on is hub, sharded or embedded, got '$aggregate_on'"
 IFS=, read -r -a designs <<<"$designs_arg"
-[[ ${#designs[@]} -ge 1 ]] || usage_error "--designs names at least one of hub, mllib, embedded"
+[[ ${#designs[@]} -ge 1 ]] || usage_error "--designs names at least one of hub, mllib, sharded, embedded"
 for d in "${designs[@]}"; do
-    [[ $d == hub || $d == mllib || $d == embedded ]] || usage_error "--designs: unknown design '$d' (hub, mllib, embedded)"
+    [[ $d =~ ^(hub|mllib|sharded|embedded)$ ]] \
+        || usage_error "--designs: unknown design '$d' (hub, mllib, sharded, embedded)"
 done
 [[ $(printf '%s\n' "${designs[@]}" | sort | uniq -d) == "" ]] || usage_error "--designs names a design twice: '$designs_arg'"
 header="design,n,coefficients,rep,fit_seconds,iterations,final_loss,mb_per_executor_per_iteration,load1,seconds_per_iteration,warm_up_iter"
@@ -145,6 +162,7 @@ link_bytes() {
 hub_conf=(--conf "spark.switchml.jobService.address=$switch_addr:$service_port"
           --conf "spark.switchml.auth.tokenFile=$logs/token"
           --conf "spark.switchml.tls.trustCertFile=$logs/switch.crt.pem")
+driver_conf=(--conf spark.switchml.switch.placement=driver)
 
 # submit NAME CONF... -- CLASS APP_ARGS...: an application of the examples jar through bin/switchml-submit in
 # rk-drv. Each of its output lines is copied to $logs/NAME.out; when a fit starts and ends, the worker links'
@@ -221,7 +239,8 @@ if ((fit)); then
             case "$design" in
                 hub) app_conf=("${hub_conf[@]}") flags=() row=switchml=switchml-hub ;;
                 mllib) app_conf=() flags=(--mllib-only) row=mllib=mllib ;;
-                embedded) app_conf=() flags=() row=switchml=switchml-embedded ;;
+                sharded) app_conf=() flags=() row=switchml=switchml-sharded ;;
+                embedded) app_conf=("${driver_conf[@]}") flags=() row=switchml=switchml-embedded ;;
             esac
             submit "$name" "${app_conf[@]}" -- "${train[@]}" "${flags[@]}" --output "$logs/out-$name" || failed=1
             rows_of "$name" "$row" | tee -a "$out" "$logs/rows.csv" || failed=1
@@ -236,8 +255,13 @@ if ((fit)); then
     done
 fi
 if [[ -n $aggregate ]]; then
-    submit aggregate "${hub_conf[@]}" -- org.switchml.examples.SparkAggregateBench --sizes "$aggregate" \
-        --partitions "$workers" --reps 3 --no-loop || failed=1
+    case "$aggregate_on" in
+        hub) aggregate_conf=("${hub_conf[@]}") ;;
+        sharded) aggregate_conf=() ;;
+        embedded) aggregate_conf=("${driver_conf[@]}") ;;
+    esac
+    submit aggregate "${aggregate_conf[@]}" -- org.switchml.examples.SparkAggregateBench --sizes "$aggregate" \
+        --partitions "$workers" --reps 3 --no-loop "${check[@]}" ${WARM_UPS:+--warm-ups "$WARM_UPS"} || failed=1
     grep -E '^(master=|aggregate |load at)' "$logs/aggregate.out" || true
 fi
 exit "$failed"

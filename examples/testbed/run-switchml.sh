@@ -15,8 +15,10 @@
 # simple_switch_grpc, and defaults to K=64, POOL=16, RETRANSMIT_MS=200), RETRANSMIT_MS (the workers' first
 # retransmission timeout), WARMUPS (untimed allreduces before the timed ones, at least; default 1),
 # WARMUP_MAX_S (untimed allreduces go on while a worker's JIT is busy, for at most this long; default 60,
-# 0 for exactly WARMUPS), MVN,
-# MVN_OPTS_EXTRA (default -o: build offline).
+# 0 for exactly WARMUPS), SHARDED=1 (no switch in rk-sw: every worker JVM hosts a switch shard that owns a
+# part of the vector, SHARD_LANES lanes each, default 1), EXTRA_HOSTS=K (with SHARDED=1: also a standalone
+# switch in each of rk-x1..rk-xK, which the rack needs: rack.sh up --extra-hosts K, each owning a part so
+# that every link carries the same load), MVN, MVN_OPTS_EXTRA (default -o: build offline).
 set -euo pipefail
 
 readonly prog="run-switchml.sh"
@@ -48,7 +50,30 @@ logs="$(mktemp -d)"
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 worker_options=()
-if [[ $switch_host == bmv2 ]]; then
+coordinator_options=()
+design=switchml
+sharded="${SHARDED:-0}"
+extra_hosts="${EXTRA_HOSTS:-0}"
+[[ $extra_hosts =~ ^[0-8]$ ]] || { echo "$prog: EXTRA_HOSTS must be 0..8, got '$extra_hosts'" >&2; exit 2; }
+if ((extra_hosts > 0 && sharded != 1)); then
+    echo "$prog: EXTRA_HOSTS needs SHARDED=1" >&2
+    exit 2
+fi
+if [[ $sharded == 1 ]]; then
+    design=switchml-sharded
+    worker_options+=(--shard-lanes "${SHARD_LANES:-1}")
+    coordinator_options+=(--sharded)
+    for ((x = 1; x <= extra_hosts; x++)); do
+        if [[ -z "$(host_addr "x$x")" ]]; then
+            echo "$prog: no extra host rk-x$x in the rack: bring it up with rack.sh up --extra-hosts $extra_hosts" >&2
+            exit 2
+        fi
+        start_switch "x$x" "$service_port" "x$x"
+        coordinator_options+=(--extra-shard "$(host_addr "x$x"):$service_port" --cpu-pid "$switch_pid")
+    done
+    switch_dataplane=""
+    switch_host=""
+elif [[ $switch_host == bmv2 ]]; then
     # BMv2's switchml.p4 adds 64 lanes a packet; its single-threaded pipeline queues a larger pool for longer
     # than the default first timeout (docs/benchmarks.md, "BMv2").
     K="${K:-64}" POOL="${POOL:-16}" RETRANSMIT_MS="${RETRANSMIT_MS:-200}"
@@ -60,8 +85,9 @@ else
         exit 2
     fi
     start_switch "$switch_host" "$service_port"
+    coordinator_options+=(--cpu-pid "$switch_pid")
 fi
-switch_addr="$(host_addr "$switch_host")"
+switch_addr="$(host_addr "${switch_host:-sw}")"
 [[ -z ${RETRANSMIT_MS:-} ]] || worker_options+=(--retransmit-timeout-ms "$RETRANSMIT_MS")
 
 java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
@@ -69,9 +95,11 @@ java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml
 job_options=(--warmups "${WARMUPS:-1}" --warmup-max-s "${WARMUP_MAX_S:-60}")
 [[ -z ${K:-} ]] || job_options+=(--k "$K")
 [[ -z ${POOL:-} ]] || job_options+=(--pool "$POOL")
+token_options=()
+[[ ! -f $logs/trust.pem ]] || token_options=(--token-file "$logs/token" --tls-trust "$logs/trust.pem")
 "$rack" exec drv "${java_cmd[@]}" --role coordinator --workers "$workers" "${job_options[@]}" \
     --listen "$driver_addr:$rendezvous_port" --job-service "$switch_addr:$service_port" \
-    --token-file "$logs/token" --tls-trust "$logs/switch.crt.pem" >"$logs/coordinator.log" 2>&1 &
+    "${token_options[@]}" "${coordinator_options[@]}" >"$logs/coordinator.log" 2>&1 &
 coordinator=$!
 pids+=("$coordinator")
 wait_for_line "$logs/coordinator.log" "listening" "$coordinator" "the coordinator in rk-drv"
@@ -81,8 +109,10 @@ for ((i = 1; i <= workers; i++)); do
     bind=()
     # On BMv2's ports a worker sends from its P4 link's address, the one the controller's host table knows.
     [[ ! -f $logs/p4-hosts ]] || bind=(--bind "$(awk -v i="$i" '$2 == i { print $1 }' "$logs/p4-hosts")")
+    switch_option=()
+    [[ -z $switch_dataplane ]] || switch_option=(--switch "$switch_dataplane")
     "$rack" exec "w$i" "${java_cmd[@]}" --role worker --rank $((i - 1)) \
-        --coordinator "$driver_addr:$rendezvous_port" --switch "$switch_dataplane" "${bind[@]}" \
+        --coordinator "$driver_addr:$rendezvous_port" "${switch_option[@]}" "${bind[@]}" \
         "${worker_options[@]}" --elements "$elements" --reps "$reps" >"$logs/w$i.log" 2>&1 &
     pids+=($!)
     workers_pids+=($!)
@@ -102,12 +132,18 @@ if ! wait "$coordinator"; then
     cat "$logs/coordinator.log" >&2
 fi
 
-echo "# switch in rk-$switch_host: $(grep -E 'dataplane|jobs' "$logs/switch.log" | head -1)"
-grep -E '^rack-allreduce: (installed|warm-up|[0-9]+ warm-up calls)' "$logs/coordinator.log" | sed 's/^/# /' || true
+if [[ -n $switch_host ]]; then
+    echo "# switch in rk-$switch_host: $(grep -E 'dataplane|jobs' "$logs/switch.log" | head -1)"
+else
+    echo "# switch shards in rk-w1..rk-w$workers$( ((extra_hosts)) && echo " and rk-x1..rk-x$extra_hosts")"
+fi
+grep -E '^rack-allreduce: (installed|warm-up|[0-9]+ warm-up calls|cpu)' "$logs/coordinator.log" | sed 's/^/# /' || true
 for ((i = 1; i <= workers; i++)); do
     grep '^rank=' "$logs/w$i.log" | sed "s/^/rk-w$i /" || true
 done
 summary=0
-cat "$logs"/w*.log | awk -v design=switchml -v workers="$workers" \
+# The switches' CPU over the timed calls (the coordinator read it from /proc) counts beside the workers'.
+{ cat "$logs"/w*.log; awk '/^rack-allreduce: cpu pid=/ { for (i = 1; i <= NF; i++) if ($i ~ /^seconds=/) print "cpu_other=" substr($i, 9) }' \
+    "$logs/coordinator.log"; } | awk -v design="$design" -v workers="$workers" \
     -v load="$(cut -d' ' -f1-3 /proc/loadavg | tr ' ' ,)" -f "$here/summary.awk" || summary=1
 exit $((failed | summary))

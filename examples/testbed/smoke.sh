@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Smoke test of the emulated rack (docs/testbed.md), run by .ci/run after the Maven tests and by hand:
 # builds a 2-worker rack (with its P4 links), checks one exact SwitchML allreduce (switch in rk-sw), that a
-# larger one retransmits at most 1 % of its packets on the loss-free links, and one exact MPI ring allreduce
-# through it, and, when p4c and simple_switch_grpc are on PATH, one exact allreduce
-# through BMv2 on the P4 links; removes the rack, also on failure or Ctrl-C.
+# larger one retransmits at most 1 % of its packets on the loss-free links, one exact allreduce on switch
+# shards in the workers, one exact Spark aggregation on shards in the executors (a standalone Spark cluster
+# across the rack), and one exact MPI ring allreduce through it, and, when p4c and simple_switch_grpc are on
+# PATH, one exact allreduce through BMv2 on the P4 links; removes the rack, also on failure or Ctrl-C.
 #
 #   smoke.sh
 #
@@ -80,6 +81,20 @@ else
         echo "$prog: FAILED: a worker sent ${most:-an unknown number of} retransmissions on loss-free links, more than 1 % of its $packets packets" >&2
         failed=1
     fi
+fi
+echo "== rack smoke: SwitchML on switch shards in the 2 workers, $elements floats"
+if ! SHARDED=1 "$here/run-switchml.sh" 2 "$elements" 1; then
+    echo "$prog: FAILED: the sharded SwitchML allreduce through the rack was not exact or did not finish" >&2
+    failed=1
+fi
+echo "== rack smoke: Spark aggregation on switch shards in 2 executors (standalone cluster), whole numbers"
+spark_out="$(WARM_UPS=2 TIMEOUT_S=180 "$here/run-spark.sh" 2 --no-fit --aggregate 65536 --aggregate-on sharded \
+    --check 2>&1)" || spark_status=$?
+echo "$spark_out" | grep -E '^(# |aggregate )' || true
+if [[ ${spark_status:-0} -ne 0 ]] || ! grep -q 'switchml .*\[2 switch workers, 2 shards\] exact=true' <<<"$spark_out"; then
+    echo "$spark_out" | tail -n 30 >&2
+    echo "$prog: FAILED: the Spark aggregation on the executors' shards was not exact, not sharded or did not finish" >&2
+    failed=1
 fi
 echo "== rack smoke: OpenMPI ring, 2 ranks, $elements floats"
 if ! "$here/run-mpi.sh" 2 "$elements" 1; then

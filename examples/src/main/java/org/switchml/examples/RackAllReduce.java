@@ -1,15 +1,19 @@
 package org.switchml.examples;
 
 import org.switchml.client.ClientOptions;
-import org.switchml.client.JobSession;
+import org.switchml.client.ShardedSession;
 import org.switchml.client.SwitchMLClient;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
 import org.switchml.auth.BearerToken;
 import org.switchml.auth.TlsFiles;
 import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.ShardedJob;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
 import org.switchml.service.JobServiceClient;
 import org.switchml.service.LeasedSession;
+import org.switchml.transport.FaultPlan;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -25,9 +29,11 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -92,8 +98,27 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--k", description = "coordinator: int32 lanes per packet (default ${DEFAULT-VALUE}: fits MTU 9000)")
     int k = DEFAULT_K;
 
-    @Option(names = "--pool", description = "coordinator: switch slots per job (default ${DEFAULT-VALUE})")
+    @Option(names = "--pool", description = "coordinator: switch slots per job (default ${DEFAULT-VALUE}); a sharded"
+            + " job shares them among its shards in proportion to their parts, at least 2 each")
     int pool = 16;
+
+    @Option(names = "--sharded", description = "coordinator: the job runs on switch shards, one in every worker"
+            + " (started with --shard-lanes) and one on each --extra-shard host, instead of on the switch of"
+            + " --job-service")
+    boolean sharded;
+
+    @Option(names = "--extra-shard", description = "coordinator, with --sharded: the job service HOST:PORT of a"
+            + " standalone switch (bin/switchml-switch) on a host without data that runs a shard too; repeatable."
+            + " The vector is split so that every link carries the same load")
+    List<String> extraShards = new ArrayList<>();
+
+    @Option(names = "--cpu-pid", description = "coordinator: a process whose CPU time (from /proc) over the timed"
+            + " calls is printed, e.g. the switch's; repeatable")
+    List<Long> cpuPids = new ArrayList<>();
+
+    @Option(names = "--shard-lanes", description = "worker: lanes of the switch shard this worker hosts for a"
+            + " sharded job, on its own address (default ${DEFAULT-VALUE}: none)")
+    int shardLanes = 0;
 
     @Option(names = "--rank", description = "worker: this worker's rank, 0..N-1")
     int rank = -1;
@@ -101,7 +126,8 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--coordinator", description = "worker: the coordinator's rendezvous HOST:PORT")
     String coordinator;
 
-    @Option(names = "--switch", description = "worker: the switch's dataplane HOST:PORT[,PORT...]")
+    @Option(names = "--switch", description = "worker: the switch's dataplane HOST:PORT[,PORT...] (not needed for a"
+            + " sharded job)")
     String switchAddress;
 
     @Option(names = "--bind", description = "worker: address of this worker's UDP socket (default: the address"
@@ -178,48 +204,87 @@ public final class RackAllReduce implements Callable<Integer> {
         if (warmups < 0 || warmupMaxSeconds < 0) {
             throw usage("--warmups and --warmup-max-s must not be negative");
         }
+        if (!sharded && !extraShards.isEmpty()) {
+            throw usage("--extra-shard needs --sharded");
+        }
         final InetSocketAddress at = hostPort("--listen", listen);
-        if (tokenFile == null) {
+        if (tokenFile == null && (!sharded || !extraShards.isEmpty())) {
             throw usage("the coordinator needs --token-file (the switch's bearer token)");
         }
-        final InetSocketAddress service = hostPort("--job-service", jobService);
-        final LeasedSession session;
+        final List<LeasedSession> sessions = new ArrayList<>();
         try {
-            session = new LeasedSession(JobServiceClient.connect(service.getHostString(), service.getPort(),
-                    TlsFiles.client(tlsTrust, "", "", BearerToken.read(Path.of(tokenFile)), service.getHostString(),
-                            "the job service at " + jobService)), "rack-allreduce");
-        } catch (final RuntimeException e) {
-            throw new Failed("cannot open a session with the switch's job service at " + jobService + ": "
-                    + e.getMessage());
+            final LeasedSession hub = sharded ? null : open(jobService, sessions);
+            final List<LeasedSession> extras = new ArrayList<>();
+            for (final String e : extraShards) {
+                extras.add(open(e, sessions));
+            }
+            // A sharded job's id: the first extra host's range if there is one (its service hands this session its
+            // own ids), else any (the workers' shards serve this job alone).
+            final int jobId = hub != null ? hub.grant().jobIdBase()
+                    : !extras.isEmpty() ? extras.get(0).grant().jobIdBase()
+                    : 1 + new java.security.SecureRandom().nextInt(1 << 30);
+            return coordinate(jobId, at, hub, extras);
+        } finally {
+            for (final LeasedSession s : sessions) {
+                s.close();
+            }
         }
-        final int jobId = session.grant().jobIdBase();
-        final String job = "job " + jobId;
+    }
+
+    /** A session with the job service at {@code hostPort} (added to {@code opened}). */
+    private LeasedSession open(final String hostPort, final List<LeasedSession> opened) throws Failed {
+        final InetSocketAddress service = hostPort("--job-service", hostPort);
+        try {
+            final LeasedSession s = new LeasedSession(JobServiceClient.connect(service.getHostString(), service.getPort(),
+                    TlsFiles.client(tlsTrust, "", "", BearerToken.read(Path.of(tokenFile)), service.getHostString(),
+                            "the job service at " + hostPort)), "rack-allreduce");
+            opened.add(s);
+            return s;
+        } catch (final RuntimeException e) {
+            throw new Failed("cannot open a session with the job service at " + hostPort + ": " + e.getMessage());
+        }
+    }
+
+    private int coordinate(final int jobId, final InetSocketAddress at, final LeasedSession hub,
+                           final List<LeasedSession> extras) throws Failed {
+        final String job = "job " + Integer.toUnsignedString(jobId);
         final Socket[] peers = new Socket[workers];
-        try (session; ServerSocket server = new ServerSocket()) {
+        final String[] shardOf = new String[workers];
+        try (ServerSocket server = new ServerSocket()) {
             server.setReuseAddress(true);
             server.bind(at);
             System.out.printf(Locale.ROOT, "rack-allreduce: coordinator of %s listening on %s for %d workers%n",
                     job, at, workers);
             System.out.flush();
-            final List<InetSocketAddress> endpoints = rendezvous(server, peers, job);
-            final JobSpec installed;
-            try {
-                installed = session.create(new JobSpec(jobId, 0, k, pool, endpoints), 0);
-            } catch (final RuntimeException e) {
-                throw new Failed(job + ": the switch's job service at " + jobService + " refused the job: "
-                        + e.getMessage());
+            final List<InetSocketAddress> endpoints = rendezvous(server, peers, shardOf, job);
+            final String line;
+            if (hub != null) {
+                final JobSpec installed;
+                try {
+                    installed = hub.create(new JobSpec(jobId, 0, k, pool, endpoints), 0);
+                } catch (final RuntimeException e) {
+                    throw new Failed(job + ": the switch's job service at " + jobService + " refused the job: "
+                            + e.getMessage());
+                }
+                System.out.printf(Locale.ROOT, "rack-allreduce: installed %s: k=%d pool=%d workers %s%n", job, k, pool,
+                        endpoints);
+                line = "JOB " + installed.jobId() + " " + installed.generation() + " " + installed.secret()
+                        + " " + installed.k() + " " + installed.poolSize() + " " + endpointList(endpoints);
+            } else {
+                line = "SHARDS " + shardLine(jobId, endpoints, shardOf, extras, job);
             }
-            System.out.printf(Locale.ROOT, "rack-allreduce: installed %s: k=%d pool=%d workers %s%n", job, k, pool,
-                    endpoints);
-            final String line = "JOB " + installed.jobId() + " " + installed.generation() + " " + installed.secret()
-                    + " " + installed.k() + " " + installed.poolSize() + " " + endpointList(endpoints);
             for (final Socket s : peers) {
                 send(s, line);
             }
             try {
                 return collect(peers, job);
             } finally {
-                session.remove(jobId);
+                if (hub != null) {
+                    hub.remove(jobId);
+                }
+                for (int i = 0; i < extras.size(); i++) {
+                    extras.get(i).remove(extras.get(i).grant().jobIdBase());
+                }
                 System.out.println("rack-allreduce: removed " + job);
             }
         } catch (final IOException e) {
@@ -231,9 +296,56 @@ public final class RackAllReduce implements Callable<Integer> {
         }
     }
 
-    /** Accepts until every rank announced itself; returns the endpoints in rank order. */
-    private List<InetSocketAddress> rendezvous(final ServerSocket server, final Socket[] peers, final String job)
-            throws IOException, Failed {
+    /** The smallest pool of one shard. */
+    static final int MIN_SHARD_POOL = 2;
+
+    /**
+     * The parts of a sharded job: one on each worker's shard (its secret drawn here; the worker installs it) and
+     * one on each extra host (installed here through its job service), weighted so that every link carries the
+     * same load; as the SHARDS line's text: {@code k endpoints part...}, a part being
+     * {@code address/jobId/generation/secret/pool/weight/hostRank}.
+     */
+    private String shardLine(final int jobId, final List<InetSocketAddress> endpoints, final String[] shardOf,
+                             final List<LeasedSession> extras, final String job) throws Failed {
+        final int[] weights = ShardedJob.linkBalancedWeights(workers, extras.size());
+        final int[] pools = ShardedJob.pools(pool, weights, MIN_SHARD_POOL);
+        final StringBuilder parts = new StringBuilder();
+        for (int r = 0; r < workers; r++) {
+            if (shardOf[r] == null) {
+                throw new Failed(job + ": rank " + r + " hosts no shard (start the workers with --shard-lanes N)");
+            }
+            parts.append(' ').append(part(shardOf[r], jobId, JobSpec.randomSecret(), pools[r], weights[r], r));
+        }
+        for (int i = 0; i < extras.size(); i++) {
+            final LeasedSession e = extras.get(i);
+            final JobSpec installed;
+            try {
+                installed = e.create(new JobSpec(e.grant().jobIdBase(), 0, k, pools[workers + i], endpoints), 0);
+            } catch (final RuntimeException ex) {
+                throw new Failed(job + ": the extra shard host " + extraShards.get(i) + " refused its part: "
+                        + ex.getMessage());
+            }
+            parts.append(' ').append(part(e.grant().switchDescription().dataplane().toString(), installed.jobId(),
+                    installed.secret(), installed.poolSize(), weights[workers + i], -1));
+        }
+        System.out.printf(Locale.ROOT, "rack-allreduce: installed %s on %d shards (%d on the workers, %d extra):"
+                + " k=%d pools %s weights %s workers %s%n", job, workers + extras.size(), workers, extras.size(), k,
+                Arrays.toString(pools), Arrays.toString(weights), endpoints);
+        return k + " " + endpointList(endpoints) + parts;
+    }
+
+    private static String part(final String address, final int jobId, final int secret, final int pool,
+                               final int weight, final int hostRank) {
+        return address + "/" + Integer.toUnsignedString(jobId) + "/0/" + secret + "/" + pool + "/" + weight + "/"
+                + hostRank;
+    }
+
+    /**
+     * Accepts until every rank announced itself; returns the endpoints in rank order, and the shard each hosts
+     * (null: none) in {@code shardOf}.
+     */
+    private List<InetSocketAddress> rendezvous(final ServerSocket server, final Socket[] peers, final String[] shardOf,
+                                               final String job) throws IOException, Failed {
         final InetSocketAddress[] endpoints = new InetSocketAddress[workers];
         final long deadline = System.nanoTime() + timeoutMs() * 1_000_000L;
         int arrived = 0;
@@ -254,10 +366,10 @@ public final class RackAllReduce implements Callable<Integer> {
             s.setSoTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMs()));
             final String hello = receive(s, job + ", a worker at " + s.getRemoteSocketAddress());
             final String[] f = hello.split(" ");
-            if (f.length != 4 || !f[0].equals("HELLO")) {
+            if ((f.length != 4 && f.length != 5) || !f[0].equals("HELLO")) {
                 closeQuietly(s);
                 throw new Failed(job + ": a worker at " + s.getRemoteSocketAddress() + " sent '" + hello
-                        + "', expected HELLO rank ip port");
+                        + "', expected HELLO rank ip port [shard]");
             }
             final int r = Integer.parseInt(f[1]);
             if (r < 0 || r >= workers || endpoints[r] != null) {
@@ -266,6 +378,7 @@ public final class RackAllReduce implements Callable<Integer> {
                         + ", which is " + (r < 0 || r >= workers ? "outside 0.." + (workers - 1) : "taken"));
             }
             endpoints[r] = new InetSocketAddress(InetAddress.getByName(f[2]), Integer.parseInt(f[3]));
+            shardOf[r] = f.length == 5 ? f[4] : null;
             peers[r] = s;
             arrived++;
         }
@@ -332,6 +445,9 @@ public final class RackAllReduce implements Callable<Integer> {
                 }
             }
             roundStartNs = now;
+            if (timing && cpuAtStart == null) {
+                cpuAtStart = cpuSeconds(cpuPids);
+            }
             final String release = timing ? "GO" : "WARM";
             if (!timing) {
                 warmed++;
@@ -345,6 +461,13 @@ public final class RackAllReduce implements Callable<Integer> {
                 }
             }
         }
+        if (cpuAtStart != null) {
+            final double[] end = cpuSeconds(cpuPids);
+            for (int i = 0; i < cpuPids.size(); i++) {
+                System.out.printf(Locale.ROOT, "rack-allreduce: cpu pid=%d seconds=%.3f (over the timed calls)%n",
+                        cpuPids.get(i), end[i] - cpuAtStart[i]);
+            }
+        }
         int code = EXIT_OK;
         for (final String done : lines) {
             if (done.equals("DONE mismatch")) {
@@ -354,6 +477,33 @@ public final class RackAllReduce implements Callable<Integer> {
             }
         }
         return code;
+    }
+
+    /** CPU seconds of every --cpu-pid when the timed calls started. */
+    private double[] cpuAtStart;
+
+    /** CPU seconds (user + system, from /proc/PID/stat) of each process; NaN for one that is gone. */
+    static double[] cpuSeconds(final List<Long> pids) {
+        final double[] out = new double[pids.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = cpuSeconds("/proc/" + pids.get(i) + "/stat");
+        }
+        return out;
+    }
+
+    /**
+     * CPU seconds (user + system) of the process whose stat file is {@code stat}, in the kernel's USER_HZ ticks
+     * of 1/100 s (fixed by the Linux ABI); NaN when it cannot be read.
+     */
+    static double cpuSeconds(final String stat) {
+        try {
+            final String text = Files.readString(Path.of(stat));
+            // Fields after the command name (which may hold spaces) in parentheses: state is field 3, utime 14, stime 15.
+            final String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+        } catch (final IOException | RuntimeException e) {
+            return Double.NaN;
+        }
     }
 
     /** A round in which no worker's JIT compiled for more than this fraction of it is quiet. */
@@ -383,18 +533,23 @@ public final class RackAllReduce implements Callable<Integer> {
         if (rank < 0) {
             throw usage("--role worker needs --rank R (0..N-1)");
         }
-        if (coordinator == null || switchAddress == null) {
-            throw usage("--role worker needs --coordinator HOST:PORT and --switch HOST:PORT[,PORT...]");
+        if (coordinator == null) {
+            throw usage("--role worker needs --coordinator HOST:PORT");
         }
         if (elements < 1 || reps < 1 || retransmitTimeoutMs < 1) {
             throw usage("--elements, --reps and --retransmit-timeout-ms must be positive");
         }
+        if (shardLanes < 0 || shardLanes > 16) {
+            throw usage("--shard-lanes must be 0..16, got " + shardLanes);
+        }
         final InetSocketAddress coord = hostPort("--coordinator", coordinator);
-        final SwitchAddress sw;
-        try {
-            sw = SwitchAddress.parse(switchAddress);
-        } catch (final IllegalArgumentException e) {
-            throw usage("--switch: " + e.getMessage());
+        SwitchAddress sw = null;
+        if (switchAddress != null) {
+            try {
+                sw = SwitchAddress.parse(switchAddress);
+            } catch (final IllegalArgumentException e) {
+                throw usage("--switch: " + e.getMessage());
+            }
         }
         final String who = "rank " + rank;
         try (Socket s = connect(coord, who)) {
@@ -402,22 +557,70 @@ public final class RackAllReduce implements Callable<Integer> {
             final ClientOptions options = ClientOptions.defaults().withBindHost(bindHost)
                     .withResultTimeoutMs(timeoutMs()).withRetransmitTimeoutMs(retransmitTimeoutMs,
                             Math.max(retransmitTimeoutMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
+            final SoftwareSwitch shard = shardLanes == 0 ? null : SoftwareSwitch.start(new SwitchOptions(bindHost,
+                    Collections.nCopies(shardLanes, 0), false, FaultPlan.NONE));
             try (SwitchMLClient client = SwitchMLClient.open(options)) {
                 final InetSocketAddress local = client.localAddress();
-                send(s, "HELLO " + rank + " " + local.getAddress().getHostAddress() + " " + local.getPort());
-                final JobSpec job = parseJob(receive(s, who + " at " + local + ", waiting for the job from "
-                        + coord), who);
-                final String where = "job " + job.jobName() + " " + who + " (worker " + local + ", switch " + sw + ")";
-                final String outcome = run(client, job, sw, where, s);
+                send(s, "HELLO " + rank + " " + local.getAddress().getHostAddress() + " " + local.getPort()
+                        + (shard == null ? "" : " " + shard.address()));
+                final String line = receive(s, who + " at " + local + ", waiting for the job from " + coord);
+                final ShardedJob job = line.startsWith("SHARDS ") ? parseShards(line, who, shard) : single(line, who, sw);
+                final String where = "job " + job.jobName() + " " + who + " (worker " + local + ", "
+                        + (job.size() == 1 ? "switch " : "shards ") + job.shardNames() + ")";
+                final String outcome = run(client, job, where, s);
                 send(s, "DONE " + outcome);
                 return outcome.equals("exact") ? EXIT_OK : EXIT_MISMATCH;
             } catch (final Failed e) {
                 sendQuietly(s, "DONE failed");
                 throw e;
+            } finally {
+                if (shard != null) {
+                    shard.close();
+                }
             }
         } catch (final IOException e) {
             throw new Failed(who + ": rendezvous with " + coord + ": " + e.getMessage());
         }
+    }
+
+    /** The job of a JOB line, on the switch of --switch. */
+    private ShardedJob single(final String line, final String who, final SwitchAddress sw) throws Failed {
+        if (sw == null) {
+            throw usage("the coordinator runs the job on a switch: the worker needs --switch HOST:PORT[,PORT...]");
+        }
+        return ShardedJob.single(sw, parseJob(line, who));
+    }
+
+    /**
+     * The sharded job of a SHARDS line; this worker's part is installed on its own {@code shard}. Every part's
+     * workers, k and secret are the coordinator's.
+     */
+    private ShardedJob parseShards(final String line, final String who, final SoftwareSwitch shard) throws Failed {
+        final String[] f = line.split(" ");
+        if (f.length < 4) {
+            throw new Failed(who + ": the coordinator sent '" + line + "', expected SHARDS k endpoints part...");
+        }
+        final int kk = Integer.parseInt(f[1]);
+        final List<InetSocketAddress> endpoints = parseEndpoints(f[2]);
+        final List<ShardedJob.Part> parts = new ArrayList<>();
+        for (int i = 3; i < f.length; i++) {
+            final String[] p = f[i].split("/");
+            if (p.length != 7) {
+                throw new Failed(who + ": bad shard '" + f[i] + "' from the coordinator");
+            }
+            final JobSpec spec = new JobSpec(Integer.parseUnsignedInt(p[1]), Integer.parseInt(p[2]),
+                    Integer.parseInt(p[3]), kk, Integer.parseInt(p[4]), endpoints);
+            final int hostRank = Integer.parseInt(p[6]);
+            if (hostRank == rank) {
+                if (shard == null) {
+                    throw new Failed(who + ": the coordinator placed a shard on this worker, which hosts none"
+                            + " (--shard-lanes)");
+                }
+                shard.registerJob(spec);
+            }
+            parts.add(new ShardedJob.Part(SwitchAddress.parse(p[0]), spec, Integer.parseInt(p[5])));
+        }
+        return new ShardedJob(parts);
     }
 
     /** Connects to the coordinator, retrying until the bound: it may still be starting. */
@@ -449,18 +652,19 @@ public final class RackAllReduce implements Callable<Integer> {
      * Warm-ups, then the timed allreduces, each started together with the other workers' (READY, GO through
      * {@code coord}) and its result checked; returns exact or mismatch.
      */
-    private String run(final SwitchMLClient client, final JobSpec job, final SwitchAddress sw, final String where,
+    private String run(final SwitchMLClient client, final ShardedJob job, final String where,
                        final Socket coord) throws Failed, IOException {
         final int n = job.numWorkers();
         final BenchVectors vectors = BenchVectors.generate(Values.GAUSSIAN, n, elements, false, seed);
         final ReferenceSum reference = ReferenceSum.of(vectors, job.k());
-        final JobSession session = client.join(job, rank, sw);
+        final ShardedSession session = client.join(job, rank, timeoutMs());
         final float[] mine = vectors.floats[rank];
         final long[] nanos = new long[reps];
         final CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         long jitSeenMs = jitMs(jit);
         String firstMismatch = null;
         int timed = 0;
+        double cpuAtFirstTimed = Double.NaN;
         for (int call = 1; timed < reps; call++) {
             final long jitNowMs = jitMs(jit);
             send(coord, "READY " + (jitNowMs - jitSeenMs));
@@ -468,6 +672,9 @@ public final class RackAllReduce implements Callable<Integer> {
             final String go = receive(coord, where + ", waiting for the other workers before allreduce " + call);
             if (!go.equals("GO") && !go.equals("WARM")) {
                 throw new Failed(where + ": the coordinator sent '" + go + "', expected WARM or GO");
+            }
+            if (go.equals("GO") && timed == 0) {
+                cpuAtFirstTimed = cpuSeconds("/proc/self/stat");
             }
             final long t0 = System.nanoTime();
             final float[] result;
@@ -492,10 +699,14 @@ public final class RackAllReduce implements Callable<Integer> {
         if (firstMismatch != null) {
             System.err.println("rack-allreduce: " + where + ": " + firstMismatch + " (seed " + seed + ")");
         }
+        // This JVM's CPU over the timed calls (its worker, and its shard when it hosts one), checks of results
+        // included: what the machine spends per call beside the network.
+        final double cpu = cpuSeconds("/proc/self/stat") - cpuAtFirstTimed;
         final double seconds = median(nanos) / 1e9;
         System.out.printf(Locale.ROOT, "rank=%d elements=%d reps=%d median_s=%.6f goodput_gbps=%.6g exact=%b"
-                + " retransmissions=%d loss_detected=%d%n", rank, elements, reps, seconds, 32.0 * elements / seconds / 1e9,
-                firstMismatch == null, client.stats().retransmissions(), client.stats().lossDetected());
+                + " retransmissions=%d loss_detected=%d packets_sent=%d cpu_s=%.3f%n", rank, elements, reps, seconds,
+                32.0 * elements / seconds / 1e9, firstMismatch == null, client.stats().retransmissions(),
+                client.stats().lossDetected(), client.stats().packetsSent(), cpu);
         System.out.flush();
         return firstMismatch == null ? "exact" : "mismatch";
     }
@@ -510,13 +721,17 @@ public final class RackAllReduce implements Callable<Integer> {
         if (f.length != 7 || !f[0].equals("JOB")) {
             throw new Failed(who + ": the coordinator sent '" + line + "', expected JOB id gen secret k pool endpoints");
         }
+        return new JobSpec(Integer.parseUnsignedInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
+                Integer.parseInt(f[4]), Integer.parseInt(f[5]), parseEndpoints(f[6]));
+    }
+
+    private static List<InetSocketAddress> parseEndpoints(final String list) {
         final List<InetSocketAddress> endpoints = new ArrayList<>();
-        for (final String e : f[6].split(",")) {
+        for (final String e : list.split(",")) {
             final int c = e.lastIndexOf(':');
             endpoints.add(new InetSocketAddress(e.substring(0, c), Integer.parseInt(e.substring(c + 1))));
         }
-        return new JobSpec(Integer.parseUnsignedInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
-                Integer.parseInt(f[4]), Integer.parseInt(f[5]), endpoints);
+        return endpoints;
     }
 
     // ---------------------------------------------------------------- shared

@@ -70,7 +70,19 @@ public final class SparkAggregateBench {
         @Option(names = "--profile", order = 7,
                 description = "log where each switch stage's time goes (rendezvous, compute, switch)")
         private boolean profile;
-        @Option(names = {"-h", "--help"}, usageHelp = true, order = 8, description = "this text")
+        @Option(names = "--warm-ups", paramLabel = "W", order = 8,
+                description = "untimed calls of each method first, to warm up the JIT, 0..1000 (default 30)")
+        void warmUps(final String value) {
+            warmUps = value.equals("0") ? 0 : one(spec, "--warm-ups", value, 1000);
+        }
+
+        private int warmUps = 30;
+
+        @Option(names = "--check", order = 8,
+                description = "vectors of whole numbers, whose sum is exact in any order: every switchml sum must equal"
+                        + " treeAggregate's bit for bit (each line says exact=true or false; exit code 1 if not)")
+        private boolean check;
+        @Option(names = {"-h", "--help"}, usageHelp = true, order = 9, description = "this text")
         private boolean help;
 
         @Option(names = "--sizes", paramLabel = "N[,N...]", order = 1, description = "vector lengths in doubles, "
@@ -153,11 +165,12 @@ public final class SparkAggregateBench {
         if (parsed != Cli.PROCEED) {
             return parsed;
         }
-        bench(o, out);
-        return 0;
+        return bench(o, out) ? 0 : 1;
     }
 
-    private static void bench(final Options o, final PrintStream out) {
+    /** Runs the benchmark; false when {@code --check} found a sum that differs from treeAggregate's. */
+    private static boolean bench(final Options o, final PrintStream out) {
+        boolean exact = true;
         final SparkConf conf = new SparkConf().setAppName("switchml-spark-bench")
                 .setIfMissing("spark.master", "local-cluster[2,2,3072]")
                 .setIfMissing("spark.ui.enabled", "false")
@@ -173,7 +186,7 @@ public final class SparkAggregateBench {
             out.printf("master=%s precision=%s reps=%d cores=%d k=%s localShortcut=%s load %s%n", jsc.master(),
                     o.precision(), o.reps(), Runtime.getRuntime().availableProcessors(),
                     conf.get("spark.switchml.k", "auto"), conf.get("spark.switchml.localShortcut", "true"), loadAverage());
-            warmUp(jsc);
+            warmUp(jsc, o.warmUps);
             for (final int parts : o.partitions()) {
                 // One record per partition: its seed; the seqOp expands it into the partition's vector.
                 final List<Long> seeds = new ArrayList<>();
@@ -183,7 +196,7 @@ public final class SparkAggregateBench {
                 final JavaRDD<Long> rdd = jsc.parallelize(seeds, parts).cache();
                 rdd.count();
                 for (final int dim : o.sizes()) {
-                    aggregation(out, rdd, dim, parts, o.reps());
+                    exact &= aggregation(out, rdd, dim, parts, o.reps(), o.check);
                 }
                 rdd.unpersist(true);
             }
@@ -192,6 +205,7 @@ public final class SparkAggregateBench {
             }
             out.printf("load at the end %s%n", loadAverage());
         }
+        return exact;
     }
 
     /** The machine's load (/proc/loadavg: 1, 5 and 15 minutes), which the timings depend on; "unknown" elsewhere. */
@@ -242,6 +256,15 @@ public final class SparkAggregateBench {
         return acc;
     }
 
+    /** Whole numbers in -1000..1000: any order of summation, and the switch's quantization, keep the sum exact. */
+    private static double[] fillWhole(final double[] acc, final long seed) {
+        final SplittableRandom r = new SplittableRandom(seed);
+        for (int i = 0; i < acc.length; i++) {
+            acc[i] += r.nextInt(-1000, 1001);
+        }
+        return acc;
+    }
+
     private static double[] add(final double[] a, final double[] b) {
         for (int i = 0; i < a.length; i++) {
             a[i] += b[i];
@@ -253,44 +276,54 @@ public final class SparkAggregateBench {
      * Warms up the JIT of driver and executors (the codec, the switch's and Spark's own paths) with every
      * method, so that the cells compare steady states; a fresh JVM runs the first calls interpreted.
      */
-    private static void warmUp(final JavaSparkContext jsc) {
+    private static void warmUp(final JavaSparkContext jsc, final int calls) {
         final long t0 = System.nanoTime();
         final JavaRDD<Long> seeds = jsc.parallelize(List.of(1L, 2L, 3L, 4L), 4).cache();
         seeds.count();
-        for (int i = 0; i < 30; i++) {
+        for (int i = 0; i < calls; i++) {
             final int dim = i % 3 == 0 ? 1 << 18 : 10_000;
             SwitchMLAggregator.aggregateWithInfo(seeds.rdd(), dim, new double[dim], SparkAggregateBench::fill);
             seeds.treeAggregate(new double[dim], SparkAggregateBench::fill, SparkAggregateBench::add, 2, i % 2 == 0);
         }
         seeds.unpersist(true);
-        System.out.printf("warm-up: 30 calls of each method, %.1f s%n", (System.nanoTime() - t0) / 1e9);
+        System.out.printf("warm-up: %d calls of each method, %.1f s%n", calls, (System.nanoTime() - t0) / 1e9);
     }
 
-    private static void aggregation(final PrintStream out, final JavaRDD<Long> seeds, final int dim, final int parts,
-                                    final int reps) {
+    /** One cell; with {@code whole}, returns whether every switchml sum equalled treeAggregate's bit for bit. */
+    private static boolean aggregation(final PrintStream out, final JavaRDD<Long> seeds, final int dim, final int parts,
+                                       final int reps, final boolean whole) {
         final String[] names = {"switchml", "treeAggregate", "treeAggregate+finalAggregateOnExecutor"};
         final double[][] seconds = new double[3][reps];
+        final SwitchMLAggregator.SeqOp<Long> seq = whole ? SparkAggregateBench::fillWhole : SparkAggregateBench::fill;
+        final org.apache.spark.api.java.function.Function2<double[], Long, double[]> treeSeq =
+                whole ? SparkAggregateBench::fillWhole : SparkAggregateBench::fill;
         int workers = 0;
+        int shards = 0;
         boolean inMemory = false;
+        boolean exact = true;
+        double[] viaSwitch = null;
         for (int rep = -1; rep < reps; rep++) { // rep -1 warms up
             for (int m = 0; m < 3; m++) {
                 final long t0 = System.nanoTime();
                 final double[] sum;
                 if (m == 0) {
                     final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(seeds.rdd(), dim,
-                            new double[dim], SparkAggregateBench::fill);
+                            new double[dim], seq);
                     if (!r.viaSwitch()) {
                         throw new IllegalStateException("fell back: " + r.fallbackReason());
                     }
                     workers = r.workers();
+                    shards = r.shards();
                     inMemory = r.inMemory();
                     sum = r.sum();
+                    viaSwitch = sum;
                     if (PROFILE) {
                         System.out.println("switch counters of job " + Integer.toUnsignedString(r.jobId()) + ": "
                                 + SwitchMLDriver.of(seeds.context()).finalCounters(r.jobId()).map(Object::toString).orElse("not reported"));
                     }
                 } else {
-                    sum = seeds.treeAggregate(new double[dim], SparkAggregateBench::fill, SparkAggregateBench::add, 2, m == 2);
+                    sum = seeds.treeAggregate(new double[dim], treeSeq, SparkAggregateBench::add, 2, m == 2);
+                    exact &= !whole || Arrays.equals(viaSwitch, sum);
                 }
                 final double s = (System.nanoTime() - t0) / 1e9;
                 if (sum.length != dim) {
@@ -306,14 +339,16 @@ public final class SparkAggregateBench {
             Arrays.sort(seconds[m]);
             median[m] = seconds[m][reps / 2];
         }
-        final String how = inMemory ? "  [in memory: one executor, no packet]"
-                : String.format("  [%d switch workers]", workers);
+        final String how = (inMemory ? "  [in memory: one executor, no packet]"
+                : String.format("  [%d switch workers, %d shard%s]", workers, shards, shards == 1 ? "" : "s"))
+                + (whole ? " exact=" + exact : "");
         for (int m = 0; m < 3; m++) {
             out.printf("aggregate %9d doubles x %3d partitions  %-40s median %8.3f s (min %.3f, max %.3f)%s%n",
                     dim, parts, names[m], median[m], seconds[m][0], seconds[m][reps - 1],
                     m == 0 ? how
                             : String.format("  switchml/this = %.3f", median[0] / median[m]));
         }
+        return exact;
     }
 
     /** A trivial iterative body: the cost measured is the per-iteration machinery, not the math. */

@@ -1,7 +1,6 @@
 package org.switchml.client;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.util.concurrent.ScheduledFuture;
 import org.switchml.protocol.Encoding;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Kind;
@@ -148,7 +147,6 @@ final class AllReduceOperation {
     private final long resultTimeoutNs;
     private volatile long lastProgressNs = System.nanoTime();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
-    private ScheduledFuture<?> timer;
 
     AllReduceOperation(final SwitchMLClient client, final JobSession session, final VectorCodec codec,
                        final long firstPacket, final long resultTimeoutMs) {
@@ -184,6 +182,9 @@ final class AllReduceOperation {
         this.laneSentNs = new long[lanes.length];
         this.laneRttNs = new long[lanes.length];
         this.laneKnown = new boolean[lanes.length];
+        this.probed = new BitSet(total);
+        this.probeOfLane = new int[lanes.length];
+        this.probeStartOfLane = new long[lanes.length];
         this.rtt = session.rtt();
         this.maxTimeoutNs = rtt.maxNs();
         this.resultTimeoutNs = TimeUnit.MILLISECONDS.toNanos(resultTimeoutMs);
@@ -218,7 +219,7 @@ final class AllReduceOperation {
         }
         io.sender.flush();
         lastTickNs = lastProgressNs;
-        timer = client.loop().scheduleAtFixedRate(this::tick, TICK_NS, TICK_NS, TimeUnit.NANOSECONDS);
+        io.startTicking(this);
     }
 
     /** Whether {@code other} talks to the same switch (the same lanes) as this operation. */
@@ -344,6 +345,9 @@ final class AllReduceOperation {
 
     /** Completes outstanding packet {@code q} of {@code slot} with the result at {@code base}, and sends what it lets go. */
     private void accept(final int q, final int slot, final ByteBuf buf, final int base) {
+        if (probed.get(q)) {
+            probeAnswered = true;
+        }
         outstanding[slot] = -1;
         replied.set(q);
         repliedCount++;
@@ -391,6 +395,23 @@ final class AllReduceOperation {
         trySend(q + poolSize);
     }
 
+    /** No timeout retransmission before this: a probe waits a timeout after the previous one. */
+    private long nextProbeNs = System.nanoTime();
+    /** The packets sent as probes, and whether the result of one came since the latest timeout round. */
+    private final BitSet probed;
+    private boolean probeAnswered;
+    /** Scratch of a probe round: per lane, the oldest expired packet's slot and its timer's start. */
+    private final int[] probeOfLane;
+    private final long[] probeStartOfLane;
+
+    private void retransmitOnTimeout(final int slot, final long now) {
+        lastSentNs[slot] = now;
+        retries[slot]++;
+        timeouts[slot]++;
+        io.countTimeoutRetransmission();
+        transmit(outstanding[slot], slot);
+    }
+
     /** Period of the retransmission timer. */
     static final long TICK_NS = RttEstimator.GRANULARITY_NS;
     /** A timer that runs this late means the thread stood still (a stall, not a network delay). */
@@ -432,7 +453,8 @@ final class AllReduceOperation {
         anyOutstandingSent = any;
     }
 
-    private void tick() {
+    /** One tick of the socket's retransmission timer (every {@link #TICK_NS}, while this call runs). */
+    void tick() {
         if (done.isDone()) {
             return;
         }
@@ -449,6 +471,7 @@ final class AllReduceOperation {
             for (int lane = 0; lane < lanes.length; lane++) {
                 laneAnswerNs[lane] += shift;
             }
+            nextProbeNs += shift;
             return;
         }
         if (now - lastProgressNs > resultTimeoutNs) {
@@ -461,24 +484,50 @@ final class AllReduceOperation {
         final long before = io.retransmissions();
         detectLosses(now); // also what no later result came to reveal since the window passed
         final long rto = rtt.rtoNs();
-        boolean round = false;
-        for (int slot = 0; slot < poolSize; slot++) {
-            final int q = outstanding[slot];
-            if (q >= 0 && now - timerStartNs(slot) >= timeout(rto, Math.max(Math.max(silence.rounds, unmeasured.rounds),
-                    timeouts[slot] / RETRIES_PER_DOUBLING))) {
-                lastSentNs[slot] = now;
-                retries[slot]++;
-                timeouts[slot]++;
-                io.countTimeoutRetransmission();
-                transmit(q, slot);
-                round = true;
+        if (now - nextProbeNs >= 0) {
+            // While results come (one within the last timeout), what expired is lost: it is all sent again. After
+            // a timeout's worth of silence, only the oldest expired packet is sent again (a probe), as TCP's
+            // timeout resends only its first unacknowledged segment: a silent window is far more often waiting
+            // (for a worker or a switch thread that stood still, which every packet of it waits for alike) than
+            // lost whole. Once a probe is answered the path is known to work, and the next round sends every
+            // packet that expired since (a silent window lost whole costs two timeouts, not one per packet).
+            final boolean all = probeAnswered || now - lastProgressNs < rto;
+            java.util.Arrays.fill(probeOfLane, -1);
+            boolean any = false;
+            for (int slot = 0; slot < poolSize; slot++) {
+                final int q = outstanding[slot];
+                if (q < 0) {
+                    continue;
+                }
+                final long start = timerStartNs(slot);
+                if (now - start >= timeout(rto, Math.max(Math.max(silence.rounds, unmeasured.rounds),
+                        timeouts[slot] / RETRIES_PER_DOUBLING))) {
+                    any = true;
+                    final int lane = slot % lanes.length;
+                    if (all) {
+                        retransmitOnTimeout(slot, now);
+                    } else if (probeOfLane[lane] < 0 || start - probeStartOfLane[lane] < 0) {
+                        probeOfLane[lane] = slot; // the oldest expired packet of each lane (each its own queue)
+                        probeStartOfLane[lane] = start;
+                    }
+                }
             }
-        }
-        if (round) {
-            // Two rounds with no result in between: silence, not random loss. Back the window off; and keep it
-            // backed off while no round trip is measured.
-            silence.round();
-            unmeasured.round();
+            if (any) {
+                if (!all) {
+                    for (int lane = 0; lane < lanes.length; lane++) {
+                        if (probeOfLane[lane] >= 0) {
+                            retransmitOnTimeout(probeOfLane[lane], now);
+                            probed.set(outstanding[probeOfLane[lane]]);
+                        }
+                    }
+                }
+                probeAnswered = false;
+                // Two rounds with no result in between: silence, not random loss. Back off; and keep backed off
+                // while no round trip is measured. The next probe waits a (backed-off) timeout.
+                silence.round();
+                unmeasured.round();
+                nextProbeNs = now + timeout(rto, Math.max(silence.rounds, unmeasured.rounds));
+            }
         }
         if (io.retransmissions() != before) {
             io.sender.flush();
@@ -581,9 +630,7 @@ final class AllReduceOperation {
     }
 
     private void stop() {
-        if (timer != null) {
-            timer.cancel(false);
-        }
+        io.stopTicking(this);
         io.deactivate(spec.jobId(), this);
     }
 }

@@ -8,6 +8,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.ShardedJob;
 import org.switchml.protocol.SwitchAddress;
@@ -258,6 +259,37 @@ public final class SwitchMLClient implements AutoCloseable {
             }
         }
 
+        /**
+         * The calls whose retransmission timer runs: one timer for the socket ticks them all (a sharded call has an
+         * operation per shard, and a timer each would wake the event loop that many times more often).
+         */
+        private final List<AllReduceOperation> ticking = new ArrayList<>();
+        private ScheduledFuture<?> ticker;
+
+        /** Starts ticking {@code op} every {@link AllReduceOperation#TICK_NS} (event loop only). */
+        void startTicking(final AllReduceOperation op) {
+            ticking.add(op);
+            if (ticker == null) {
+                ticker = loop.scheduleAtFixedRate(this::tickAll, AllReduceOperation.TICK_NS, AllReduceOperation.TICK_NS,
+                        TimeUnit.NANOSECONDS);
+            }
+        }
+
+        /** Stops ticking {@code op}; the timer stops with the last call (event loop only). */
+        void stopTicking(final AllReduceOperation op) {
+            if (ticking.remove(op) && ticking.isEmpty() && ticker != null) {
+                ticker.cancel(false);
+                ticker = null;
+            }
+        }
+
+        private void tickAll() {
+            // A tick may end its call (and remove it from the list): tick a copy.
+            for (final AllReduceOperation op : ticking.toArray(new AllReduceOperation[0])) {
+                op.tick();
+            }
+        }
+
         /** Counts a packet sent again after its retransmission timeout. */
         void countTimeoutRetransmission() {
             retransmissions++;
@@ -274,8 +306,11 @@ public final class SwitchMLClient implements AutoCloseable {
             return retransmissions;
         }
 
+        private EventLoop loop;
+
         @Override
         public void channelActive(final ChannelHandlerContext ctx) {
+            loop = ctx.channel().eventLoop();
             sender = new PacketSender(ctx.channel(), options.faults());
             ctx.fireChannelActive();
         }
