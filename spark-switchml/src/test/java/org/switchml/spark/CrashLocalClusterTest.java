@@ -60,12 +60,7 @@ class CrashLocalClusterTest {
         final long seed = Seeds.seed("crash local-cluster", 131);
         switchAt = SwitchProcess.onFreePorts(Path.of("target", "crash-switch.token"));
         switchProcess = switchAt.start("crash-switch-1");
-        final Path target = Path.of("target").toAbsolutePath();
-        final SparkConf conf = SparkTestSupport.conf("switchml-crash", "local-cluster[2,1,1024]", true)
-                .set("spark.executor.memory", "512m")
-                .set("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
-                .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
-                .set("spark.switchml.slotWaitTimeout", "180s")
+        final SparkConf conf = SparkTestSupport.localCluster("switchml-crash", "local-cluster[2,1,1024]")
                 .set("spark.switchml.resultTimeout", RESULT_TIMEOUT_MS + "ms")
                 .set("spark.switchml.jobService.address", switchAt.serviceAddress())
                 .set("spark.switchml.auth.tokenFile", switchAt.token().toString());

@@ -11,7 +11,6 @@ import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.driver.StagePlans;
 import org.switchml.testing.Seeds;
 
-import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -29,13 +28,7 @@ class LocalClusterTest {
 
     @BeforeAll
     static void start() {
-        final Path target = Path.of("target").toAbsolutePath();
-        final SparkConf conf = SparkTestSupport.conf("switchml-local-cluster", "local-cluster[2,2,1024]", true)
-                .set("spark.executor.memory", "512m")
-                .set("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
-                .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
-                // Executor JVMs take a while to start on 2 busy cores: the pre-launch slot check waits for them.
-                .set("spark.switchml.slotWaitTimeout", "180s");
+        final SparkConf conf = SparkTestSupport.localCluster("switchml-local-cluster", "local-cluster[2,2,1024]");
         jsc = new JavaSparkContext(conf);
     }
 

@@ -14,7 +14,6 @@ import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.driver.StagePlans;
 import org.switchml.testing.Seeds;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -36,12 +35,7 @@ class ShardedLocalClusterTest {
 
     @BeforeAll
     static void start() {
-        final Path target = Path.of("target").toAbsolutePath();
-        final SparkConf conf = SparkTestSupport.conf("switchml-sharded", "local-cluster[3,1,768]", true)
-                .set("spark.executor.memory", "512m")
-                .set("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
-                .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
-                .set("spark.switchml.slotWaitTimeout", "180s")
+        final SparkConf conf = SparkTestSupport.localCluster("switchml-sharded", "local-cluster[3,1,768]")
                 .set("spark.switchml.shards.extraHosts", "driver");
         jsc = new JavaSparkContext(conf);
     }

@@ -8,6 +8,7 @@ import scala.Tuple2;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.nio.file.Path;
 import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -32,6 +33,19 @@ final class SparkTestSupport {
             conf.set("spark.plugins", SwitchMLPlugin.class.getName());
         }
         return conf;
+    }
+
+    /**
+     * {@link #conf} with the plugin for a multi-JVM {@code local-cluster[...]} master: executors of 512 MiB that load
+     * this build's classes, and a pre-launch wait long enough for their JVMs to start on two busy cores.
+     */
+    static SparkConf localCluster(final String app, final String master) {
+        final Path target = Path.of("target").toAbsolutePath();
+        return conf(app, master, true)
+                .set("spark.executor.memory", "512m")
+                .set("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
+                .set("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
+                .set("spark.switchml.slotWaitTimeout", "180s");
     }
 
     /** {@code rows} seeded vectors of length {@code dim} (values spanning many magnitudes), in {@code parts} partitions. */

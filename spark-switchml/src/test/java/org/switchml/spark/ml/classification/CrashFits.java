@@ -6,7 +6,9 @@ import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.switchml.spark.SwitchMLPlugin;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -27,11 +29,51 @@ import static org.junit.jupiter.api.Assertions.fail;
  */
 final class CrashFits {
     static final int FEATURES = 30;
+    /** A short result timeout: a crash is noticed quickly. */
+    static final long RESULT_TIMEOUT_MS = 2_000;
+    static final int ROWS = 4_000;
+    static final int MAX_ITER = 200;
+    /**
+     * Small enough that every fit ends at the minimum, where a step more or less changes the loss by far less
+     * than 1e-9: trajectories may part in the last bits (a retried stage may place partitions on other executors;
+     * the fallback sums without the switch's encoding).
+     */
+    static final double TOL = 1e-12;
+    static final int CHECKPOINT = 15;
+    /**
+     * The crash comes early in the second checkpoint's stage, so that the stage still has many evaluations to
+     * run when the trigger's report reaches the driver.
+     */
+    static final int CRASH_AFTER_EVALUATIONS = CHECKPOINT + 2;
+    /** How close a disturbed fit's final objective must come to the undisturbed one's. */
+    static final double RELATIVE = 1e-9;
     private static final int FACTORS = 4;
     /** A loop stage's span in its job description. */
     private static final Pattern SPAN = Pattern.compile("\\(evaluations (\\d+)-\\d+,");
 
     private CrashFits() {
+    }
+
+    /**
+     * A session on {@code master} (a {@code local-cluster[...]}) for a crash test: loopback, the plugin, executors of
+     * 512 MiB that load this build's classes, the result timeout {@code resultTimeoutMs}, and the fallback to
+     * treeAggregate.
+     */
+    static SparkSession.Builder session(final String master, final String app, final int shufflePartitions,
+                                        final long resultTimeoutMs) {
+        final Path target = Path.of("target").toAbsolutePath();
+        return SparkSession.builder().master(master).appName(app)
+                .config("spark.ui.enabled", "false")
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.sql.shuffle.partitions", Integer.toString(shufflePartitions))
+                .config("spark.plugins", SwitchMLPlugin.class.getName())
+                .config("spark.executor.memory", "512m")
+                .config("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
+                .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
+                .config("spark.switchml.slotWaitTimeout", "180s")
+                .config("spark.switchml.resultTimeout", resultTimeoutMs + "ms")
+                .config("spark.switchml.fallback", "treeAggregate");
     }
 
     /**
@@ -67,6 +109,12 @@ final class CrashFits {
             out.add(new Instance(label, 1.0, Vectors.dense(x)));
         }
         return out;
+    }
+
+    /** The estimator of every crash test's fits: checkpoints every {@link #CHECKPOINT} evaluations. */
+    static SwitchMLLogisticRegression estimator() {
+        return (SwitchMLLogisticRegression) new SwitchMLLogisticRegression().setCheckpointInterval(CHECKPOINT)
+                .setMaxIter(MAX_ITER).setTol(TOL).setRegParam(0.0);
     }
 
     static double finalLoss(final LogisticRegressionModel m) {

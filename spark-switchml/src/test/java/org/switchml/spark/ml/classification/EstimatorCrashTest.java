@@ -16,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
-import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
 
@@ -38,7 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Crashes under {@link SwitchMLLogisticRegression#fit} on local-cluster (two executor JVMs) with a standalone
  * switch process ({@code SwitchMain} with its job service): an executor JVM, then the switch, is SIGKILLed in
- * the middle of a fit that checkpoints every {@value #CHECKPOINT} evaluations, at a known evaluation (the
+ * the middle of a fit that checkpoints every {@value CrashFits#CHECKPOINT} evaluations, at a known evaluation (the
  * fit's listener pulls the trigger). Each fit must end with the objective of an undisturbed fit of the same
  * data and params, run first in this class: the killed stage resumes from the checkpoint before the crash,
  * through the switch after an executor's death, on the driver with treeAggregate after the switch's.
@@ -47,23 +46,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class EstimatorCrashTest {
-    private static final long RESULT_TIMEOUT_MS = 2_000;
-    private static final int ROWS = 4_000;
     private static final int PARTITIONS = 4;
-    private static final int MAX_ITER = 200;
-    /**
-     * Small enough that every fit ends at the minimum, where a step more or less changes the loss by far less
-     * than 1e-9: trajectories may part in the last bits (a retried stage may place partitions on other executors;
-     * the fallback sums without the switch's encoding).
-     */
-    private static final double TOL = 1e-12;
-    private static final int CHECKPOINT = 15;
-    /**
-     * The crash comes early in the second checkpoint's stage, so that the stage still has many evaluations to
-     * run when the trigger's report reaches the driver.
-     */
-    private static final int CRASH_AFTER_EVALUATIONS = CHECKPOINT + 2;
-    private static final double RELATIVE = 1e-9;
 
     private static SparkSession spark;
     private static Dataset<Row> data;
@@ -85,19 +68,7 @@ class EstimatorCrashTest {
         final long seed = Seeds.seed("EstimatorCrashTest", 211);
         switchAt = SwitchProcess.onFreePorts(Path.of("target", "estimator-crash-switch.token"));
         switchProcess = switchAt.start("estimator-crash-switch");
-        final Path target = Path.of("target").toAbsolutePath();
-        spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName("switchml-estimator-crash")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", "4")
-                .config("spark.plugins", SwitchMLPlugin.class.getName())
-                .config("spark.executor.memory", "512m")
-                .config("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
-                .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
-                .config("spark.switchml.slotWaitTimeout", "180s")
-                .config("spark.switchml.resultTimeout", RESULT_TIMEOUT_MS + "ms")
-                .config("spark.switchml.fallback", "treeAggregate")
+        spark = CrashFits.session("local-cluster[2,1,1024]", "switchml-estimator-crash", 4, CrashFits.RESULT_TIMEOUT_MS)
                 .config("spark.switchml.jobService.address", switchAt.serviceAddress())
                 .config("spark.switchml.auth.tokenFile", switchAt.token().toString())
                 .getOrCreate();
@@ -118,10 +89,10 @@ class EstimatorCrashTest {
                 }
             }
         });
-        data = MllibParity.frame(spark, CrashFits.correlated(seed, ROWS), PARTITIONS);
+        data = MllibParity.frame(spark, CrashFits.correlated(seed, CrashFits.ROWS), PARTITIONS);
         data.count();
         final long t0 = System.nanoTime();
-        final SwitchMLLogisticRegression lr = estimator()
+        final SwitchMLLogisticRegression lr = CrashFits.estimator()
                 .setListener(r -> megabytesPerEvaluation = r.megabytes() / Math.max(1, r.evaluations()));
         reference = lr.fit(data);
         referenceReport = lr.lastFit();
@@ -132,7 +103,7 @@ class EstimatorCrashTest {
         assertEquals(0, referenceReport.traffic().fallbacks());
         assertNotEquals("MAX_ITERATIONS", referenceReport.reason(), "the undisturbed fit stopped short of the minimum");
         // The crash must land inside a stage that has a checkpoint before it and stages after it.
-        assertTrue(referenceReport.loop().evaluations() > 2 * CHECKPOINT + 1, "too short a fit for the crash: "
+        assertTrue(referenceReport.loop().evaluations() > 2 * CrashFits.CHECKPOINT + 1, "too short a fit for the crash: "
                 + referenceReport.loop());
     }
 
@@ -144,21 +115,16 @@ class EstimatorCrashTest {
         SwitchProcess.kill(switchProcess);
     }
 
-    private static SwitchMLLogisticRegression estimator() {
-        return (SwitchMLLogisticRegression) new SwitchMLLogisticRegression().setCheckpointInterval(CHECKPOINT)
-                .setMaxIter(MAX_ITER).setTol(TOL).setRegParam(0.0);
-    }
-
-    /** Fits the data, calling {@code crash} once at {@link #CRASH_AFTER_EVALUATIONS} evaluations. */
+    /** Fits the data, calling {@code crash} once at {@link #CrashFits.CRASH_AFTER_EVALUATIONS} evaluations. */
     private static void fitWithCrash(final SwitchMLLogisticRegression lr, final Runnable crash,
                                     final AtomicReference<LogisticRegressionModel> model) throws TimeoutException {
         STAGES.clear();
         LOST.clear();
-        model.set(CrashFits.fitWithCrash(spark, data, lr, CRASH_AFTER_EVALUATIONS, crash, reference));
+        model.set(CrashFits.fitWithCrash(spark, data, lr, CrashFits.CRASH_AFTER_EVALUATIONS, crash, reference));
     }
 
     private static void assertSameObjective(final LogisticRegressionModel m) {
-        CrashFits.assertSameObjective(reference, m, RELATIVE);
+        CrashFits.assertSameObjective(reference, m, CrashFits.RELATIVE);
     }
 
     /** Submissions of the loop stage that starts at evaluation {@code first} (each attempt, each job). */
@@ -171,7 +137,7 @@ class EstimatorCrashTest {
     void anExecutorKilledMidFitResumesFromTheLastCheckpointWithTheUndisturbedObjective() throws Exception {
         final AtomicReference<ProcessHandle> killed = new AtomicReference<>();
         final AtomicReference<LogisticRegressionModel> model = new AtomicReference<>();
-        final SwitchMLLogisticRegression lr = estimator();
+        final SwitchMLLogisticRegression lr = CrashFits.estimator();
         fitWithCrash(lr, () -> {
             final ProcessHandle executor = CrashFits.executors(2).get(0);
             System.out.println("[estimator-crash] killing executor JVM pid " + executor.pid());
@@ -190,9 +156,9 @@ class EstimatorCrashTest {
         final int crashed = LOST.stream().mapToInt(CrashFits::firstEvaluation).filter(f -> f > 0).min()
                 .orElseThrow(() -> new AssertionError("no loop stage lost a task with the executor: " + LOST));
         System.out.println("[estimator-crash] the loop stage from evaluation " + crashed + " lost its executor");
-        assertTrue(crashed > CHECKPOINT, "the crash came before the first checkpoint");
+        assertTrue(crashed > CrashFits.CHECKPOINT, "the crash came before the first checkpoint");
         assertTrue(submissions(crashed) >= 2, "the crashed stage did not run again: " + STAGES);
-        for (int first = 1; first < crashed; first += CHECKPOINT) {
+        for (int first = 1; first < crashed; first += CrashFits.CHECKPOINT) {
             assertEquals(1, submissions(first), "the stage from evaluation " + first + " ran again: " + STAGES);
         }
     }
@@ -201,7 +167,7 @@ class EstimatorCrashTest {
     @Order(2)
     void theSwitchKilledMidFitFallsBackToTreeAggregateWithTheUndisturbedObjective() throws Exception {
         final AtomicReference<LogisticRegressionModel> model = new AtomicReference<>();
-        final SwitchMLLogisticRegression lr = estimator();
+        final SwitchMLLogisticRegression lr = CrashFits.estimator();
         fitWithCrash(lr, () -> {
             System.out.println("[estimator-crash] killing the switch (pid " + switchProcess.pid() + ")");
             try {
@@ -222,9 +188,9 @@ class EstimatorCrashTest {
         assertTrue(switchedStages >= 1, "the crash came before the first checkpoint: " + report);
         final double statistics = referenceReport.traffic().megabytes()
                 - referenceReport.loop().evaluations() * megabytesPerEvaluation;
-        final double switched = statistics + switchedStages * CHECKPOINT * megabytesPerEvaluation;
+        final double switched = statistics + switchedStages * CrashFits.CHECKPOINT * megabytesPerEvaluation;
         assertEquals(switched, report.traffic().megabytes(), 1e-9 * switched, "MB through the switch");
-        for (int first = 1; first <= switchedStages * CHECKPOINT; first += CHECKPOINT) {
+        for (int first = 1; first <= switchedStages * CrashFits.CHECKPOINT; first += CrashFits.CHECKPOINT) {
             assertEquals(1, submissions(first), "the stage from evaluation " + first + " ran again: " + STAGES);
         }
     }

@@ -22,7 +22,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
-import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
@@ -42,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Crashes under {@link SwitchMLLogisticRegression#fit} with no switch in the network: three executor JVMs
  * (local-cluster[3,1,...]) each host a switch shard, and a standalone switch process is an extra shard host. A fit
- * that checkpoints every {@value #CHECKPOINT} evaluations loses, at a known evaluation, an executor JVM to SIGKILL
+ * that checkpoints every {@value CrashFits#CHECKPOINT} evaluations loses, at a known evaluation, an executor JVM to SIGKILL
  * (taking its shard with it), then, in a second fit, the extra host. Each must end with the objective of an
  * undisturbed fit, run first: after the executor, the stage runs again on the new executors' shards from the
  * checkpoint before the crash, and the driver's warning names the lost executor's shard; after the extra host,
@@ -52,14 +51,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class ShardedCrashTest {
-    private static final long RESULT_TIMEOUT_MS = 2_000;
-    private static final int ROWS = 4_000;
     private static final int PARTITIONS = 6;
-    private static final int MAX_ITER = 200;
-    private static final double TOL = 1e-12;
-    private static final int CHECKPOINT = 15;
-    private static final int CRASH_AFTER_EVALUATIONS = CHECKPOINT + 2;
-    private static final double RELATIVE = 1e-9;
 
     private static SparkSession spark;
     private static Dataset<Row> data;
@@ -91,19 +83,7 @@ class ShardedCrashTest {
         final long seed = Seeds.seed("ShardedCrashTest", 223);
         extraAt = SwitchProcess.onFreePorts(Path.of("target", "sharded-crash-switch.token"));
         extraProcess = extraAt.start("sharded-crash-switch");
-        final Path target = Path.of("target").toAbsolutePath();
-        spark = SparkSession.builder().master("local-cluster[3,1,768]").appName("switchml-sharded-crash")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.sql.shuffle.partitions", "6")
-                .config("spark.plugins", SwitchMLPlugin.class.getName())
-                .config("spark.executor.memory", "512m")
-                .config("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
-                .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
-                .config("spark.switchml.slotWaitTimeout", "180s")
-                .config("spark.switchml.resultTimeout", RESULT_TIMEOUT_MS + "ms")
-                .config("spark.switchml.fallback", "treeAggregate")
+        spark = CrashFits.session("local-cluster[3,1,768]", "switchml-sharded-crash", 6, CrashFits.RESULT_TIMEOUT_MS)
                 // No switch address: the executors host the shards; the standalone switch is an extra shard host.
                 .config("spark.switchml.shards.extraHosts", extraAt.serviceAddress())
                 .config("spark.switchml.auth.tokenFile", extraAt.token().toString())
@@ -126,17 +106,17 @@ class ShardedCrashTest {
                 EXECUTOR_IDS.put(added.executorId(), added.executorInfo().executorHost());
             }
         });
-        data = MllibParity.frame(spark, CrashFits.correlated(seed, ROWS), PARTITIONS);
+        data = MllibParity.frame(spark, CrashFits.correlated(seed, CrashFits.ROWS), PARTITIONS);
         data.count();
         final long t0 = System.nanoTime();
-        final SwitchMLLogisticRegression lr = estimator();
+        final SwitchMLLogisticRegression lr = CrashFits.estimator();
         reference = lr.fit(data);
         final FitReport report = lr.lastFit();
         System.out.printf("[sharded-crash] undisturbed fit in %d ms: loss %.17g after %d iterations; %s%n",
                 (System.nanoTime() - t0) / 1_000_000, CrashFits.finalLoss(reference),
                 reference.summary().totalIterations(), report);
         assertTrue(report.viaSwitch(), "the undisturbed fit fell back: " + report);
-        assertTrue(report.loop().evaluations() > 2 * CHECKPOINT + 1, "too short a fit for the crash: " + report.loop());
+        assertTrue(report.loop().evaluations() > 2 * CrashFits.CHECKPOINT + 1, "too short a fit for the crash: " + report.loop());
     }
 
     @AfterAll
@@ -151,19 +131,14 @@ class ShardedCrashTest {
         SwitchProcess.kill(extraProcess);
     }
 
-    private static SwitchMLLogisticRegression estimator() {
-        return (SwitchMLLogisticRegression) new SwitchMLLogisticRegression().setCheckpointInterval(CHECKPOINT)
-                .setMaxIter(MAX_ITER).setTol(TOL).setRegParam(0.0);
-    }
-
     @Test
     @Order(1)
     void anExecutorKilledWithItsShardResumesFromTheCheckpointOnNewShards() throws Exception {
         final AtomicReference<ProcessHandle> killed = new AtomicReference<>();
-        final SwitchMLLogisticRegression lr = estimator();
+        final SwitchMLLogisticRegression lr = CrashFits.estimator();
         WARNINGS.lines.clear();
         LOST.clear();
-        final LogisticRegressionModel model = CrashFits.fitWithCrash(spark, data, lr, CRASH_AFTER_EVALUATIONS, () -> {
+        final LogisticRegressionModel model = CrashFits.fitWithCrash(spark, data, lr, CrashFits.CRASH_AFTER_EVALUATIONS, () -> {
             final ProcessHandle executor = CrashFits.executors(3).get(0);
             System.out.println("[sharded-crash] killing executor JVM pid " + executor.pid());
             executor.destroyForcibly(); // SIGKILL
@@ -172,7 +147,7 @@ class ShardedCrashTest {
         final FitReport report = lr.lastFit();
         killed.get().onExit().get(30, TimeUnit.SECONDS);
         assertFalse(killed.get().isAlive());
-        CrashFits.assertSameObjective(reference, model, RELATIVE);
+        CrashFits.assertSameObjective(reference, model, CrashFits.RELATIVE);
         assertTrue(report.viaSwitch(), "every stage went through the shards in the end: " + report);
         assertTrue(report.traffic().fallbacks() == 0, "no fallback: the stage runs again on new shards: " + report);
         assertFalse(LOST.isEmpty(), "no task ended with its executor's loss");
@@ -191,8 +166,8 @@ class ShardedCrashTest {
     @Test
     @Order(2)
     void theExtraShardHostKilledMidFitFallsBackThenRunsOnTheExecutorsShards() throws Exception {
-        final SwitchMLLogisticRegression lr = estimator();
-        final LogisticRegressionModel model = CrashFits.fitWithCrash(spark, data, lr, CRASH_AFTER_EVALUATIONS, () -> {
+        final SwitchMLLogisticRegression lr = CrashFits.estimator();
+        final LogisticRegressionModel model = CrashFits.fitWithCrash(spark, data, lr, CrashFits.CRASH_AFTER_EVALUATIONS, () -> {
             System.out.println("[sharded-crash] killing the extra shard host (pid " + extraProcess.pid() + ")");
             try {
                 SwitchProcess.kill(extraProcess);
@@ -202,7 +177,7 @@ class ShardedCrashTest {
         }, reference);
         final FitReport report = lr.lastFit();
         assertFalse(extraProcess.isAlive());
-        CrashFits.assertSameObjective(reference, model, RELATIVE);
+        CrashFits.assertSameObjective(reference, model, CrashFits.RELATIVE);
         assertTrue(report.traffic().fallbacks() >= 1, "no fallback counted: " + report);
         assertNotNull(report.loop());
         // After the crashed stage, stages ran on the executors' shards again: not every stage fell back.
