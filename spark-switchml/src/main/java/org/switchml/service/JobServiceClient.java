@@ -3,6 +3,7 @@ package org.switchml.service;
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -61,7 +62,7 @@ public final class JobServiceClient implements AutoCloseable {
         final OpenSessionResponse r = call("open a session", () -> stub(RPC_TIMEOUT_MS)
                 .openSession(OpenSessionRequest.newBuilder().setApplication(application).build()));
         return new JobDesk.Grant(r.getSessionId(), r.getRenewIntervalMs(), r.getLeaseMs(), r.getJobIdBase(),
-                r.getJobIdCount(), Messages.switchDescription(r.getSwitchInfo()));
+                r.getJobIdCount(), Messages.switchDescription(r.getSwitchInfo()), Messages.quotas(r.getQuotas()));
     }
 
     /** Renews the session's lease. */
@@ -108,7 +109,8 @@ public final class JobServiceClient implements AutoCloseable {
         final DescribeSwitchResponse r = call("describe the switch", () -> stub(RPC_TIMEOUT_MS)
                 .describeSwitch(DescribeSwitchRequest.getDefaultInstance()));
         return new Occupancy(r.getSessions(), r.getJobs(), r.getSlotsHeld(), r.getSwitchInfo().getPoolSlots(),
-                r.getRequestsWaiting(), r.getAdmissionsRefused(), r.getLeasesExpired());
+                r.getRequestsWaiting(), r.getAdmissionsRefused(), r.getLeasesExpired(), r.getQuotaRefusals(),
+                r.getWorkersHeld(), r.getBytesHeld());
     }
 
     /** The switch's traffic, summed over every job. */
@@ -125,20 +127,27 @@ public final class JobServiceClient implements AutoCloseable {
         try {
             return rpc.get();
         } catch (final StatusRuntimeException e) {
-            final Status s = e.getStatus();
-            final JobServiceException.Kind kind = switch (s.getCode()) {
-                case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN, INTERNAL -> JobServiceException.Kind.UNREACHABLE;
-                case UNAUTHENTICATED, PERMISSION_DENIED -> s.getDescription() != null
-                        && s.getDescription().contains("bearer token") ? JobServiceException.Kind.NOT_AUTHENTICATED
-                        : JobServiceException.Kind.REFUSED;
-                case RESOURCE_EXHAUSTED -> JobServiceException.Kind.SWITCH_FULL;
-                case NOT_FOUND -> JobServiceException.Kind.SESSION_LOST;
-                default -> JobServiceException.Kind.REFUSED;
-            };
-            final String why = s.getDescription() != null ? s.getDescription()
-                    : s.getCause() != null ? s.getCause().toString() : "no reason given";
-            throw new JobServiceException(kind, what + " could not " + action + ": " + s.getCode() + ": " + why, e);
+            throw failure(action, e);
         }
+    }
+
+    /** A failed call as the driver acts on it. */
+    private JobServiceException failure(final String action, final StatusRuntimeException e) {
+        final Status s = e.getStatus();
+        final Metadata trailers = e.getTrailers();
+        final JobServiceException.Kind kind = switch (s.getCode()) {
+            case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN, INTERNAL -> JobServiceException.Kind.UNREACHABLE;
+            case UNAUTHENTICATED, PERMISSION_DENIED -> s.getDescription() != null
+                    && s.getDescription().contains("bearer token") ? JobServiceException.Kind.NOT_AUTHENTICATED
+                    : JobServiceException.Kind.REFUSED;
+            case RESOURCE_EXHAUSTED -> trailers != null && "quota".equals(trailers.get(JobServiceEndpoint.REFUSAL))
+                    ? JobServiceException.Kind.OVER_QUOTA : JobServiceException.Kind.SWITCH_FULL;
+            case NOT_FOUND -> JobServiceException.Kind.SESSION_LOST;
+            default -> JobServiceException.Kind.REFUSED;
+        };
+        final String why = s.getDescription() != null ? s.getDescription()
+                : s.getCause() != null ? s.getCause().toString() : "no reason given";
+        return new JobServiceException(kind, what + " could not " + action + ": " + s.getCode() + ": " + why, e);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package org.switchml.service.standalone;
 
 import org.switchml.auth.BearerToken;
+import org.switchml.auth.Tenants;
 import org.switchml.auth.TlsFiles;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.PipelineConfig;
@@ -190,7 +191,7 @@ public final class SwitchMain {
     Running start(final PrintStream out) {
         resolve(host, "--host");
         resolve(service.host, "--service-host");
-        final BearerToken token = service.token(out, NAME);
+        final Tenants tokens = service.tokens(out, NAME);
         final List<Integer> ports = new ArrayList<>();
         for (int i = 0; i < lanes; i++) {
             ports.add(port == 0 ? 0 : port + i);
@@ -225,7 +226,7 @@ public final class SwitchMain {
             }
             final SwitchDescription d = new SwitchDescription(sw.address(), 0, ServiceOptions.mtuOf(host), true,
                     controller.poolSlots(), controller.jobIndices(), controller.maxWorkersPerJob());
-            final JobServiceServer jobs = service.start(controller, d, token, "switch " + sw.address());
+            final JobServiceServer jobs = service.start(controller, d, tokens, "switch " + sw.address());
             return new Running(sw, p4, jobs, service.host, service.tokenFile);
         } catch (final RuntimeException e) {
             if (p4 != null) {
