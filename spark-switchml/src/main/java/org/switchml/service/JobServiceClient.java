@@ -7,6 +7,7 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.stub.StreamObserver;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.service.v1.CloseSessionRequest;
@@ -20,14 +21,17 @@ import org.switchml.service.v1.ReadJobCountersRequest;
 import org.switchml.service.v1.ReadJobCountersResponse;
 import org.switchml.service.v1.RemoveJobRequest;
 import org.switchml.service.v1.RenewLeaseRequest;
+import org.switchml.service.v1.RenewLeaseResponse;
 
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * An application's side of a job service: every call has a deadline, and a failure is a
- * {@link JobServiceException} that names the service and says why. Thread-safe.
+ * {@link JobServiceException} that names the service and says why. The connection is kept alive with pings,
+ * and {@link #reconnect()} moves later calls to a fresh one. Thread-safe.
  */
 public final class JobServiceClient implements AutoCloseable {
     /** Deadline of every call but CreateJob, which adds its admission wait. */
@@ -41,9 +45,14 @@ public final class JobServiceClient implements AutoCloseable {
         this.what = what;
     }
 
+    /** Keepalive ping interval: gRPC's shortest, so a dead connection is noticed within 15 s even while idle. */
+    static final long KEEPALIVE_MS = 10_000;
+
     /** A client of the job service at {@code host:port}; connects lazily (the first call says if it cannot). */
     public static JobServiceClient connect(final String host, final int port, final ChannelCredentials credentials) {
-        return new JobServiceClient(Grpc.newChannelBuilderForAddress(host, port, credentials).build(),
+        return new JobServiceClient(Grpc.newChannelBuilderForAddress(host, port, credentials)
+                .keepAliveTime(KEEPALIVE_MS, TimeUnit.MILLISECONDS).keepAliveTimeout(5, TimeUnit.SECONDS)
+                .keepAliveWithoutCalls(true).build(),
                 "the job service at " + host + ":" + port);
     }
 
@@ -69,6 +78,41 @@ public final class JobServiceClient implements AutoCloseable {
     public void renew(final String sessionId) {
         call("renew the lease", () -> stub(RPC_TIMEOUT_MS)
                 .renewLease(RenewLeaseRequest.newBuilder().setSessionId(sessionId).build()));
+    }
+
+    /**
+     * Renews the session's lease without waiting: the future completes when the service answered, or fails with a
+     * {@link JobServiceException} when it refused or {@code deadlineMs} passed.
+     */
+    public CompletableFuture<Void> renewAsync(final String sessionId, final long deadlineMs) {
+        final CompletableFuture<Void> done = new CompletableFuture<>();
+        JobServiceGrpc.newStub(channel).withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS).renewLease(
+                RenewLeaseRequest.newBuilder().setSessionId(sessionId).build(), new StreamObserver<>() {
+                    @Override
+                    public void onNext(final RenewLeaseResponse value) {
+                        done.complete(null);
+                    }
+
+                    @Override
+                    public void onError(final Throwable t) {
+                        done.completeExceptionally(t instanceof StatusRuntimeException e
+                                ? failure("renew the lease", e) : t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        done.complete(null);
+                    }
+                });
+        return done;
+    }
+
+    /**
+     * Sends later calls over a new connection; calls under way finish on the old one. After a call timed out,
+     * this gets past a connection that stalled without breaking (keepalive would notice only after seconds).
+     */
+    public void reconnect() {
+        channel.enterIdle();
     }
 
     /** Closes the session; returns how many jobs went with it. */
