@@ -89,12 +89,15 @@ public final class TlsFiles {
      * host is not, and neither is a name with one loopback address among others).
      */
     public static boolean isLoopback(final String host) {
-        final InetAddress[] all;
         try {
-            all = InetAddress.getAllByName(host);
+            return allLoopback(InetAddress.getAllByName(host));
         } catch (final UnknownHostException e) {
             return false;
         }
+    }
+
+    /** Whether there is an address and every one is loopback. */
+    static boolean allLoopback(final InetAddress[] all) {
         for (final InetAddress a : all) {
             if (!a.isLoopbackAddress()) {
                 return false;
