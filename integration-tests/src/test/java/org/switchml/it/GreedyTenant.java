@@ -1,9 +1,5 @@
 package org.switchml.it;
 
-import io.grpc.Grpc;
-import io.grpc.ManagedChannel;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import org.switchml.auth.BearerToken;
 import org.switchml.auth.TlsFiles;
 import org.switchml.protocol.JobSpec;
@@ -11,9 +7,6 @@ import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceClient;
 import org.switchml.service.JobServiceException;
 import org.switchml.service.Quotas;
-import org.switchml.service.v1.CreateJobRequest;
-import org.switchml.service.v1.Endpoint;
-import org.switchml.service.v1.JobServiceGrpc;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -30,9 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A tenant of a shared switch with a token of its own that asks for everything it can: every slot in one job, 128
- * sessions, a job of 256 workers named by host name, and then full-size jobs until its share is used up. Each
- * refusal must name the quota (or the rule) and no other tenant. It keeps what it was given, renewing its sessions
- * in the background, until closed.
+ * sessions, and then full-size jobs until its share is used up. Each refusal must name the quota and no other
+ * tenant. It keeps what it was given, renewing its sessions in the background, until closed. (Workers named by
+ * host name need a raw gRPC request, which this module, built against the shaded jar, cannot make;
+ * TenantIsolationTest in spark-switchml sends one.)
  */
 final class GreedyTenant implements AutoCloseable {
     private final JobServiceClient client;
@@ -72,8 +66,7 @@ final class GreedyTenant implements AutoCloseable {
      * Asks the job service on loopback {@code port} for everything, checking each refusal; {@code others} are
      * the other tenants' application names, which no message to it may contain.
      */
-    static GreedyTenant run(final int port, final BearerToken token, final long renewMs, final List<String> others)
-            throws InterruptedException {
+    static GreedyTenant run(final int port, final BearerToken token, final long renewMs, final List<String> others) {
         final JobServiceClient c = JobServiceClient.connect("127.0.0.1", port,
                 TlsFiles.client("", "", "", token, "127.0.0.1", "the job service"));
         final List<JobDesk.Grant> sessions = new CopyOnWriteArrayList<>();
@@ -105,26 +98,6 @@ final class GreedyTenant implements AutoCloseable {
         assertTrue(tooMany.getMessage().contains("quota of sessions per token (" + q.sessionsPerToken()),
                 tooMany.getMessage());
         told.add(tooMany.getMessage());
-        final ManagedChannel raw = Grpc.newChannelBuilderForAddress("127.0.0.1", port,
-                TlsFiles.client("", "", "", token, "127.0.0.1", "the job service")).build();
-        try {
-            final CreateJobRequest.Builder b = CreateJobRequest.newBuilder().setSessionId(g.sessionId())
-                    .setJobId(g.jobIdBase() + 1).setK(64).setPoolSize(8);
-            for (int r = 0; r < 256; r++) {
-                b.addWorkers(Endpoint.newBuilder().setHost(String.format("worker-%03d.rack.example", r)).setPort(48000));
-            }
-            try {
-                JobServiceGrpc.newBlockingStub(raw).withDeadlineAfter(10, TimeUnit.SECONDS).createJob(b.build());
-                throw new AssertionError("256 workers named by host name were installed");
-            } catch (final StatusRuntimeException e) {
-                assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode(), e.getStatus().toString());
-                assertTrue(e.getStatus().getDescription().contains("is not an IPv4 address literal"),
-                        e.getStatus().getDescription());
-                told.add(e.getStatus().getDescription());
-            }
-        } finally {
-            raw.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        }
         int held = 0;
         JobServiceException share = null;
         for (int s = 0; s < sessions.size() && share == null; s++) {

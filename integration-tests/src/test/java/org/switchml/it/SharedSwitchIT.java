@@ -30,9 +30,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * at once, each submitted with the shaded jar on {@code --jars} and the rack's token (one of them through
  * {@code bin/switchml-submit}, which adds the jar and the plugin, the others through {@code SparkSubmit}): three
  * applications run together and every aggregation of each goes through the switch (zero fallbacks), while a greedy
- * tenant with a token of its own asks for every slot, then for 128 sessions, then for a job of 256 workers named
- * by host name, then for as many full-size jobs as it can, and is refused each time with the quota named and no
- * other tenant's name; a fourth application, SIGKILLed in the middle of a SwitchMLLogisticRegression fit while the
+ * tenant with a token of its own asks for every slot, then for 128 sessions, then for as many full-size jobs as it
+ * can, and is refused each time with the quota named and no other tenant's name; a fourth application, SIGKILLed in the middle of a SwitchMLLogisticRegression fit while the
  * others run, loses its session and jobs within three renewal intervals while the others keep theirs; a fifth with
  * the wrong token is refused and changes nothing.
  */
