@@ -113,8 +113,14 @@ public final class JobDesk implements AutoCloseable {
                     Math.max(bytes, o.bytes));
         }
 
+        /** Whether this fits {@code room}; what needs none of a resource fits whatever is left of it. */
         boolean fitsIn(final Need room) {
-            return slots <= room.slots && jobs <= room.jobs && workers <= room.workers && bytes <= room.bytes;
+            return fits(slots, room.slots) && fits(jobs, room.jobs) && fits(workers, room.workers)
+                    && fits(bytes, room.bytes);
+        }
+
+        private static boolean fits(final long need, final long room) {
+            return need <= 0 || need <= room;
         }
 
         /** The parts of this that exceed {@code room}, as "N slots (M free)", for messages. */
@@ -666,16 +672,20 @@ public final class JobDesk implements AutoCloseable {
 
     /**
      * Removes one of the session's jobs; completes with whether it held it, once the switch forgot it. A request
-     * for the job that still waits for room is withdrawn.
+     * for the job that still waits for room is withdrawn; one being installed is refused (BUSY) until it is answered.
      */
     public CompletableFuture<Boolean> remove(final String sessionId, final int jobId) {
         final Held h;
         Request withdrawn = null;
         synchronized (this) {
             final Session s = live(sessionId);
-            h = s.jobs.remove(jobId);
             final Request p = s.pending.get(jobId);
-            if (p != null && !p.installing) {
+            if (p != null && p.installing) {
+                throw new JobDeskException(JobDeskException.Kind.BUSY, p.job + " is being installed; remove it once "
+                        + "that request is answered");
+            }
+            h = s.jobs.remove(jobId);
+            if (p != null) {
                 withdrawn = p;
             }
             if (h != null) {
