@@ -22,6 +22,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -297,6 +300,51 @@ class JobServiceTest {
             assertTrue(c.remove(hog.sessionId(), held.get(0).jobId()));
             assertEquals(8, one.get(10, TimeUnit.SECONDS).poolSize());
             assertEquals(1, c.close(waiter.sessionId()));
+            assertEquals(held.size() - 1, c.close(hog.sessionId()));
+        }
+    }
+
+    @Test
+    void oneConnectionCarriesAtMostItsQuotaOfCallsAtOnce() throws Exception {
+        final int limit = JobServiceServer.MAX_CALLS_PER_CONNECTION;
+        try (SwitchMain.Running q = startSwitch("--token-share-percent", "100", "--max-jobs-per-session", "64",
+                "--max-waiters-per-session", "64", "--admission-timeout-ms", "30000");
+             JobServiceClient c = client(q, token)) {
+            final JobDesk.Grant hog = c.open("hog");
+            final JobDesk.Grant many = c.open("many calls");
+            final int perJob = hog.quotas().slotsPerJob();
+            final List<JobSpec> held = new ArrayList<>();
+            for (int i = 0; i < hog.switchDescription().poolSlots() / perJob; i++) {
+                held.add(c.create(hog.sessionId(), job(hog.jobIdBase() + i, perJob, 44200 + i), 0));
+            }
+            // One more call than a connection carries, all waiting for room, all on c's one connection.
+            final ExecutorService callers = Executors.newFixedThreadPool(limit + 1);
+            try {
+                final List<Future<JobSpec>> calls = new ArrayList<>();
+                for (int i = 0; i <= limit; i++) {
+                    final int id = many.jobIdBase() + i;
+                    calls.add(callers.submit(() -> c.create(many.sessionId(), job(id, 1, 44300 + id % 1000), 30_000)));
+                }
+                final JobDesk desk = q.jobs().desk();
+                await(() -> desk.occupancy().requestsWaiting() == limit, 20_000);
+                // The last call stays with the client while the connection carries its limit.
+                final long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500);
+                while (System.nanoTime() < end) {
+                    assertEquals(limit, desk.occupancy().requestsWaiting(), "calls on one connection at once");
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                }
+                // Room for all (asked over another connection: c's is full): every call, the one held back by the
+                // connection included, completes.
+                try (JobServiceClient other = client(q, token)) {
+                    assertTrue(other.remove(hog.sessionId(), held.get(0).jobId()));
+                }
+                for (final Future<JobSpec> f : calls) {
+                    assertEquals(1, f.get(20, TimeUnit.SECONDS).poolSize());
+                }
+            } finally {
+                callers.shutdownNow();
+            }
+            assertEquals(limit + 1, c.close(many.sessionId()));
             assertEquals(held.size() - 1, c.close(hog.sessionId()));
         }
     }
