@@ -8,8 +8,10 @@ import org.switchml.service.JobServiceClient;
 import org.switchml.service.JobServiceException;
 import org.switchml.service.Occupancy;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -27,9 +29,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * One standalone switch (started by {@code bin/switchml-switch}, its own JVM) shared by several Spark applications
  * at once, each submitted with the shaded jar on {@code --jars} and the rack's token (one of them through
  * {@code bin/switchml-submit}, which adds the jar and the plugin, the others through {@code SparkSubmit}): three
- * applications run together and every aggregation of each goes through the switch (zero fallbacks); a fourth,
- * SIGKILLed in the middle of a SwitchMLLogisticRegression fit while the others run, loses its session and jobs
- * within three renewal intervals while the others keep theirs; a fifth with the wrong token is refused and changes nothing.
+ * applications run together and every aggregation of each goes through the switch (zero fallbacks), while a greedy
+ * tenant with a token of its own asks for every slot, then for 128 sessions, then for as many full-size jobs as it
+ * can, and is refused each time with the quota named and no other tenant's name; a fourth application, SIGKILLed in the middle of a SwitchMLLogisticRegression fit while the
+ * others run, loses its session and jobs within three renewal intervals while the others keep theirs; a fifth with
+ * the wrong token is refused and changes nothing.
  */
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class SharedSwitchIT {
@@ -48,16 +52,19 @@ class SharedSwitchIT {
         final Path work = Path.of(System.getProperty("switchml.it.work") + "-shared");
         Files.createDirectories(work);
         final List<String> jvmFlags = Arrays.asList(System.getProperty("switchml.it.jvmFlags", "").trim().split("\\s+"));
-        final Path token = work.resolve("rack.token");
-        Files.deleteIfExists(token);
-        final Path wrongToken = Files.writeString(work.resolve("wrong.token"), "not-the-rack-token-0123456789\n");
+        // The switch's token file: the rack's applications' token, and the greedy tenant's own. Each gets its own copy.
+        final String rackToken = "rack-applications-token-" + SEED;
+        final String greedyToken = "greedy-tenant-token-" + SEED;
+        final Path tokens = privateFile(work.resolve("switch.tokens"), rackToken + "\n" + greedyToken + "\n");
+        final Path token = privateFile(work.resolve("rack.token"), rackToken + "\n");
+        final Path wrongToken = privateFile(work.resolve("wrong.token"), "not-the-rack-token-0123456789\n");
         final Map<String, String> env = Map.of("SPARK_HOME", sparkHome.toString(), "SPARK_LOCAL_IP", "127.0.0.1",
                 "SPARK_SCALA_VERSION", "2.13");
 
         // The switch as an operator starts it: its launcher, from the built jars.
         try (Jvm sw = Jvm.launch("switchml-switch", work.resolve("switch.log"), Map.of("SWITCH_HEAP", "512m"), List.of(),
                 "switchml-switch", List.of("--port", "0", "--lanes", "2", "--service-port", "0", "--token-file",
-                        token.toString(), "--renew-interval-ms", Long.toString(RENEW_MS)))) {
+                        tokens.toString(), "--renew-interval-ms", Long.toString(RENEW_MS)))) {
             final Matcher ready = sw.await("jobs 127\\.0\\.0\\.1:(\\d+)", START_MS);
             System.out.println("[it] " + ready.group());
             final String service = "127.0.0.1:" + ready.group(1);
@@ -66,6 +73,7 @@ class SharedSwitchIT {
                 // Connected, and empty, before five JVMs start and take the machine's CPUs.
                 assertEquals(0, operator.describe().sessions());
                 final List<Jvm> apps = new ArrayList<>();
+                GreedyTenant greedy = null;
                 try {
                     // The victim first: fit after fit, until killed. Once it iterates through the switch, the three
                     // others start, and it is killed while all four hold a session.
@@ -78,6 +86,8 @@ class SharedSwitchIT {
                     awaitOccupancy(operator, o -> o.sessions() == 4, "four applications with a session", START_MS);
                     assertTrue(victim.process.isAlive(), "the victim ended before it could be killed:\n"
                             + victim.tail(20));
+                    greedy = GreedyTenant.run(Integer.parseInt(ready.group(1)), BearerToken.of(greedyToken), RENEW_MS,
+                            List.of("victim-fit", "app-0", "app-1", "app-2"));
                     // Killed in the iterations of a fit that starts after the others joined.
                     final List<String> fitLines = victim.output().lines().filter(l -> l.startsWith("FIT-APP fit")).toList();
                     final int next = Integer.parseInt(fitLines.get(fitLines.size() - 1).split(" ")[2]) + 1;
@@ -107,9 +117,13 @@ class SharedSwitchIT {
                         assertTrue(out.contains("DEPLOY-CHECK OK viaSwitch=true") && out.contains("fallbacks=0"),
                                 app.tail(60));
                     }
+                    assertTrue(greedy.lostReason() == null, "the greedy tenant's sessions lapsed: " + greedy.lostReason());
                 } finally {
                     for (final Jvm app : apps) {
                         app.close();
+                    }
+                    if (greedy != null) {
+                        greedy.close();
                     }
                 }
                 final Occupancy after = operator.describe();
@@ -122,6 +136,14 @@ class SharedSwitchIT {
             }
             assertTrue(sw.process.isAlive(), "the switch died:\n" + sw.tail(40));
         }
+    }
+
+    /** Writes {@code text} to a file only its owner may read, as token files must be. */
+    private static Path privateFile(final Path file, final String text) throws IOException {
+        Files.deleteIfExists(file);
+        Files.writeString(file, text);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        return file;
     }
 
     private static void awaitOccupancy(final JobServiceClient c, final Predicate<Occupancy> done, final String what,

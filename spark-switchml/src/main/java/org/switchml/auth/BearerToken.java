@@ -2,14 +2,12 @@ package org.switchml.auth;
 
 import io.grpc.CallCredentials;
 import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
-import io.grpc.Status;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -19,7 +17,8 @@ import java.util.concurrent.Executor;
 
 /**
  * A shared secret that every client of a switch's control plane presents as {@code authorization: Bearer <token>}.
- * It is kept in a file readable only by the users allowed to run jobs on the switch; the first line is the token.
+ * It is kept in a file private to its owner (mode 600); the first line that is not blank or a {@code #} comment
+ * is the token. A server may accept several ({@link Tenants}).
  */
 public final class BearerToken {
     /** The gRPC metadata key of the credential. */
@@ -46,50 +45,54 @@ public final class BearerToken {
         return new BearerToken(value, "the given token");
     }
 
-    /** Reads the token from the first line of {@code file}. */
+    /** A token read from {@code source} (for messages). */
+    static BearerToken of(final String value, final String source) {
+        return new BearerToken(value, source);
+    }
+
+    /**
+     * Reads the token from {@code file}: its first line that is neither blank nor a {@code #} comment. The file
+     * must be private to its owner (mode 600 or stricter): one its group or others may read is refused.
+     */
     public static BearerToken read(final Path file) {
-        final String text;
-        try {
-            text = Files.readString(file, StandardCharsets.US_ASCII);
-        } catch (final IOException e) {
-            throw new IllegalArgumentException("cannot read the bearer token file " + file + ": " + e.getMessage(), e);
-        }
-        final int nl = text.indexOf('\n');
-        return new BearerToken((nl < 0 ? text : text.substring(0, nl)).trim(), "file " + file);
+        return new BearerToken(TokenFiles.read(file).get(0).token(), "file " + file);
     }
 
     /**
      * Reads the token from {@code file}, or, when the file does not exist, draws a random one and writes it there
      * readable by its owner only (a switch started for the first time).
-     *
-     * @return the token, and whether it was created
      */
     public static BearerToken readOrCreate(final Path file) {
-        if (Files.exists(file)) {
-            return read(file);
+        if (!Files.exists(file)) {
+            final String token = random();
+            try {
+                TokenFiles.createPrivate(file, token + "\n");
+                return new BearerToken(token, "file " + file);
+            } catch (final FileAlreadyExistsException raced) {
+                // Another process created it first: use what it wrote.
+            } catch (final IOException e) {
+                throw new UncheckedIOException("cannot write a new bearer token to " + file + ": " + e.getMessage(), e);
+            }
         }
+        return read(file);
+    }
+
+    /** 24 random bytes, hex. */
+    static String random() {
         final byte[] b = new byte[24];
         new SecureRandom().nextBytes(b);
-        final String token = HexFormat.of().formatHex(b);
-        try {
-            final Path dir = file.toAbsolutePath().getParent();
-            if (dir != null) {
-                Files.createDirectories(dir);
-            }
-            Files.writeString(file, token + "\n", StandardCharsets.US_ASCII);
-            file.toFile().setReadable(false, false);
-            file.toFile().setWritable(false, false);
-            file.toFile().setReadable(true, true);
-            file.toFile().setWritable(true, true);
-        } catch (final IOException e) {
-            throw new UncheckedIOException("cannot write a new bearer token to " + file + ": " + e.getMessage(), e);
-        }
-        return new BearerToken(token, "file " + file);
+        return HexFormat.of().formatHex(b);
     }
 
     /** Where the token came from, for messages (never the token). */
     public String source() {
         return source;
+    }
+
+    /** Whether {@code other} is the same token; constant time in the token. */
+    public boolean sameAs(final BearerToken other) {
+        return MessageDigest.isEqual(other.value.getBytes(StandardCharsets.US_ASCII),
+                value.getBytes(StandardCharsets.US_ASCII));
     }
 
     /** Whether {@code presented} (the whole header value) carries this token; constant time in the token. */
@@ -121,24 +124,6 @@ public final class BearerToken {
      * @param what names the server in the refusal, e.g. "the job service of switch 10.0.0.1:48864"
      */
     public ServerInterceptor interceptor(final String what) {
-        return new ServerInterceptor() {
-            @Override
-            public <Q, A> ServerCall.Listener<Q> interceptCall(final ServerCall<Q, A> call, final Metadata headers,
-                                                              final ServerCallHandler<Q, A> next) {
-                final String presented = headers.get(AUTHORIZATION);
-                if (presented == null) {
-                    call.close(Status.UNAUTHENTICATED.withDescription(what + " needs a bearer token (the rack's "
-                            + "token file: spark.switchml.auth.tokenFile for Spark, --token-file for the tools)"),
-                            new Metadata());
-                    return new ServerCall.Listener<>() { };
-                }
-                if (!matches(presented)) {
-                    call.close(Status.PERMISSION_DENIED.withDescription(what + " refused the bearer token: it is "
-                            + "not the switch's token"), new Metadata());
-                    return new ServerCall.Listener<>() { };
-                }
-                return next.startCall(call, headers);
-            }
-        };
+        return Tenants.of(this).interceptor(what);
     }
 }

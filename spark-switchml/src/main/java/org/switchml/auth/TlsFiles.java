@@ -84,12 +84,25 @@ public final class TlsFiles {
         return token == null ? transport : CompositeChannelCredentials.create(transport, token.callCredentials());
     }
 
-    /** Whether {@code host} names a loopback address (an unknown host is not). */
+    /**
+     * Whether {@code host} names loopback only: every address it resolves to is a loopback address (an unknown
+     * host is not, and neither is a name with one loopback address among others).
+     */
     public static boolean isLoopback(final String host) {
         try {
-            return InetAddress.getByName(host).isLoopbackAddress();
+            return allLoopback(InetAddress.getAllByName(host));
         } catch (final UnknownHostException e) {
             return false;
         }
+    }
+
+    /** Whether there is an address and every one is loopback. */
+    static boolean allLoopback(final InetAddress[] all) {
+        for (final InetAddress a : all) {
+            if (!a.isLoopbackAddress()) {
+                return false;
+            }
+        }
+        return all.length > 0;
     }
 }

@@ -52,6 +52,29 @@ final class CounterReader {
         return out;
     }
 
+    /** Every job index's cells summed: the per-job counters of all jobs together. */
+    JobCounters jobTotals() {
+        final long[] drops = counter(P4Names.JOB_DROPS);
+        final long cells = p4.counter(P4Names.JOB_PACKETS_IN).size();
+        final int stride = (int) Math.max(1, drops.length / Math.max(1, cells));
+        return new JobCounters(sum(counter(P4Names.JOB_PACKETS_IN)), sum(counter(P4Names.JOB_PACKETS_OUT)),
+                sum(counter(P4Names.JOB_RETRANSMISSIONS)), DropCounts.of(r -> {
+                    long n = 0;
+                    for (int i = r.ordinal(); r.ordinal() < stride && i < drops.length; i += stride) {
+                        n += drops[i];
+                    }
+                    return n;
+                }));
+    }
+
+    private static long sum(final long[] cells) {
+        long s = 0;
+        for (final long c : cells) {
+            s += c;
+        }
+        return s;
+    }
+
     /** The cells of counter index {@code index} as they are now (never reset: callers subtract a baseline). */
     JobCounters jobCells(final int index) {
         final P4InfoIndex.Counter in = p4.counter(P4Names.JOB_PACKETS_IN);

@@ -34,6 +34,8 @@ final class JobInstaller {
     private final ResultTable resultTable;
     private final CounterReader counters;
     private final Map<Integer, Installed> jobs = new LinkedHashMap<>();
+    /** Deletes still owed to the switch per job id (their resources stay allocated until they succeed). */
+    private final Map<Integer, List<Update>> leftovers = new LinkedHashMap<>();
     private Target target;
     private ResourceAllocator allocator;
 
@@ -53,11 +55,14 @@ final class JobInstaller {
         target = committed;
         allocator = ResourceAllocator.forPipeline(p4);
         jobs.clear();
+        leftovers.clear();
     }
 
-    /** Pool slots and job indices of the committed pipeline; zeros before one. */
+    /** Pool slots, job indices and worker rows of the committed pipeline; zeros before one. */
     int[] capacity() {
-        return allocator == null ? new int[2] : new int[] {allocator.poolSlots(), allocator.jobIndices()};
+        return allocator == null ? new int[3]
+                : new int[] {allocator.poolSlots(), allocator.jobIndices(), (int) Math.min(Integer.MAX_VALUE,
+                        allocator.workerRows())};
     }
 
     /** The target kind of the committed pipeline, or null before one. */
@@ -75,6 +80,7 @@ final class JobInstaller {
         final List<WorkerAttachment> att = attachments == null || attachments.isEmpty()
                 ? fromHostTable(requestedSpec) : List.copyOf(attachments);
         validate(requestedSpec, att);
+        clearLeftovers();
         final Installed existing = jobs.get(requestedSpec.jobId());
         final JobSpec spec = requestedSpec.withSecret(
                 jobTable.freshSecret(existing == null ? null : existing.job().spec()));
@@ -110,7 +116,9 @@ final class JobInstaller {
             jobs.put(spec.jobId(), new Installed(job, baseline));
             return job;
         } catch (final RuntimeException e) {
-            // Best effort: take back whatever part of the job made it, then free its resources.
+            // Take back whatever part of the job made it, then free its resources. If the switch refuses that too,
+            // the resources stay allocated (no later job may collide with what is left) until a later call
+            // manages to delete it.
             final List<Update> undo = new ArrayList<>();
             undo.add(TableEntries.update(Update.Type.DELETE, jobTable.entry(job)));
             for (final Update u : parts) {
@@ -118,12 +126,34 @@ final class JobInstaller {
             }
             try {
                 connection.write(undo, "undo job " + spec.jobName(), true);
+                allocator.release(spec.jobId());
             } catch (final RuntimeException undoFailure) {
                 e.addSuppressed(undoFailure);
+                leftovers.put(spec.jobId(), undo);
             }
-            allocator.release(spec.jobId());
             throw e;
         }
+    }
+
+    /**
+     * Deletes what failed installs and removals left on the switch, and frees its resources once it is gone.
+     * What the switch still refuses stays for the next call.
+     */
+    private void clearLeftovers() {
+        for (final Map.Entry<Integer, List<Update>> e : new ArrayList<>(leftovers.entrySet())) {
+            try {
+                connection.write(e.getValue(), "delete what is left of job " + Integer.toUnsignedString(e.getKey()), true);
+                leftovers.remove(e.getKey());
+                allocator.release(e.getKey());
+            } catch (final RuntimeException stillThere) {
+                // Kept, with its resources, for the next call.
+            }
+        }
+    }
+
+    /** Jobs whose entries a failed install or removal left on the switch, with their resources still allocated. */
+    int leftovers() {
+        return leftovers.size();
     }
 
     /**
@@ -179,8 +209,13 @@ final class JobInstaller {
         }
     }
 
-    /** See {@link SwitchController#removeJob(int)}. */
+    /**
+     * See {@link SwitchController#removeJob(int)}. Once the job_table entry is gone the job is removed, even when
+     * the switch refuses to delete the rest: that is then owed (its resources stay allocated) and retried by
+     * later calls, and the refusal is thrown.
+     */
     boolean remove(final int jobId) {
+        clearLeftovers();
         final Installed installed = jobs.get(jobId);
         if (installed == null) {
             return false;
@@ -197,8 +232,13 @@ final class JobInstaller {
             rest.add(TableEntries.update(Update.Type.DELETE, e));
         }
         rest.add(TableEntries.update(Update.Type.DELETE, MulticastGroups.group(job)));
-        connection.write(rest, "remove workers, results and multicast group of job " + name, true);
         jobs.remove(jobId);
+        try {
+            connection.write(rest, "remove workers, results and multicast group of job " + name, true);
+        } catch (final RuntimeException e) {
+            leftovers.put(jobId, rest);
+            throw e;
+        }
         allocator.release(jobId);
         return true;
     }

@@ -51,7 +51,7 @@ final class P4RuntimeConnection implements AutoCloseable {
     private P4RuntimeConnection(final ControllerOptions options, final ManagedChannel channel) {
         this.options = options;
         this.channel = channel;
-        this.electionId = Uint128.newBuilder().setHigh(0).setLow(options.electionId()).build();
+        this.electionId = Uint128.newBuilder().setHigh(options.electionIdHigh()).setLow(options.electionId()).build();
         this.stream = P4RuntimeGrpc.newStub(channel).streamChannel(arbitration);
     }
 
@@ -106,11 +106,11 @@ final class P4RuntimeConnection implements AutoCloseable {
                         + unreachableReason(s) + " at " + options.target(), List.of(), e.getCause());
             }
             throw new SwitchControlException(s.getCode(), where() + " refused arbitration for election id "
-                    + options.electionId() + ": " + s.getCode() + ": " + s.getDescription(), List.of(), e.getCause());
+                    + options.electionIdText() + ": " + s.getCode() + ": " + s.getDescription(), List.of(), e.getCause());
         }
         if (answer.getStatus().getCode() != Status.Code.OK.value()) {
             throw new SwitchControlException(Status.Code.PERMISSION_DENIED, "controller with election id "
-                    + options.electionId() + " is not primary on " + where() + ": the primary has election id "
+                    + options.electionIdText() + " is not primary on " + where() + ": the primary has election id "
                     + ArbitrationObserver.text(answer.getElectionId()) + " (" + answer.getStatus().getMessage() + ")");
         }
     }
@@ -155,7 +155,7 @@ final class P4RuntimeConnection implements AutoCloseable {
         }
         if (!arbitration.primary) {
             throw new SwitchControlException(Status.Code.PERMISSION_DENIED, "cannot " + what + ": controller with "
-                    + "election id " + options.electionId() + " is no longer primary on " + where()
+                    + "election id " + options.electionIdText() + " is no longer primary on " + where()
                     + arbitration.lost());
         }
     }

@@ -49,6 +49,10 @@ final class ResourceAllocator {
         return jobIndices;
     }
 
+    long workerRows() {
+        return workerCapacity;
+    }
+
     /** Resources held by {@code jobId}, or null. */
     JobResources of(final int jobId) {
         return live.get(jobId);

@@ -107,6 +107,11 @@ public final class SwitchController implements AutoCloseable {
         return installer.capacity()[1];
     }
 
+    /** Worker rows of the pushed pipeline, shared by all jobs' workers (0 before {@link #setPipeline}). */
+    public synchronized int workerRows() {
+        return installer.capacity()[2];
+    }
+
     /** Most workers one job may have on the pushed pipeline's target (0 before {@link #setPipeline}). */
     public synchronized int maxWorkersPerJob() {
         final Target t = installer.target();
@@ -159,7 +164,10 @@ public final class SwitchController implements AutoCloseable {
      * earlier registration of the job, or forged ones, never reach its slots. Registering a job id that is
      * live starts a new session of it, with the same or a new generation: when nothing but the generation
      * and secret change, only its job_table entry is modified (the dataplane starts every slot afresh);
-     * otherwise the old job is removed first.
+     * otherwise the old job is removed first, and if the new shape then cannot be installed, neither stays: no
+     * part of either is left registered or on the switch. What the switch refuses to delete (a failed undo) keeps
+     * its resources allocated, so no later job collides with it, and is deleted by a later call
+     * ({@link #leftoverJobs()}).
      *
      * @return the job as installed, with the secret its workers need
      * @throws IllegalArgumentException k ≠ 64 or more than 32 workers on BMv2, missing attachments, a non-IPv4 worker
@@ -178,6 +186,11 @@ public final class SwitchController implements AutoCloseable {
      */
     public synchronized boolean removeJob(final int jobId) {
         return installer.remove(jobId);
+    }
+
+    /** Jobs whose entries a failed install or removal left on the switch, still to be deleted. */
+    public synchronized int leftoverJobs() {
+        return installer.leftovers();
     }
 
     /** The job as registered, or null. */
@@ -203,6 +216,15 @@ public final class SwitchController implements AutoCloseable {
     /** The switch-wide drop counter, cumulative since the pipeline was committed, every job included. */
     public SwitchCounters readSwitchCounters() {
         return counters.switchCounters();
+    }
+
+    /**
+     * Every job's counter cells summed, since the pipeline was pushed (jobs removed since included): the switch's
+     * SwitchML traffic. Reads every cell of the per-job counters; takes no lock of the controller's, so a slow
+     * install does not hold it up.
+     */
+    public JobCounters readJobTotals() {
+        return counters.jobTotals();
     }
 
     /** Packet counts of every cell of the counter called {@code name} (a wildcard CounterEntry read). */

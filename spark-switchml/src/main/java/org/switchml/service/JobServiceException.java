@@ -15,6 +15,8 @@ public final class JobServiceException extends RuntimeException {
         NOT_AUTHENTICATED,
         /** The switch stayed full for the request's whole admission wait. */
         SWITCH_FULL,
+        /** The request is over one of the service's quotas (the message names it); asking again will not help. */
+        OVER_QUOTA,
         /** The session is unknown: it expired (its jobs are gone) or was never opened. */
         SESSION_LOST,
         /** The request itself is wrong (a job id outside the session's range, a bad k). */

@@ -12,6 +12,7 @@ import org.switchml.service.v1.ReadJobCountersResponse;
 import org.switchml.service.v1.SwitchInfo;
 import org.switchml.service.v1.Traffic;
 
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,20 +34,63 @@ final class Messages {
                 i.getRequiredK(), i.getDataplaneMtu(), i.getCountsJobs(), i.getPoolSlots(), i.getJobIndices(), i.getMaxWorkers());
     }
 
+    /**
+     * The workers as the service takes them: IPv4 literals, resolved here, on the caller's side (the service
+     * resolves no names).
+     *
+     * @throws IllegalArgumentException a worker without an IPv4 address
+     */
     static List<Endpoint> endpoints(final List<InetSocketAddress> workers) {
         final List<Endpoint> out = new ArrayList<>();
-        for (final InetSocketAddress w : workers) {
+        for (int r = 0; r < workers.size(); r++) {
+            final InetSocketAddress w = workers.get(r);
+            if (w.isUnresolved() || !(w.getAddress() instanceof java.net.Inet4Address)) {
+                throw new IllegalArgumentException("rank " + r + "'s endpoint " + w + " has no IPv4 address: the "
+                        + "switch matches IPv4 sources, so each worker must bind an IPv4 address");
+            }
             out.add(Endpoint.newBuilder().setHost(w.getAddress().getHostAddress()).setPort(w.getPort()).build());
         }
         return out;
     }
 
+    /**
+     * The workers of a request, each an IPv4 literal and a port: a name is refused here, before anything looks
+     * it up, so no caller can make the switch wait on DNS or probe names through it.
+     *
+     * @throws IllegalArgumentException naming the first rank that is not a literal with a port
+     */
     static List<InetSocketAddress> workers(final List<Endpoint> endpoints) {
         final List<InetSocketAddress> out = new ArrayList<>();
-        for (final Endpoint e : endpoints) {
-            out.add(new InetSocketAddress(e.getHost(), e.getPort()));
+        for (int r = 0; r < endpoints.size(); r++) {
+            final Endpoint e = endpoints.get(r);
+            final InetAddress a;
+            try {
+                a = WorkerAddresses.ipv4Literal(e.getHost());
+            } catch (final IllegalArgumentException bad) {
+                throw new IllegalArgumentException("rank " + r + ": " + bad.getMessage(), bad);
+            }
+            if (e.getPort() < 1 || e.getPort() > 65535) {
+                throw new IllegalArgumentException("rank " + r + ": port " + e.getPort() + " is outside 1..65535");
+            }
+            out.add(new InetSocketAddress(a, e.getPort()));
         }
         return out;
+    }
+
+    static org.switchml.service.v1.Quotas quotas(final Quotas q) {
+        return org.switchml.service.v1.Quotas.newBuilder().setSlotsPerJob(q.slotsPerJob()).setBytesPerJob(q.bytesPerJob())
+                .setJobsPerSession(q.jobsPerSession()).setWaitersPerSession(q.waitersPerSession())
+                .setSessionsPerToken(q.sessionsPerToken()).setSessions(q.sessions())
+                .setTokenSharePercent(q.tokenSharePercent()).setWorkers(q.workers()).setBytes(q.bytes()).build();
+    }
+
+    /** The quotas a service reports; null when it reports none (a service from before quotas). */
+    static Quotas quotas(final org.switchml.service.v1.Quotas q) {
+        if (q.getSlotsPerJob() == 0) {
+            return null;
+        }
+        return new Quotas(q.getSlotsPerJob(), q.getBytesPerJob(), q.getJobsPerSession(), q.getWaitersPerSession(),
+                q.getSessionsPerToken(), q.getSessions(), q.getTokenSharePercent(), q.getWorkers(), q.getBytes());
     }
 
     static JobSpecMessage spec(final JobSpec s) {

@@ -14,21 +14,25 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A self-signed certificate for 127.0.0.1 made at test time with the JDK's keytool, written as PEM (the chain and
- * its PKCS#8 key), as a user would give them to the job service.
+ * A self-signed certificate made at test time with the JDK's keytool for the subject alternative names a test
+ * gives (each certificate its own, so hostname verification is exercised), written as PEM (the chain and its
+ * PKCS#8 key), as a user would give them to the job service.
  *
  * @param cert the certificate, PEM
  * @param key  its private key, PKCS#8 PEM
  */
 public record TestCertificates(Path cert, Path key) {
 
-    /** Makes a new key pair and certificate for {@code cn} under {@code dir}. */
-    public static TestCertificates make(final Path dir, final String cn) throws IOException, InterruptedException,
-            GeneralSecurityException {
+    /**
+     * Makes a new key pair and certificate for {@code cn} under {@code dir}, valid for {@code san} (keytool's
+     * form, e.g. {@code ip:127.0.0.1,dns:switch.test}).
+     */
+    public static TestCertificates make(final Path dir, final String cn, final String san) throws IOException,
+            InterruptedException, GeneralSecurityException {
         final Path store = dir.resolve(cn + ".p12");
         final String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
         final Process p = new ProcessBuilder(List.of(keytool, "-genkeypair", "-alias", cn, "-keyalg", "EC",
-                "-groupname", "secp256r1", "-dname", "CN=" + cn, "-ext", "SAN=ip:127.0.0.1,dns:localhost",
+                "-groupname", "secp256r1", "-dname", "CN=" + cn, "-ext", "SAN=" + san,
                 "-validity", "2", "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "test-pass",
                 "-keypass", "test-pass")).redirectErrorStream(true).start();
         final String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -2,19 +2,26 @@ package org.switchml.dataplane.runtime;
 
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Server;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
 import io.grpc.ServerCredentials;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.Status;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchMLException;
+import p4.v1.P4RuntimeGrpc;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -83,16 +90,54 @@ public final class SwitchRuntimeServer implements AutoCloseable {
     public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port,
                                             final long deviceId, final ServerCredentials credentials,
                                             final ServerInterceptor interceptor) {
+        return start(dataplane, host, port, deviceId, credentials, interceptor, true);
+    }
+
+    /**
+     * As {@link #start(SoftwareSwitch, String, int, long, ServerCredentials, ServerInterceptor)}; unless
+     * {@code writable}, the socket refuses Write and SetForwardingPipelineConfig with PERMISSION_DENIED before
+     * arbitration is even looked at (reads, Capabilities and StreamChannel, where a controller can be a backup, are
+     * served). The in-process side ({@link #inProcessName()}) always takes writes from its primary.
+     */
+    public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port,
+                                            final long deviceId, final ServerCredentials credentials,
+                                            final ServerInterceptor interceptor, final boolean writable) {
         final RuntimeService service = new RuntimeService(dataplane, deviceId, P4InfoIndex.bundled());
+        final List<ServerInterceptor> chain = new ArrayList<>();
+        if (!writable) {
+            chain.add(readOnly("the P4Runtime server on " + host + ":" + port));
+        }
+        if (interceptor != null) {
+            chain.add(interceptor); // last added runs first: the credential before anything else
+        }
         final Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port), credentials)
-                .addService(interceptor == null ? ServerInterceptors.intercept(service)
-                        : ServerInterceptors.intercept(service, interceptor)).build();
+                .addService(ServerInterceptors.intercept(service, chain)).build();
         try {
             server.start();
         } catch (final IOException e) {
             throw new SwitchMLException("cannot serve P4Runtime on " + host + ":" + port + ": " + e.getMessage(), e);
         }
         return withInProcess(server, service, dataplane, host, deviceId);
+    }
+
+    /** Refuses the RPCs that change the switch. */
+    private static ServerInterceptor readOnly(final String what) {
+        final Set<String> writes = Set.of(P4RuntimeGrpc.getWriteMethod().getFullMethodName(),
+                P4RuntimeGrpc.getSetForwardingPipelineConfigMethod().getFullMethodName());
+        return new ServerInterceptor() {
+            @Override
+            public <Q, A> ServerCall.Listener<Q> interceptCall(final ServerCall<Q, A> call, final Metadata headers,
+                                                              final ServerCallHandler<Q, A> next) {
+                final String method = call.getMethodDescriptor().getFullMethodName();
+                if (writes.contains(method)) {
+                    call.close(Status.PERMISSION_DENIED.withDescription(what + " is read-only: "
+                            + call.getMethodDescriptor().getBareMethodName() + " refused (the switch's own controller "
+                            + "owns the switch; its operator turns writes on with --p4runtime-writes)"), new Metadata());
+                    return new ServerCall.Listener<>() { };
+                }
+                return next.startCall(call, headers);
+            }
+        };
     }
 
     /**

@@ -1,6 +1,6 @@
 package org.switchml.service.standalone;
 
-import org.switchml.auth.BearerToken;
+import org.switchml.auth.Tenants;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.HostTable;
 import org.switchml.control.PipelineConfig;
@@ -110,7 +110,7 @@ public final class ControllerMain {
     }
 
     JobServiceServer start(final SwitchAddress address, final PrintStream out) {
-        final BearerToken token = service.token(out, NAME);
+        final Tenants tokens = service.tokens(out, NAME);
         final HostTable table = HostTable.read(hosts);
         final PipelineConfig pipeline = PipelineConfig.bmv2(p4Json);
         final SwitchController controller = SwitchController.connect(ControllerOptions.of(p4runtime)
@@ -123,6 +123,6 @@ public final class ControllerMain {
         }
         final SwitchDescription d = new SwitchDescription(address, Wire.P4_K, mtu, false, controller.poolSlots(),
                 controller.jobIndices(), controller.maxWorkersPerJob());
-        return service.start(controller, d, token, "switch " + address);
+        return service.start(controller, d, tokens, "switch " + address);
     }
 }

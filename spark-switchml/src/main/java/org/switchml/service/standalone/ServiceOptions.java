@@ -1,11 +1,13 @@
 package org.switchml.service.standalone;
 
-import org.switchml.auth.BearerToken;
+import org.switchml.auth.Tenants;
 import org.switchml.auth.TlsFiles;
 import org.switchml.control.SwitchController;
+import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Wire;
 import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceServer;
+import org.switchml.service.Quotas;
 import org.switchml.service.SwitchDescription;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
@@ -14,6 +16,7 @@ import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.nio.file.Path;
+import java.util.Locale;
 
 /** The job service's command-line options, shared by both programs, and how they start it. */
 final class ServiceOptions {
@@ -28,7 +31,7 @@ final class ServiceOptions {
     int port = DEFAULT_PORT;
 
     @Option(names = "--token-file", paramLabel = "FILE",
-            description = "the rack's bearer token, first line; created with a random token (mode 600) when missing (default ${DEFAULT-VALUE})")
+            description = "the applications' bearer tokens, one per line, one per tenant; mode 600 (refused when its group or others may read it); created with one random token when missing (default ${DEFAULT-VALUE})")
     Path tokenFile = Path.of(System.getProperty("user.home"), ".switchml", "token");
 
     @Option(names = "--tls-cert", paramLabel = "PEM", description = "the service's certificate chain (TLS)")
@@ -48,8 +51,44 @@ final class ServiceOptions {
             description = "longest wait of a job request for room on a full switch (default ${DEFAULT-VALUE})")
     long admissionTimeoutMs = JobDesk.Options.DEFAULT.admissionTimeoutMs();
 
+    @Option(names = "--admission-reserve-after-ms", paramLabel = "MS",
+            description = "how long a waiting request may be overtaken by later ones that fit; then it reserves what it needs (default ${DEFAULT-VALUE})")
+    long reserveAfterMs = JobDesk.Options.DEFAULT.reserveAfterMs();
+
     @Option(names = "--max-applications", paramLabel = "N", description = "sessions at once, 1..128 (default ${DEFAULT-VALUE})")
-    int maxApplications = JobDesk.Options.DEFAULT.maxSessions();
+    int maxApplications = Quotas.DEFAULT.sessions();
+
+    @Option(names = "--max-sessions-per-token", paramLabel = "N",
+            description = "sessions at once with one tenant's token (default ${DEFAULT-VALUE})")
+    int maxSessionsPerToken = Quotas.DEFAULT.sessionsPerToken();
+
+    @Option(names = "--max-jobs-per-session", paramLabel = "N",
+            description = "jobs one session may hold, its waiting requests included (default ${DEFAULT-VALUE})")
+    int maxJobsPerSession = Quotas.DEFAULT.jobsPerSession();
+
+    @Option(names = "--max-waiters-per-session", paramLabel = "N",
+            description = "requests of one session that may wait for room at once (default ${DEFAULT-VALUE})")
+    int maxWaitersPerSession = Quotas.DEFAULT.waitersPerSession();
+
+    @Option(names = "--max-slots-per-job", paramLabel = "N",
+            description = "pool slots one job may ask for (default ${DEFAULT-VALUE})")
+    int maxSlotsPerJob = Quotas.DEFAULT.slotsPerJob();
+
+    @Option(names = "--max-job-bytes", paramLabel = "BYTES",
+            description = "switch state one job may make the switch allocate, 2 S (4 k + 8 ceil(n/64) + 11) bytes; k, m, g suffixes (default 32m)")
+    String maxJobBytes = "32m";
+
+    @Option(names = "--max-bytes", paramLabel = "BYTES",
+            description = "switch state of all jobs together; k, m, g suffixes (default 256m)")
+    String maxBytes = "256m";
+
+    @Option(names = "--max-workers", paramLabel = "N",
+            description = "workers of all jobs together (default: what the switch's worker table holds, 2048)")
+    int maxWorkers;
+
+    @Option(names = "--token-share-percent", paramLabel = "P",
+            description = "share of the switch's slots, jobs, workers and bytes one token's sessions may hold together, 1..100 (default ${DEFAULT-VALUE})")
+    int tokenSharePercent = Quotas.DEFAULT.tokenSharePercent();
 
     @Option(names = "--max-workers-per-job", paramLabel = "N",
             description = "most workers (executors) one job may have; jobs wider than this fall back to "
@@ -65,12 +104,63 @@ final class ServiceOptions {
             throw new CommandLine.ParameterException(cl, "--max-workers-per-job " + maxWorkersPerJob
                     + " is outside 1.." + Wire.MAX_WORKERS);
         }
+        positive(cl, "--max-applications", maxApplications, JobDesk.Options.DEFAULT.quotas().sessions());
+        positive(cl, "--max-sessions-per-token", maxSessionsPerToken, Integer.MAX_VALUE);
+        positive(cl, "--max-jobs-per-session", maxJobsPerSession, Integer.MAX_VALUE);
+        positive(cl, "--max-waiters-per-session", maxWaitersPerSession, Integer.MAX_VALUE);
+        positive(cl, "--max-slots-per-job", maxSlotsPerJob, JobSpec.MAX_POOL_SIZE);
+        positive(cl, "--token-share-percent", tokenSharePercent, 100);
+        if (maxWorkers < 0) {
+            throw new CommandLine.ParameterException(cl, "--max-workers " + maxWorkers + " is negative");
+        }
+        if (renewIntervalMs < 10 || admissionTimeoutMs < 0 || reserveAfterMs < 0) {
+            throw new CommandLine.ParameterException(cl, "--renew-interval-ms " + renewIntervalMs + " (>= 10), "
+                    + "--admission-timeout-ms " + admissionTimeoutMs + " and --admission-reserve-after-ms "
+                    + reserveAfterMs + " (>= 0) are out of range");
+        }
+        try {
+            quotas();
+        } catch (final IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(cl, e.getMessage());
+        }
     }
 
-    /** Reads (or creates) the token. */
-    BearerToken token(final PrintStream out, final String program) {
+    /** The quotas the options give. */
+    Quotas quotas() {
+        return new Quotas(maxSlotsPerJob, bytes("--max-job-bytes", maxJobBytes), maxJobsPerSession,
+                maxWaitersPerSession, maxSessionsPerToken, maxApplications, tokenSharePercent, maxWorkers,
+                bytes("--max-bytes", maxBytes));
+    }
+
+    private static void positive(final CommandLine cl, final String option, final int value, final int most) {
+        if (value < 1 || value > most) {
+            throw new CommandLine.ParameterException(cl, option + " " + value + " is outside 1.."
+                    + (most == Integer.MAX_VALUE ? "" : Integer.toString(most)));
+        }
+    }
+
+    /** A byte count: digits, optionally followed by k, m or g (powers of 1024). */
+    static long bytes(final String option, final String text) {
+        final String t = text.trim().toLowerCase(Locale.ROOT);
+        final int unit = t.isEmpty() ? -1 : "kmg".indexOf(t.charAt(t.length() - 1));
+        final String digits = unit >= 0 ? t.substring(0, t.length() - 1) : t;
+        try {
+            final long n = Long.parseLong(digits);
+            final long v = unit < 0 ? n : Math.multiplyExact(n, 1L << (10 * (unit + 1)));
+            if (n < 1) {
+                throw new NumberFormatException();
+            }
+            return v;
+        } catch (final NumberFormatException | ArithmeticException e) {
+            throw new IllegalArgumentException(option + " '" + text + "' is not a positive byte count "
+                    + "(e.g. 33554432, 32m)");
+        }
+    }
+
+    /** Reads (or creates) the tenants' tokens. */
+    Tenants tokens(final PrintStream out, final String program) {
         final boolean existed = tokenFile.toFile().exists();
-        final BearerToken t = BearerToken.readOrCreate(tokenFile);
+        final Tenants t = Tenants.readOrCreate(tokenFile);
         if (!existed) {
             out.println(program + ": wrote a new bearer token to " + tokenFile
                     + " (give this file to the applications: spark.switchml.auth.tokenFile)");
@@ -80,7 +170,7 @@ final class ServiceOptions {
 
     /** Starts the job service over {@code controller}; closes the controller when it cannot. */
     JobServiceServer start(final SwitchController controller, final SwitchDescription description,
-                           final BearerToken token, final String what) {
+                           final Tenants tokens, final String what) {
         final JobDesk desk;
         try {
             final int most = controller.maxWorkersPerJob();
@@ -89,14 +179,14 @@ final class ServiceOptions {
                         + maxWorkersPerJob);
             }
             desk = new JobDesk(controller, description.withMaxWorkers(maxWorkersPerJob > 0 ? maxWorkersPerJob : most),
-                    new JobDesk.Options(renewIntervalMs, admissionTimeoutMs, maxApplications), what);
+                    new JobDesk.Options(renewIntervalMs, admissionTimeoutMs, reserveAfterMs, quotas()), what);
         } catch (final RuntimeException e) {
             controller.close();
             throw e;
         }
         try {
             return JobServiceServer.start(desk, host, port,
-                    TlsFiles.server(tlsCert, tlsKey, clientCa, host, "the job service on " + host), token);
+                    TlsFiles.server(tlsCert, tlsKey, clientCa, host, "the job service on " + host), tokens);
         } catch (final RuntimeException e) {
             desk.close();
             throw e;

@@ -1,6 +1,7 @@
 package org.switchml.service.standalone;
 
 import org.switchml.auth.BearerToken;
+import org.switchml.auth.Tenants;
 import org.switchml.auth.TlsFiles;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.PipelineConfig;
@@ -61,8 +62,12 @@ public final class SwitchMain {
     String p4runtimeHost = "127.0.0.1";
 
     @Option(names = "--p4runtime-token-file", paramLabel = "FILE",
-            description = "operators' bearer token for P4Runtime; never the applications' token (their P4Runtime reads would show every job's secret)")
+            description = "operators' bearer token for P4Runtime; never an application's token (their P4Runtime reads would show every job's secret): the switch refuses to start when it is one")
     Path p4runtimeTokenFile;
+
+    @Option(names = "--p4runtime-writes",
+            description = "let operators write through the P4Runtime port: the switch's own controller then arbitrates with election id 1, so an operator with a higher one can take primary (and every job's writes fail until it leaves). Off: the port refuses Write and SetForwardingPipelineConfig, and the controller holds the highest election id")
+    boolean p4runtimeWrites;
 
     @Option(names = "--device-id", paramLabel = "D", description = "P4Runtime device id (default ${DEFAULT-VALUE})")
     long deviceId;
@@ -141,6 +146,8 @@ public final class SwitchMain {
                 throw new CommandLine.ParameterException(cl, "--p4runtime-port needs --p4runtime-token-file (the "
                         + "operators' token, not the applications')");
             }
+        } else if (p4runtimeWrites) {
+            throw new CommandLine.ParameterException(cl, "--p4runtime-writes needs --p4runtime-port");
         }
     }
 
@@ -190,7 +197,7 @@ public final class SwitchMain {
     Running start(final PrintStream out) {
         resolve(host, "--host");
         resolve(service.host, "--service-host");
-        final BearerToken token = service.token(out, NAME);
+        final Tenants tokens = service.tokens(out, NAME);
         final List<Integer> ports = new ArrayList<>();
         for (int i = 0; i < lanes; i++) {
             ports.add(port == 0 ? 0 : port + i);
@@ -210,13 +217,22 @@ public final class SwitchMain {
             } else {
                 resolve(p4runtimeHost, "--p4runtime-host");
                 final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
+                if (tokens.contains(operators)) {
+                    throw new IllegalStateException("--p4runtime-token-file " + p4runtimeTokenFile + " holds an "
+                            + "application token of --token-file " + service.tokenFile + ": P4Runtime reads show every "
+                            + "job's secret, so the operators' token must be one no application holds");
+                }
                 p4 = SwitchRuntimeServer.start(sw, p4runtimeHost, Integer.parseInt(p4runtimePort), deviceId,
                         TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
                                 "the P4Runtime server on " + p4runtimeHost),
-                        operators.interceptor("the P4Runtime server of switch " + sw.address()));
+                        operators.interceptor("the P4Runtime server of switch " + sw.address()), p4runtimeWrites);
             }
+            // Read-only, the controller holds the highest election id: by P4Runtime's arbitration no one else can
+            // be primary. With writes on, an operator's controller with a higher id may take over.
+            final ControllerOptions own = ControllerOptions.of(host, sw.address().lanePorts().get(0))
+                    .withDeviceId(p4.deviceId());
             final SwitchController controller = SwitchController.connectInProcess(p4.inProcessName(),
-                    ControllerOptions.of(host, sw.address().lanePorts().get(0)).withDeviceId(p4.deviceId()));
+                    p4runtimeWrites ? own : own.withHighestElectionId());
             try {
                 controller.setPipeline(PipelineConfig.softwareSwitch());
             } catch (final RuntimeException e) {
@@ -225,7 +241,7 @@ public final class SwitchMain {
             }
             final SwitchDescription d = new SwitchDescription(sw.address(), 0, ServiceOptions.mtuOf(host), true,
                     controller.poolSlots(), controller.jobIndices(), controller.maxWorkersPerJob());
-            final JobServiceServer jobs = service.start(controller, d, token, "switch " + sw.address());
+            final JobServiceServer jobs = service.start(controller, d, tokens, "switch " + sw.address());
             return new Running(sw, p4, jobs, service.host, service.tokenFile);
         } catch (final RuntimeException e) {
             if (p4 != null) {

@@ -82,9 +82,9 @@ public final class SwitchMLConfig {
             "", s -> s, s -> true, "empty or a file path");
 
     public static final ConfigEntry<Long> ADMISSION_TIMEOUT = new ConfigEntry<>("spark.switchml.admissionTimeout",
-            "How long a job request waits, in FIFO order, for room on a full shared switch (the service may "
-                    + "bound it lower); then `spark.switchml.fallback` applies, with a reason that names what "
-                    + "holds the switch.",
+            "How long a job request waits for room on a full shared switch (the service may bound it lower; "
+                    + "docs/deployment.md says in which order requests are admitted); then "
+                    + "`spark.switchml.fallback` applies, with a reason that says what the request lacked.",
             "10s", SwitchMLConfig::parseMillis, v -> v >= 1, "a duration >= 1ms");
 
     public static final ConfigEntry<String> REGISTRAR = new ConfigEntry<>("spark.switchml.registrar",

@@ -11,6 +11,7 @@ import org.switchml.protocol.SwitchAddress;
 import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceClient;
 import org.switchml.service.JobServiceServer;
+import org.switchml.service.Quotas;
 import org.switchml.service.SwitchDescription;
 import org.switchml.spark.rpc.Endpoints;
 
@@ -54,9 +55,10 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
             c.setPipeline(PipelineConfig.softwareSwitch());
             final SwitchDescription d = new SwitchDescription(sw.address(), 0, Endpoints.mtuOf(sw.address().host()),
                     true, c.poolSlots(), c.jobIndices(), c.maxWorkersPerJob());
+            // The driver owns this switch alone: no quota beyond what the switch holds.
             s = JobServiceServer.startInProcess(new JobDesk(c, d, new JobDesk.Options(
-                    JobDesk.Options.DEFAULT.renewIntervalMs(), admissionTimeoutMs, JobDesk.Options.DEFAULT.maxSessions()),
-                    "the embedded switch " + sw.address()));
+                    JobDesk.Options.DEFAULT.renewIntervalMs(), admissionTimeoutMs,
+                    JobDesk.Options.DEFAULT.reserveAfterMs(), Quotas.NONE), "the embedded switch " + sw.address()));
             this.viaService = new JobServiceRegistrar(JobServiceClient.inProcess(s.inProcessName(),
                     "the embedded switch's job service"), "this driver", sw.address(), admissionTimeoutMs);
         } catch (final RuntimeException e) {

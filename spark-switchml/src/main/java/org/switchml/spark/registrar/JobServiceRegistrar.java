@@ -20,7 +20,8 @@ import java.util.function.Function;
 
 /**
  * Installs jobs through a switch's job service ({@code spark.switchml.jobService.address}): opens a session for
- * this application, renews its lease in the background, and asks for every job in the session's own id range.
+ * this application, renews its lease in the background, and asks for every job in the session's own id range,
+ * naming each worker by its IPv4 address (resolved here: the service resolves no names).
  * The session closes (its jobs go at once) when the registrar closes; if the driver dies, the lease lapses and
  * the service removes its jobs.
  */
@@ -82,10 +83,19 @@ public final class JobServiceRegistrar implements JobRegistrar {
                         SwitchMLConfig.TLS_KEY.from(settings), token, host, "the job service at " + at));
     }
 
-    private static String application(final Map<String, String> settings) {
-        final String name = settings.getOrDefault("spark.app.name", "spark application");
-        final String id = settings.getOrDefault("spark.app.id", "");
-        return id.isEmpty() ? name : name + " (" + id + ")";
+    /**
+     * The name the service knows this application by: Spark's name and id, without control characters and cut to
+     * what the service takes ({@link JobDesk#MAX_NAME_LENGTH}), keeping the id.
+     */
+    static String application(final Map<String, String> settings) {
+        final String name = settings.getOrDefault("spark.app.name", "spark application").replaceAll("\\p{Cc}", " ");
+        final String id = settings.getOrDefault("spark.app.id", "").replaceAll("\\p{Cc}", " ");
+        final String suffix = id.isEmpty() ? "" : " (" + id + ")";
+        final int room = JobDesk.MAX_NAME_LENGTH - suffix.length();
+        if (room < 1) {
+            return (name + suffix).substring(0, JobDesk.MAX_NAME_LENGTH);
+        }
+        return (name.length() > room ? name.substring(0, Math.max(0, room - 3)) + "..." : name) + suffix;
     }
 
     /** The session's lease, job ids and switch. */

@@ -3,6 +3,7 @@ package org.switchml.service.standalone;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.switchml.testing.PrivateFiles;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -12,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -21,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The standalone switch's command line: help, usage errors with exit 2, start failures with exit 1, and what it
- * serves once started (the job service on loopback, P4Runtime only when asked, with the operators' token).
+ * serves once started (the job service on loopback, P4Runtime only when asked, with the operators' token, which
+ * must be no application's), and token files only their owner may read.
  */
 @Timeout(120)
 class SwitchMainTest {
@@ -45,7 +48,10 @@ class SwitchMainTest {
         assertEquals(0, o.code());
         for (final String opt : new String[] {"--host", "--port", "--lanes", "--service-host", "--service-port",
                 "--token-file", "--tls-cert", "--tls-key", "--client-ca", "--renew-interval-ms", "--admission-timeout-ms",
-                "--p4runtime-port", "--p4runtime-token-file", "--device-id", "--max-workers-per-job"}) {
+                "--admission-reserve-after-ms", "--p4runtime-port", "--p4runtime-token-file", "--p4runtime-writes",
+                "--device-id", "--max-workers-per-job", "--max-applications", "--max-sessions-per-token",
+                "--max-jobs-per-session", "--max-waiters-per-session", "--max-slots-per-job", "--max-job-bytes",
+                "--max-bytes", "--max-workers", "--token-share-percent"}) {
             assertTrue(o.out().contains(opt), opt + " missing from help:\n" + o.out());
         }
     }
@@ -55,9 +61,12 @@ class SwitchMainTest {
         final String[][] cases = {
                 {"--port", "abc"}, {"--lanes", "-1"}, {"--lanes", "17"}, {"--bogus", "1"}, {"--port"},
                 {"--device-id", "x"}, {"stray"}, {"--p4runtime-port", "0"}, {"--p4runtime-port", "on"},
-                {"--max-workers-per-job", "257"}};
+                {"--max-workers-per-job", "257"}, {"--max-slots-per-job", "0"}, {"--token-share-percent", "101"},
+                {"--max-job-bytes", "lots"}, {"--max-applications", "129"}, {"--p4runtime-writes"}};
         final String[] expected = {"'abc'", "-1", "17", "--bogus", "--port", "'x'", "stray", "--p4runtime-token-file",
-                "'on'", "--max-workers-per-job 257 is outside 1..256"};
+                "'on'", "--max-workers-per-job 257 is outside 1..256", "--max-slots-per-job 0 is outside 1..65536",
+                "--token-share-percent 101 is outside 1..100", "--max-job-bytes 'lots' is not a positive byte count",
+                "--max-applications 129 is outside 1..128", "--p4runtime-writes needs --p4runtime-port"};
         for (int i = 0; i < cases.length; i++) {
             final Outcome o = run(cases[i]);
             assertEquals(2, o.code(), String.join(" ", cases[i]));
@@ -106,7 +115,7 @@ class SwitchMainTest {
         try (SwitchMain.Running r = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
                 "--lanes", "1", "--service-port", "0", "--token-file", token.toString(),
                 "--p4runtime-port", "0", "--p4runtime-host", "127.0.0.2",
-                "--p4runtime-token-file", Files.writeString(dir.resolve("ops"), "operators-token-0123456789\n").toString())) {
+                "--p4runtime-token-file", PrivateFiles.write(dir.resolve("ops"), "operators-token-0123456789\n").toString())) {
             assertEquals(before, Files.readString(token));
             assertEquals("127.0.0.2", r.p4runtime().boundAddress().getAddress().getHostAddress());
         }
@@ -114,10 +123,48 @@ class SwitchMainTest {
 
     @Test
     void aTooShortTokenIsRefused() throws Exception {
-        final Path token = Files.writeString(dir.resolve("short"), "abc\n");
+        final Path token = PrivateFiles.write(dir.resolve("short"), "abc\n");
         final Outcome o = run("--port", "0", "--service-port", "0", "--token-file", token.toString());
         assertEquals(1, o.code());
         assertTrue(o.err().contains("at least 16"), o.err());
         assertThrows(IllegalArgumentException.class, () -> SwitchMain.start(System.out, "--lanes", "99"));
+    }
+
+    @Test
+    void aTokenFileOthersMayReadIsRefusedAndAPrivateOneServes() throws Exception {
+        final Path token = Files.writeString(dir.resolve("shared-token"), "a-token-others-may-read-0123456789\n");
+        for (final String mode : new String[] {"rw-r--r--", "rw-r-----", "rw-----w-"}) {
+            Files.setPosixFilePermissions(token, PosixFilePermissions.fromString(mode));
+            final Outcome o = run("--port", "0", "--service-port", "0", "--token-file", token.toString());
+            assertEquals(1, o.code(), mode);
+            assertTrue(o.err().contains("is not private (mode " + mode) && o.err().contains("chmod 600 " + token),
+                    o.err());
+            assertFalse(o.err().contains("\tat "), o.err());
+        }
+        // Positive control: the same file, private, serves.
+        Files.setPosixFilePermissions(token, PosixFilePermissions.fromString("rw-------"));
+        try (SwitchMain.Running r = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
+                "--lanes", "1", "--service-port", "0", "--token-file", token.toString())) {
+            assertTrue(r.jobs().port() > 0);
+        }
+    }
+
+    @Test
+    void theOperatorsTokenMustBeNoApplicationsToken() throws Exception {
+        final Path apps = PrivateFiles.write(dir.resolve("apps"), "# two tenants\ntenant-one-token-0123456789\n"
+                + "tenant-two-token-0123456789\n");
+        final Path ops = PrivateFiles.write(dir.resolve("ops-same"), "tenant-two-token-0123456789\n");
+        final Outcome o = run("--port", "0", "--service-port", "0", "--token-file", apps.toString(),
+                "--p4runtime-port", "0", "--p4runtime-token-file", ops.toString());
+        assertEquals(1, o.code(), o.err());
+        assertTrue(o.err().contains("--p4runtime-token-file " + ops) && o.err().contains("application token"), o.err());
+        assertFalse(o.err().contains("tenant-two-token"), "the error shows the token: " + o.err());
+        // Positive control: an operators' token of its own starts.
+        final Path own = PrivateFiles.write(dir.resolve("ops-own"), "operators-own-token-0123456789\n");
+        try (SwitchMain.Running r = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
+                "--lanes", "1", "--service-port", "0", "--token-file", apps.toString(), "--p4runtime-port", "0",
+                "--p4runtime-token-file", own.toString())) {
+            assertTrue(r.p4runtime().port() > 0);
+        }
     }
 }
