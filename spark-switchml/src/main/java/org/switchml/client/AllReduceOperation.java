@@ -86,8 +86,8 @@ final class AllReduceOperation {
     /** Per slot: the call's transmission count at the outstanding packet's first and latest transmission. */
     private final long[] firstTx;
     private final long[] lastTx;
-    /** Transmissions of this call so far: the order in which datagrams entered the worker's link. */
-    private long txCount;
+    /* The order in which datagrams entered the worker's link: the socket's transmission count (io.txCount), shared
+       by every call on the socket, whose datagrams share the link. */
     private final int[] retries;
     /** Per slot: timeouts in a row of the outstanding packet (its own backoff). */
     private final int[] timeouts;
@@ -258,7 +258,7 @@ final class AllReduceOperation {
         lastSentNs[slot] = now;
         retries[slot] = 0;
         timeouts[slot] = 0;
-        firstTx[slot] = txCount;
+        firstTx[slot] = io.txCount;
         if (!anyOutstandingSent) {
             anyOutstandingSent = true;
             oldestSentNs = now;
@@ -267,7 +267,7 @@ final class AllReduceOperation {
     }
 
     private void transmit(final int q, final int slot) {
-        lastTx[slot] = txCount++;
+        lastTx[slot] = io.txCount++;
         final long g = firstPacket + q;
         final short exponent;
         if (scaled) {
@@ -356,6 +356,7 @@ final class AllReduceOperation {
         final int answeredLane = slot % lanes.length;
         laneAnswerNs[answeredLane] = now;
         laneAnsweredTx[answeredLane] = firstTx[slot];
+        io.answered(firstTx[slot], now);
         silence.seen();
         if (retries[slot] == 0) {
             // Only a packet sent once tells a round trip and an order (Karn): a retransmission's result may
@@ -415,7 +416,7 @@ final class AllReduceOperation {
     /** Period of the retransmission timer. */
     static final long TICK_NS = RttEstimator.GRANULARITY_NS;
     /** A timer that runs this late means the thread stood still (a stall, not a network delay). */
-    private static final long STALL_NS = 3 * TICK_NS;
+    static final long STALL_NS = 3 * TICK_NS;
     private long lastTickNs;
 
     /** How long a packet overtaken on {@code lane} waits before it is presumed lost: a round trip and a quarter. */
@@ -550,6 +551,11 @@ final class AllReduceOperation {
             if (answered >= 0 && answered < lastTx[slot] && laneAnswerNs[lane] - start > 0) {
                 start = laneAnswerNs[lane];
             }
+        }
+        // The socket's latest result too, of any call on it (another shard's part of the same call, say): their
+        // datagrams queue in the same link.
+        if (io.lastAnsweredTx >= 0 && io.lastAnsweredTx < lastTx[slot] && io.lastAnswerNs - start > 0) {
+            start = io.lastAnswerNs;
         }
         return start;
     }

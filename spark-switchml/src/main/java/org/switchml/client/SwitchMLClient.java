@@ -270,6 +270,7 @@ public final class SwitchMLClient implements AutoCloseable {
         void startTicking(final AllReduceOperation op) {
             ticking.add(op);
             if (ticker == null) {
+                lastTickAllNs = System.nanoTime();
                 ticker = loop.scheduleAtFixedRate(this::tickAll, AllReduceOperation.TICK_NS, AllReduceOperation.TICK_NS,
                         TimeUnit.NANOSECONDS);
             }
@@ -283,11 +284,32 @@ public final class SwitchMLClient implements AutoCloseable {
             }
         }
 
+        private long lastTickAllNs = System.nanoTime();
+
         private void tickAll() {
+            final long now = System.nanoTime();
+            final long gap = now - lastTickAllNs;
+            lastTickAllNs = now;
+            if (gap > AllReduceOperation.STALL_NS) {
+                // The thread stood still (each call times out nothing for the stall either): so did the results.
+                lastAnswerNs += gap - AllReduceOperation.TICK_NS;
+            }
             // A tick may end its call (and remove it from the list): tick a copy.
             for (final AllReduceOperation op : ticking.toArray(new AllReduceOperation[0])) {
                 op.tick();
             }
+        }
+
+        /** Datagrams of every call this socket sent so far: the order in which they entered its link. */
+        long txCount;
+        /** The socket's latest result of any call: when it came, and the transmission count of what it answered. */
+        long lastAnswerNs;
+        long lastAnsweredTx = -1;
+
+        /** A result came at {@code now} for a packet first sent as the socket's {@code firstTx}-th datagram. */
+        void answered(final long firstTx, final long now) {
+            lastAnswerNs = now;
+            lastAnsweredTx = firstTx;
         }
 
         /** Counts a packet sent again after its retransmission timeout. */
