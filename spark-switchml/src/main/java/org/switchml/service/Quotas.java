@@ -7,7 +7,8 @@ import org.switchml.protocol.JobSpec;
  * jobs together may hold. The job service enforces them: a request over a quota is refused at once
  * ({@link JobDeskException.Kind#OVER_QUOTA}); a request within its quotas that finds the switch full waits for
  * room (docs/deployment.md, "When the switch is full"). Defaults let eight ordinary applications (a job of up
- * to 256 slots each) share a switch of 2048 slots and 64 jobs, and keep any one tenant to half of it.
+ * to 256 slots each) share a switch of 2048 slots and 64 jobs, and, on a switch that serves several tenants'
+ * tokens, keep any one tenant to half of it ({@link #forTenants}).
  *
  * @param slotsPerJob       pool slots one job may ask for
  * @param bytesPerJob       bytes of switch state one job may make the switch allocate ({@link #jobBytes})
@@ -56,6 +57,16 @@ public record Quotas(int slotsPerJob, long bytesPerJob, int jobsPerSession, int 
     /** {@link #jobBytes(JobSpec)} for k, pool size S and n workers. */
     public static long jobBytes(final int k, final int poolSize, final int workers) {
         return 2L * poolSize * (4L * k + 8L * ((workers + 63) / 64) + 11);
+    }
+
+    /**
+     * These quotas for a switch that serves {@code tenants} tokens: with one token every application is the same
+     * tenant, so the token's share and its sessions are the switch's own (no share, as many sessions as in all),
+     * and only the per-job, per-session and switch-wide quotas apply.
+     */
+    public Quotas forTenants(final int tenants) {
+        return tenants > 1 ? this : new Quotas(slotsPerJob, bytesPerJob, jobsPerSession, waitersPerSession, sessions,
+                sessions, 100, workers, bytes);
     }
 
     public Quotas withSlotsPerJob(final int n) {

@@ -59,8 +59,9 @@ final class ServiceOptions {
     int maxApplications = Quotas.DEFAULT.sessions();
 
     @Option(names = "--max-sessions-per-token", paramLabel = "N",
-            description = "sessions at once with one tenant's token (default ${DEFAULT-VALUE})")
-    int maxSessionsPerToken = Quotas.DEFAULT.sessionsPerToken();
+            description = "sessions at once with one tenant's token (default: 16 when the token file holds several "
+                    + "tenants' tokens, else no bound but --max-applications)")
+    Integer maxSessionsPerToken;
 
     @Option(names = "--max-jobs-per-session", paramLabel = "N",
             description = "jobs one session may hold, its waiting requests included (default ${DEFAULT-VALUE})")
@@ -87,8 +88,9 @@ final class ServiceOptions {
     int maxWorkers;
 
     @Option(names = "--token-share-percent", paramLabel = "P",
-            description = "share of the switch's slots, jobs, workers and bytes one token's sessions may hold together, 1..100 (default ${DEFAULT-VALUE})")
-    int tokenSharePercent = Quotas.DEFAULT.tokenSharePercent();
+            description = "share of the switch's slots, jobs, workers and bytes one token's sessions may hold together, "
+                    + "1..100 (default: 50 when the token file holds several tenants' tokens, else 100: no share)")
+    Integer tokenSharePercent;
 
     @Option(names = "--max-workers-per-job", paramLabel = "N",
             description = "most workers (executors) one job may have; jobs wider than this fall back to "
@@ -105,11 +107,15 @@ final class ServiceOptions {
                     + " is outside 1.." + Wire.MAX_WORKERS);
         }
         positive(cl, "--max-applications", maxApplications, JobDesk.Options.DEFAULT.quotas().sessions());
-        positive(cl, "--max-sessions-per-token", maxSessionsPerToken, Integer.MAX_VALUE);
+        if (maxSessionsPerToken != null) {
+            positive(cl, "--max-sessions-per-token", maxSessionsPerToken, Integer.MAX_VALUE);
+        }
         positive(cl, "--max-jobs-per-session", maxJobsPerSession, Integer.MAX_VALUE);
         positive(cl, "--max-waiters-per-session", maxWaitersPerSession, Integer.MAX_VALUE);
         positive(cl, "--max-slots-per-job", maxSlotsPerJob, JobSpec.MAX_POOL_SIZE);
-        positive(cl, "--token-share-percent", tokenSharePercent, 100);
+        if (tokenSharePercent != null) {
+            positive(cl, "--token-share-percent", tokenSharePercent, 100);
+        }
         if (maxWorkers < 0) {
             throw new CommandLine.ParameterException(cl, "--max-workers " + maxWorkers + " is negative");
         }
@@ -119,17 +125,24 @@ final class ServiceOptions {
                     + reserveAfterMs + " (>= 0) are out of range");
         }
         try {
-            quotas();
+            quotas(1);
+            quotas(2);
         } catch (final IllegalArgumentException e) {
             throw new CommandLine.ParameterException(cl, e.getMessage());
         }
     }
 
     /** The quotas the options give. */
-    Quotas quotas() {
+    /**
+     * The quotas the options give for a switch that serves {@code tenants} tokens: the per-token quotas left unset
+     * follow {@link Quotas#forTenants} (with one token every application is the same tenant).
+     */
+    Quotas quotas(final int tenants) {
+        final Quotas d = Quotas.DEFAULT.forTenants(tenants);
         return new Quotas(maxSlotsPerJob, bytes("--max-job-bytes", maxJobBytes), maxJobsPerSession,
-                maxWaitersPerSession, maxSessionsPerToken, maxApplications, tokenSharePercent, maxWorkers,
-                bytes("--max-bytes", maxBytes));
+                maxWaitersPerSession, maxSessionsPerToken != null ? maxSessionsPerToken : Math.min(d.sessionsPerToken(),
+                maxApplications), maxApplications, tokenSharePercent != null ? tokenSharePercent : d.tokenSharePercent(),
+                maxWorkers, bytes("--max-bytes", maxBytes));
     }
 
     private static void positive(final CommandLine cl, final String option, final int value, final int most) {
@@ -179,7 +192,8 @@ final class ServiceOptions {
                         + maxWorkersPerJob);
             }
             desk = new JobDesk(controller, description.withMaxWorkers(maxWorkersPerJob > 0 ? maxWorkersPerJob : most),
-                    new JobDesk.Options(renewIntervalMs, admissionTimeoutMs, reserveAfterMs, quotas()), what);
+                    new JobDesk.Options(renewIntervalMs, admissionTimeoutMs, reserveAfterMs,
+                            quotas(tokens.size())), what);
         } catch (final RuntimeException e) {
             controller.close();
             throw e;
