@@ -3,7 +3,7 @@ package org.switchml.spark.ml.classification;
 import org.apache.spark.TaskContext;
 import org.apache.spark.util.TaskCompletionListener;
 import org.switchml.spark.ReplicatedLoop;
-import org.switchml.spark.ml.optim.QuasiNewton;
+import org.switchml.optim.QuasiNewton;
 
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;

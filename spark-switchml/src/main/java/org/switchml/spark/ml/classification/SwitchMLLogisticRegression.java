@@ -35,10 +35,10 @@ import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.SwitchMLDriver;
-import org.switchml.spark.ml.optim.Lbfgs;
-import org.switchml.spark.ml.optim.Lbfgsb;
-import org.switchml.spark.ml.optim.Owlqn;
-import org.switchml.spark.ml.optim.QuasiNewton;
+import org.switchml.optim.Lbfgs;
+import org.switchml.optim.Lbfgsb;
+import org.switchml.optim.Owlqn;
+import org.switchml.optim.QuasiNewton;
 import scala.Option;
 import scala.Tuple3;
 

@@ -1,4 +1,4 @@
-package org.switchml.spark.ml.optim;
+package org.switchml.optim;
 
 /**
  * L-BFGS as breeze 2.1.0's {@code LBFGS(maxIter, m, tol)} runs it for MLlib: the two-loop direction over

@@ -1,8 +1,5 @@
-package org.switchml.spark.ml.optim;
+package org.switchml.optim;
 
-
-
-import org.switchml.spark.ReplicatedLoop;
 import java.io.Serializable;
 import java.util.Arrays;
 
