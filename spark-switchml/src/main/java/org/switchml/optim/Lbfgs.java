@@ -26,19 +26,7 @@ public final class Lbfgs extends QuasiNewton {
     public static final int VECTOR_FREE_MIN = 1 << 18;
 
     private final boolean vectorFree;
-    /** Header slots (vector-free): y_t . s_u by ring slots [t * m + u], t newer than u. */
-    private final int ys;
-    /** y_t . y_u by ring slots [t * m + u] (symmetric). */
-    private final int yy;
-    /**
-     * g . s_u and g . y_u of the state's gradient, by ring slot [2u], [2u + 1]: written for every stored pair
-     * by each push, which also moves the gradient in; so they are current whenever a pair is stored.
-     */
-    private final int gdots;
-    /** The sum of squares of the state's gradient, from the push that moved it in (every iteration ends so). */
-    private final int gradSquares;
-    /** grad . dir, from the sweep that wrote dir. */
-    private final int gradDotDir;
+    private final StrongWolfe search = new StrongWolfe(SEARCH_STEPS, SEARCH_STEPS);
 
     /**
      * @param n       coefficients
@@ -52,19 +40,14 @@ public final class Lbfgs extends QuasiNewton {
 
     /** As {@link #Lbfgs(int, int, int, double)}, choosing the form of the direction explicitly (tests). */
     Lbfgs(final int n, final int m, final int maxIter, final double tol, final boolean vectorFree) {
-        super(vectorFree ? 4 : 1, n, m, maxIter, tol, vectorFree ? 2 * m * m + 2 * m + 2 : 0);
+        super(vectorFree ? 4 : 1, n, m, maxIter, tol, 3, vectorFree ? Dots.registers(m) : 0);
         this.vectorFree = vectorFree;
-        this.ys = extra;
-        this.yy = ys + m * m;
-        this.gdots = yy + m * m;
-        this.gradSquares = gdots + 2 * m;
-        this.gradDotDir = gradSquares + 1;
     }
 
     /** Strong Wolfe search: up to {@code SEARCH_STEPS} trials, then up to as many zoom steps. */
     @Override
     public int maxEvaluationsPerSearch() {
-        return 2 * SEARCH_STEPS;
+        return search.maxEvaluations();
     }
 
     /** Whether the direction is computed vector-free. */
@@ -72,26 +55,92 @@ public final class Lbfgs extends QuasiNewton {
         return vectorFree;
     }
 
-    @Override
-    int vectors() {
-        return 3;
+    /**
+     * The vector-free form's registers: the dot products the direction needs, by ring slot. {@code y_t . s_u}
+     * (t newer than u) and {@code y_t . y_u} (symmetric) for every two pairs, and {@code g . s_u},
+     * {@code g . y_u} of the state's gradient, written for every stored pair by each push, which also moves
+     * the gradient in, so they are current whenever a pair is stored; the gradient's sum of squares from that
+     * push (every iteration ends so), and {@code grad . dir} from the sweep that wrote dir.
+     */
+    private static final class Dots {
+        private final OptimizerState.Vector r;
+        private final int m;
+
+        Dots(final OptimizerState st, final int m) {
+            this.r = st.registers();
+            this.m = m;
+        }
+
+        static int registers(final int m) {
+            return 2 * m * m + 2 * m + 2;
+        }
+
+        double ys(final int t, final int u) {
+            return r.get(t * m + u);
+        }
+
+        void ys(final int t, final int u, final double v) {
+            r.set(t * m + u, v);
+        }
+
+        double yy(final int t, final int u) {
+            return r.get(m * m + t * m + u);
+        }
+
+        void yy(final int t, final int u, final double v) {
+            r.set(m * m + t * m + u, v);
+        }
+
+        double gs(final int u) {
+            return r.get(2 * m * m + 2 * u);
+        }
+
+        void gs(final int u, final double v) {
+            r.set(2 * m * m + 2 * u, v);
+        }
+
+        double gy(final int u) {
+            return r.get(2 * m * m + 2 * u + 1);
+        }
+
+        void gy(final int u, final double v) {
+            r.set(2 * m * m + 2 * u + 1, v);
+        }
+
+        double gradSquares() {
+            return r.get(2 * m * m + 2 * m);
+        }
+
+        void gradSquares(final double v) {
+            r.set(2 * m * m + 2 * m, v);
+        }
+
+        double gradDotDir() {
+            return r.get(2 * m * m + 2 * m + 1);
+        }
+
+        void gradDotDir(final double v) {
+            r.set(2 * m * m + 2 * m + 1, v);
+        }
     }
 
     @Override
-    void direction(final double[] s) {
-        if (!vectorFree || s[PAIRS] == 0) {
-            twoLoop(s, gradOff(), dirOff());
+    void direction(final OptimizerState st) {
+        final CurvatureHistory h = new CurvatureHistory(st);
+        if (!vectorFree || h.size() == 0) {
+            h.twoLoop(st.grad(), st.dir());
             return;
         }
-        final int k = (int) s[PAIRS];
-        final double sy = pairSy(s, k - 1);
+        final Dots dots = new Dots(st, m);
+        final int k = h.size();
+        final double sy = h.sy(k - 1);
         if (sy < 0 || Double.isNaN(sy)) {
             throw new SearchFailure("NaN history");
         }
-        final double diag = sy / pairYy(s, k - 1);
+        final double diag = sy / h.yy(k - 1);
         final int[] slot = new int[k];
         for (int j = 0; j < k; j++) {
-            slot[j] = slot(s, j);
+            slot[j] = h.slot(j);
         }
         // dir = dg * g + sum_j (ds[j] * s_j + dy[j] * y_j), pairs by age (0 oldest); the recursion of twoLoop
         // on these coefficients. Only the products it needs are kept: y_i . s_j with i newer than j (first
@@ -101,11 +150,11 @@ public final class Lbfgs extends QuasiNewton {
         final double[] dy = new double[k];
         final double[] as = new double[k];
         for (int j = k - 1; j >= 0; j--) {
-            double dot = dg * s[gdots + 2 * slot[j]];
+            double dot = dg * dots.gs(slot[j]);
             for (int i = j + 1; i < k; i++) {
-                dot += dy[i] * s[ys + slot[i] * m + slot[j]];
+                dot += dy[i] * dots.ys(slot[i], slot[j]);
             }
-            as[j] = dot / pairSy(s, j);
+            as[j] = dot / h.sy(j);
             if (Double.isNaN(as[j])) {
                 throw new SearchFailure("NaN history");
             }
@@ -116,23 +165,25 @@ public final class Lbfgs extends QuasiNewton {
             dy[i] *= diag;
         }
         for (int j = 0; j < k; j++) {
-            double dot = dg * s[gdots + 2 * slot[j] + 1];
+            double dot = dg * dots.gy(slot[j]);
             for (int i = 0; i < k; i++) {
-                dot += dy[i] * s[yy + slot[i] * m + slot[j]];
+                dot += dy[i] * dots.yy(slot[i], slot[j]);
             }
             for (int i = 0; i < j; i++) {
-                dot += ds[i] * s[ys + slot[j] * m + slot[i]];
+                dot += ds[i] * dots.ys(slot[j], slot[i]);
             }
-            ds[j] += as[j] - dot / pairSy(s, j);
+            ds[j] += as[j] - dot / h.sy(j);
         }
         // The direction is minus the combination: negate the coefficients (exact) and sum once, block by
         // block, so the block being written stays in cache while every stored vector is read once.
-        final int out = dirOff();
-        final int g = gradOff();
+        final OptimizerState.Vector out = st.dir();
+        final OptimizerState.Vector g = st.grad();
         final double cg = -dg;
-        final int[] off = new int[k];
+        final OptimizerState.Vector[] sv = new OptimizerState.Vector[k];
+        final OptimizerState.Vector[] yv = new OptimizerState.Vector[k];
         for (int j = 0; j < k; j++) {
-            off[j] = pairOff(s, j);
+            sv[j] = h.s(j);
+            yv[j] = h.y(j);
             ds[j] = -ds[j];
             dy[j] = -dy[j];
         }
@@ -141,97 +192,105 @@ public final class Lbfgs extends QuasiNewton {
         for (int b0 = 0; b0 < n; b0 += BLOCK) {
             final int b1 = Math.min(n, b0 + BLOCK);
             for (int i = b0; i < b1; i++) {
-                s[out + i] = cg * s[g + i];
+                out.set(i, cg * g.get(i));
             }
             for (int j = 0; j < k; j++) {
                 final double cs = ds[j];
                 final double cy = dy[j];
-                final int so = off[j];
-                final int yo = so + n;
+                final OptimizerState.Vector sj = sv[j];
+                final OptimizerState.Vector yj = yv[j];
                 for (int i = b0; i < b1; i++) {
-                    s[out + i] += cs * s[so + i] + cy * s[yo + i];
+                    out.set(i, out.get(i) + (cs * sj.get(i) + cy * yj.get(i)));
                 }
             }
             for (int i = b0; i < b1; i++) {
-                gd += s[g + i] * s[out + i];
+                gd += g.get(i) * out.get(i);
             }
         }
-        s[gradDotDir] = gd;
+        dots.gradDotDir(gd);
     }
 
     @Override
-    void beginSearch(final double[] s) {
-        final double init = s[ITER] == 0 ? 1.0 / norm(s, dirOff(), n) : 1.0;
+    void beginSearch(final OptimizerState st) {
+        final double init = st.iterations() == 0 ? 1.0 / st.dir().norm() : 1.0;
         // direction() has just written dir; vector-free with pairs stored, its sweep summed grad . dir
-        final double dd = vectorFree && s[PAIRS] > 0 ? s[gradDotDir] : dot(s, gradOff(), s, dirOff(), n);
-        beginStrongWolfe(s, init, Double.POSITIVE_INFINITY, s[VALUE], dd);
+        final double dd = vectorFree && st.pairs() > 0 ? new Dots(st, m).gradDotDir() : st.grad().dot(st.dir());
+        search.begin(st, init, Double.POSITIVE_INFINITY, st.value(), dd);
     }
 
     @Override
-    int searchStep(final double[] s, final double fv, final double dd) {
-        return strongWolfeStep(s, fv, dd, SEARCH_STEPS, SEARCH_STEPS);
+    LineSearch searchStep(final OptimizerState st, final double fv, final double dd) {
+        return search.step(st, fv, dd);
     }
 
     @Override
-    void afterSearch(final double[] s, final double alpha) {
-        if (alpha * adjustedGradientNormOf(s) < 1e-10) {
+    void afterSearch(final OptimizerState st, final double alpha) {
+        if (alpha * adjustedGradientNorm(st) < 1e-10) {
             throw new SearchFailure("step size underflow");
         }
     }
 
     @Override
-    void takeStep(final double[] s, final double alpha, final double[] out) {
-        final int x = xOff();
-        final int d = dirOff();
+    void takeStep(final OptimizerState st, final double alpha, final double[] out) {
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector d = st.dir();
         for (int i = 0; i < n; i++) {
-            out[i] = s[d + i] * alpha + s[x + i];
+            out[i] = d.get(i) * alpha + x.get(i);
         }
     }
 
     @Override
-    double[] updateHistory(final double[] s, final double[] newX, final double[] newGrad) {
+    void updateHistory(final OptimizerState st, final double[] newX, final double[] newGrad) {
         if (vectorFree) {
             throw new IllegalStateException("the vector-free form stores pairs only with updateHistoryAndMove");
         }
-        return pushDifferencePair(s, newX, newGrad);
+        new CurvatureHistory(st).pushDifference(newX, newGrad);
     }
 
     @Override
-    double[] updateHistoryAndMove(final double[] s, final double[] newX, final double[] newGrad) {
-        return vectorFree ? pushWithDots(s, newX, newGrad) : super.updateHistoryAndMove(s, newX, newGrad);
+    void updateHistoryAndMove(final OptimizerState st, final double[] newX, final double[] newGrad) {
+        if (vectorFree) {
+            pushWithDots(st, newX, newGrad);
+        } else {
+            super.updateHistoryAndMove(st, newX, newGrad);
+        }
     }
 
     @Override
-    double adjustedGradientNormOf(final double[] s) {
+    double adjustedGradientNorm(final OptimizerState st) {
         // Past iteration 0 the gradient was moved in by a push, which summed its squares; before, it came from
         // the first evaluation.
-        return vectorFree && s[ITER] > 0 ? Math.sqrt(s[gradSquares]) : super.adjustedGradientNormOf(s);
+        return vectorFree && st.iterations() > 0 ? Math.sqrt(new Dots(st, m).gradSquares())
+                : super.adjustedGradientNorm(st);
     }
 
     /**
-     * The vector-free {@code pushDifferencePair}: stores {@code s = newX - x}, {@code y = newGrad - grad} as
-     * the newest pair, moves newX and newGrad into x and grad and, in the same sweep, computes the dot
+     * The vector-free {@link CurvatureHistory#pushDifference}: stores {@code s = newX - x}, {@code y = newGrad -
+     * grad} as the newest pair, moves newX and newGrad into x and grad and, in the same sweep, computes the dot
      * products the direction needs ({@code s.y}, {@code y.y}, {@code y} with every stored pair's vectors,
      * {@code newGrad} with every stored vector) and newGrad's sum of squares (for the convergence check).
      */
-    private double[] pushWithDots(double[] s, final double[] newX, final double[] newGrad) {
-        s = claimNewestPair(s);
-        final int k = (int) s[PAIRS];
-        final int t = slot(s, k - 1);
-        final int so = pairOff(s, k - 1);
-        final int yo = so + n;
-        final int x = xOff();
-        final int g = gradOff();
-        final int others = k - 1;
-        final int[] uo = new int[others];
+    private void pushWithDots(final OptimizerState st, final double[] newX, final double[] newGrad) {
+        final CurvatureHistory h = new CurvatureHistory(st);
+        final int t = h.claimNewest();
+        // the claim may have grown the state: every view is taken after it
+        final Dots dots = new Dots(st, m);
+        final int others = h.size() - 1;
+        final OptimizerState.Vector sNew = st.pairS(t);
+        final OptimizerState.Vector yNew = st.pairY(t);
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector g = st.grad();
+        final OptimizerState.Vector[] su = new OptimizerState.Vector[others];
+        final OptimizerState.Vector[] yu = new OptimizerState.Vector[others];
         for (int u = 0; u < others; u++) {
-            uo[u] = pairOff(s, u);
+            su[u] = h.s(u);
+            yu[u] = h.y(u);
         }
         // Per other pair: y.s_u and y.y_u, each summed per block, then in block order. The new gradient's
         // products follow from them, g_new.v = y.v + g_old.v, with g_old.v kept from the last push.
         final double[] acc = new double[2 * others];
         double sy = 0.0;
-        double yy2 = 0.0;
+        double yy = 0.0;
         double gs = 0.0;
         double gy = 0.0;
         double gg = 0.0;
@@ -240,14 +299,14 @@ public final class Lbfgs extends QuasiNewton {
             for (int i = b0; i < b1; i++) {
                 final double xv = newX[i];
                 final double gv = newGrad[i];
-                final double sv = xv - s[x + i];
-                final double yv = gv - s[g + i];
-                s[so + i] = sv;
-                s[yo + i] = yv;
-                s[x + i] = xv;
-                s[g + i] = gv;
+                final double sv = xv - x.get(i);
+                final double yv = gv - g.get(i);
+                sNew.set(i, sv);
+                yNew.set(i, yv);
+                x.set(i, xv);
+                g.set(i, gv);
                 sy += sv * yv;
-                yy2 += yv * yv;
+                yy += yv * yv;
                 gs += gv * sv;
                 gy += gv * yv;
                 gg += gv * gv;
@@ -255,20 +314,20 @@ public final class Lbfgs extends QuasiNewton {
             // two stored pairs per pass: four independent sums, so the additions' latency does not bound it
             int u = 0;
             for (; u + 1 < others; u += 2) {
-                final int s1 = uo[u];
-                final int y1 = s1 + n;
-                final int s2 = uo[u + 1];
-                final int y2 = s2 + n;
+                final OptimizerState.Vector s1 = su[u];
+                final OptimizerState.Vector y1 = yu[u];
+                final OptimizerState.Vector s2 = su[u + 1];
+                final OptimizerState.Vector y2 = yu[u + 1];
                 double a0 = 0.0;
                 double a1 = 0.0;
                 double a2 = 0.0;
                 double a3 = 0.0;
                 for (int i = b0; i < b1; i++) {
-                    final double yv = s[yo + i];
-                    a0 += yv * s[s1 + i];
-                    a1 += yv * s[y1 + i];
-                    a2 += yv * s[s2 + i];
-                    a3 += yv * s[y2 + i];
+                    final double yv = yNew.get(i);
+                    a0 += yv * s1.get(i);
+                    a1 += yv * y1.get(i);
+                    a2 += yv * s2.get(i);
+                    a3 += yv * y2.get(i);
                 }
                 acc[2 * u] += a0;
                 acc[2 * u + 1] += a1;
@@ -276,34 +335,31 @@ public final class Lbfgs extends QuasiNewton {
                 acc[2 * u + 3] += a3;
             }
             if (u < others) {
-                final int s1 = uo[u];
-                final int y1 = s1 + n;
+                final OptimizerState.Vector s1 = su[u];
+                final OptimizerState.Vector y1 = yu[u];
                 double a0 = 0.0;
                 double a1 = 0.0;
                 for (int i = b0; i < b1; i++) {
-                    final double yv = s[yo + i];
-                    a0 += yv * s[s1 + i];
-                    a1 += yv * s[y1 + i];
+                    final double yv = yNew.get(i);
+                    a0 += yv * s1.get(i);
+                    a1 += yv * y1.get(i);
                 }
                 acc[2 * u] += a0;
                 acc[2 * u + 1] += a1;
             }
         }
-        final int pd = pairDotsOffset(t);
-        s[pd] = sy;
-        s[pd + 1] = yy2;
-        s[yy + t * m + t] = yy2;
+        st.pairDots(t, sy, yy);
+        dots.yy(t, t, yy);
         for (int u = 0; u < others; u++) {
-            final int su = slot(s, u);
-            s[ys + t * m + su] = acc[2 * u];
-            s[yy + t * m + su] = acc[2 * u + 1];
-            s[yy + su * m + t] = acc[2 * u + 1];
-            s[gdots + 2 * su] += acc[2 * u];
-            s[gdots + 2 * su + 1] += acc[2 * u + 1];
+            final int slot = h.slot(u);
+            dots.ys(t, slot, acc[2 * u]);
+            dots.yy(t, slot, acc[2 * u + 1]);
+            dots.yy(slot, t, acc[2 * u + 1]);
+            dots.gs(slot, dots.gs(slot) + acc[2 * u]);
+            dots.gy(slot, dots.gy(slot) + acc[2 * u + 1]);
         }
-        s[gdots + 2 * t] = gs;
-        s[gdots + 2 * t + 1] = gy;
-        s[gradSquares] = gg;
-        return s;
+        dots.gs(t, gs);
+        dots.gy(t, gy);
+        dots.gradSquares(gg);
     }
 }
