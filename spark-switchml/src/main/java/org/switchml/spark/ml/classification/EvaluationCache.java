@@ -94,14 +94,14 @@ final class EvaluationCache {
     }
 
     /**
-     * The pending point of one state and what the evaluation there needs ({@link LogisticObjective.Prepared}),
+     * The pending point of one state and what the evaluation there needs ({@link PreparedPoint}),
      * filled by the first task to ask (holding the entry's lock) and read by the others and by the update.
      */
     static final class Pending {
         private final double[] state;
         private final double evaluations;
         double[] point;
-        LogisticObjective.Prepared prepared;
+        PreparedPoint prepared;
 
         private Pending(final double[] state, final double evaluations) {
             this.state = state;
