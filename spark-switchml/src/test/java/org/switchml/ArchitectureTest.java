@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * protocol ← transport ← {dataplane, client}; p4info (P4Runtime names) ← {dataplane.runtime (the switch's
  * own P4Runtime server, beside the dataplane), control (the controller)}. Inside Spark:
  * spark.config ← spark.rpc ← {spark.registrar, spark.executor} ← spark.driver ← spark (the public API)
- * ← spark.ml (the estimators); spark.shard (the switch shard an executor hosts) ← spark.executor.
+ * ← spark.ml (the estimators), which run the optimizers of optim (plain Java, below everything);
+ * spark.shard (the switch shard an executor hosts) ← spark.executor.
  */
 class ArchitectureTest {
     private static JavaClasses classes;
@@ -120,6 +121,31 @@ class ArchitectureTest {
                         "org.switchml.auth..", "org.switchml.service..",
                         "io.grpc..", "p4..", "com.google.protobuf..", "com.google.rpc..")
                 .check(classes);
+    }
+
+    @Test
+    void theOptimizersKnowOnlyJava() throws IOException {
+        // Plain step machines over double arrays: carried by Spark's loop, but knowing nothing of it, in bytecode
+        // or in imports that only javadoc uses (which the bytecode does not show).
+        classes().that().resideInAPackage("org.switchml.optim..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("org.switchml.optim..", "java..")
+                .check(classes);
+        final List<String> imports;
+        try (Stream<Path> files = Files.walk(Path.of("src/main/java/org/switchml/optim"))) {
+            imports = files.filter(f -> f.toString().endsWith(".java")).flatMap(ArchitectureTest::lines)
+                    .filter(l -> l.startsWith("import ")).toList();
+        }
+        assertTrue(imports.contains("import java.io.Serializable;"), "the sources were not read: " + imports);
+        final List<String> foreign = imports.stream().filter(l -> !l.matches("import (static )?java\\..*")).toList();
+        assertTrue(foreign.isEmpty(), "imports outside java.* in org.switchml.optim: " + foreign);
+    }
+
+    private static Stream<String> lines(final Path file) {
+        try {
+            return Files.readAllLines(file).stream();
+        } catch (final IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test

@@ -41,7 +41,8 @@ import java.util.concurrent.ConcurrentMap;
  * stage and return the state to the driver, which starts the next stage from it: a failure then retries
  * only the current stage, i.e. resumes from the last checkpoint. The seconds rule is decided by task 0
  * and agreed through the allreduce itself (one extra element), so every task stops after the same
- * iteration.
+ * iteration. {@link Progress#onStageStarted} hears of each stage before it starts, and {@link Result#stages}
+ * says how each went.
  *
  * <p>All executors receive bit-identical sums, so a deterministic update keeps every copy of the state
  * identical.
@@ -145,9 +146,24 @@ public final class ReplicatedLoop {
      *                    in memory, which computes what the switch would
      * @param inMemoryStages stages whose tasks all ran in one executor, which computed the switch's sum
      *                    itself, bit for bit, sending no packet ({@code spark.switchml.localShortcut})
+     * @param stages      every stage of the loop, in order: a barrier stage, or a run on the driver where a
+     *                    stage found the switch unreachable (empty on the driver path)
      */
     public record Result(double[] state, int iterations, List<double[]> scalars, boolean converged,
-                         List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch, int inMemoryStages) {
+                         List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch, int inMemoryStages,
+                         List<Stage> stages) {
+    }
+
+    /**
+     * One stage of a loop, from its start (the start of the loop, or a checkpoint) to the next checkpoint.
+     *
+     * @param firstIteration the loop's iteration it started at; its scalars are {@link Result#scalars()} from there
+     * @param iterations     iterations it ran
+     * @param jobId          its switch job
+     * @param viaSwitch      false when it found the switch unreachable and its iterations ran on the driver
+     * @param inMemory       whether its tasks all ran in one executor, which computed the switch's sums itself
+     */
+    public record Stage(int firstIteration, int iterations, int jobId, boolean viaSwitch, boolean inMemory) {
     }
 
     /**
@@ -170,6 +186,16 @@ public final class ReplicatedLoop {
          */
         default void onIteration(final int iteration, final double[] scalars, final long nanos, final int jobId) {
             onIteration(iteration, scalars, nanos);
+        }
+
+        /**
+         * A stage of the loop is about to start at iteration {@code iteration} from {@code state} (which it must
+         * not modify): before its barrier stage is submitted, on the thread that called {@link #run}, so that it
+         * may set that thread's job properties (e.g. the job description, which names the stage in the UI). If
+         * the stage finds the switch unreachable, its iterations up to the next checkpoint run on the driver
+         * without another call.
+         */
+        default void onStageStarted(final int iteration, final double[] state) {
         }
     }
 
@@ -232,6 +258,11 @@ public final class ReplicatedLoop {
             }
         }
 
+        @Override
+        public void onStageStarted(final int iteration, final double[] state) {
+            listener.onStageStarted(iteration, state);
+        }
+
         /** The stage of job {@code jobId} that started at {@code start} ended with these per-iteration scalars. */
         synchronized void stageEnded(final int start, final List<double[]> scalars, final int jobId) {
             for (int i = Math.max(0, next - start); i < scalars.size(); i++) {
@@ -252,7 +283,11 @@ public final class ReplicatedLoop {
         final List<Integer> jobIds = new ArrayList<>();
         boolean viaSwitch = true;
         int inMemoryStages = 0;
+        final List<Stage> stages = new ArrayList<>();
         while (done < options.maxIterations() && !converged) {
+            if (progress != null) {
+                progress.onStageStarted(done, state);
+            }
             final int jobId = rt.newJobId();
             jobIds.add(jobId);
             final double[] from = state;
@@ -288,6 +323,7 @@ public final class ReplicatedLoop {
                 final Result rest = driverLoop(data, state, done, until, vectorLength, body, progress);
                 scalars.addAll(rest.scalars());
                 state = rest.state();
+                stages.add(new Stage(done, rest.iterations() - done, jobId, false, false));
                 done = rest.iterations();
                 converged = rest.converged();
                 checkpoints.add(done);
@@ -307,11 +343,12 @@ public final class ReplicatedLoop {
             if (progress != null) {
                 progress.stageEnded(done, scalars.subList(done, scalars.size()), jobId);
             }
+            stages.add(new Stage(done, first.iterations, jobId, true, first.inMemory));
             done += first.iterations;
             converged = first.converged;
             checkpoints.add(done);
         }
-        return new Result(state, done, scalars, converged, checkpoints, jobIds, viaSwitch, inMemoryStages);
+        return new Result(state, done, scalars, converged, checkpoints, jobIds, viaSwitch, inMemoryStages, stages);
     }
 
     /**
@@ -362,7 +399,7 @@ public final class ReplicatedLoop {
             }
             it++;
         }
-        return new Result(state, it, scalars, converged, List.of(), List.of(), false, 0);
+        return new Result(state, it, scalars, converged, List.of(), List.of(), false, 0, List.of());
     }
 
     static void checkLength(final double[] v, final int expected) {

@@ -29,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -181,6 +182,68 @@ class SparkAggregationTest {
                     1e-10 * Math.abs(onDriver.scalars().get(i)[0]), "loss of iteration " + i);
         }
         assertTrue(viaSwitch.scalars().get(11)[0] < viaSwitch.scalars().get(0)[0], "the loss decreases");
+    }
+
+    /**
+     * Each stage is announced before it starts, on the thread that called the loop (so the announcement can name
+     * the stage's jobs), with the state it starts from; and the result tells how each stage went.
+     */
+    @Test
+    void everyStageIsAnnouncedOnTheCallingThreadAndReported() throws Exception {
+        final long seed = Seeds.seed("spark loop stages", 46);
+        final int dim = 10;
+        final JavaRDD<double[]> data = regression(jsc, seed, 200, dim).cache();
+        final List<Integer> starts = new ArrayList<>();
+        final List<double[]> startStates = new ArrayList<>();
+        final List<String> submittedBy = Collections.synchronizedList(new ArrayList<>());
+        final Thread caller = Thread.currentThread();
+        final ReplicatedLoop.Progress progress = new ReplicatedLoop.Progress() {
+            @Override
+            public void onIteration(final int iteration, final double[] scalars, final long nanos) {
+            }
+
+            @Override
+            public void onStageStarted(final int iteration, final double[] state) {
+                assertSame(caller, Thread.currentThread(), "announced on the calling thread");
+                starts.add(iteration);
+                startStates.add(state.clone());
+                jsc.setLocalProperty("test.stage", Integer.toString(iteration));
+            }
+        };
+        final SparkListener jobs = new SparkListener() {
+            @Override
+            public void onJobStart(final SparkListenerJobStart jobStart) {
+                submittedBy.add(String.valueOf(jobStart.properties().getProperty("test.stage")));
+            }
+        };
+        jsc.sc().addSparkListener(jobs);
+        final ReplicatedLoop.Result r;
+        try {
+            r = ReplicatedLoop.run(data.rdd(), new double[dim], dim + 2, new LeastSquares(dim, 0.5, -1),
+                    new ReplicatedLoop.Options(12, 5, 0), progress);
+        } finally {
+            jsc.setLocalProperty("test.stage", null);
+            jsc.sc().listenerBus().waitUntilEmpty();
+            jsc.sc().removeSparkListener(jobs);
+        }
+        assertEquals(List.of(0, 5, 10), starts);
+        assertTrue(submittedBy.containsAll(List.of("0", "5", "10")), "the stages' jobs carry what the announcement "
+                + "set: " + submittedBy);
+        assertEquals(3, r.stages().size(), r.stages().toString());
+        for (int i = 0; i < 3; i++) {
+            final ReplicatedLoop.Stage stage = r.stages().get(i);
+            assertEquals(starts.get(i), stage.firstIteration());
+            assertEquals(r.checkpoints().get(i) - stage.firstIteration(), stage.iterations());
+            assertEquals(r.jobIds().get(i), stage.jobId());
+            assertTrue(stage.viaSwitch() && !stage.inMemory(), stage.toString());
+        }
+        // the second and third stages start from the states the driver loop reaches after 5 and 10 iterations
+        assertArrayEquals(new double[dim], startStates.get(0), 0.0);
+        for (final int at : new int[] {5, 10}) {
+            final double[] expected = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
+                    new LeastSquares(dim, 0.5, -1), new ReplicatedLoop.Options(at, 0, 0)).state();
+            SparkTestSupport.assertWithinBlockRelative(expected, startStates.get(at / 5), dim, 1e-10);
+        }
     }
 
     @Test

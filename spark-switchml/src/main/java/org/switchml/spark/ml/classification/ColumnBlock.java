@@ -12,6 +12,9 @@ import java.util.List;
  * stays in a core's cache. Every coefficient and gradient element still sees its terms in the same order
  * as row by row (a row's features ascending, a column's rows ascending), so the sums keep their bits.
  *
+ * <p>The sparse kernels reach the non-zeros only through its two sweeps, for any number of coefficient sets:
+ * {@link #addMargins} (forward) and {@link #addGradient} (transposed).
+ *
  * <p>Made on first use and kept with the block's first batch (a transient field: not in the cached bytes),
  * so later evaluations over the same cached batches reuse it. Costs 12 bytes per non-zero beside the
  * batches' own.
@@ -45,6 +48,79 @@ final class ColumnBlock {
      */
     static int rowsFor(final int sets) {
         return Math.max(256, Math.min(65_536, (256 << 10) / Math.max(1, sets)));
+    }
+
+    /**
+     * The forward sweep: adds each row's margins {@code x_r . coef} to {@code m}, for {@code sets} coefficient
+     * sets laid out {@code (feature j, set c) -> j * sets + c} and row r's margins at {@code m[r * sets ..]}.
+     * Column by column: each margin sees its terms in the order of the row's features.
+     */
+    void addMargins(final double[] coef, final int sets, final double[] m) {
+        if (sets == 1) {
+            for (int i = 0; i < columns.length; i++) {
+                final double w = coef[columns[i]];
+                for (int q = columnStart[i]; q < columnStart[i + 1]; q++) {
+                    m[rowIndex[q]] += values[q] * w;
+                }
+            }
+            return;
+        }
+        for (int i = 0; i < columns.length; i++) {
+            final int cj = columns[i] * sets;
+            for (int q = columnStart[i]; q < columnStart[i + 1]; q++) {
+                final double x = values[q];
+                final int o = rowIndex[q] * sets;
+                for (int c = 0; c < sets; c++) {
+                    m[o + c] += x * coef[cj + c];
+                }
+            }
+        }
+    }
+
+    /**
+     * The transposed sweep: adds {@code x_r * mult_r} of every row to the gradient {@code grad}, laid out as
+     * the coefficients of {@link #addMargins}, with row r's multipliers at {@code mult[r * sets ..]}. Each
+     * gradient element sees its terms in row order.
+     */
+    void addGradient(final double[] mult, final int sets, final double[] grad) {
+        if (sets == 1) {
+            for (int i = 0; i < columns.length; i++) {
+                final int j = columns[i];
+                double sum = grad[j];
+                for (int q = columnStart[i]; q < columnStart[i + 1]; q++) {
+                    sum += mult[rowIndex[q]] * values[q];
+                }
+                grad[j] = sum;
+            }
+            return;
+        }
+        for (int i = 0; i < columns.length; i++) {
+            final int cj = columns[i] * sets;
+            for (int q = columnStart[i]; q < columnStart[i + 1]; q++) {
+                final double x = values[q];
+                final int o = rowIndex[q] * sets;
+                for (int c = 0; c < sets; c++) {
+                    grad[cj + c] += x * mult[o + c];
+                }
+            }
+        }
+    }
+
+    /**
+     * A thread's margins array for column blocks, reused: a block's margins are about 2 MB, which the JVM
+     * allocates outside the young generation, and one new array per block and evaluation starts a
+     * concurrent collection cycle nearly every evaluation once the optimizer state fills the heap.
+     */
+    private static final ThreadLocal<double[]> MARGINS = new ThreadLocal<>();
+
+    /** This thread's margins array, of at least {@code length} elements (the caller initializes those it uses). */
+    static double[] margins(final int length) {
+        double[] m = MARGINS.get();
+        if (m == null || m.length < length) {
+            m = new double[length];
+            MARGINS.set(m);
+        }
+        return m;
     }
 
     /** The block of the sparse batches {@code run} (non-empty), reusing the one made before for the same run. */

@@ -10,7 +10,7 @@ import java.util.Map;
  * task saves each further task two sweeps and two arrays per evaluation, and keeping the arrays from one
  * evaluation to the next spares the garbage collector the work (which takes CPU from the fit).
  *
- * <p>Lifetime: the cache belongs to the {@link Lease}s on it. Each task's copy of {@link LogisticFit} (Spark
+ * <p>Lifetime: the cache belongs to the {@link Lease}s on it. Each task's copy of {@link FitBody} (Spark
  * deserializes one per task) takes a lease at its first evaluation and closes it when its stage of the loop
  * ends or its task completes; where updates run on the driver (the loop's fallback), the driver's copy holds
  * one until that run ends. The first lease of a fit opens its cache and the last one closed frees it: in a
@@ -94,14 +94,14 @@ final class EvaluationCache {
     }
 
     /**
-     * The pending point of one state and what the evaluation there needs ({@link LogisticObjective.Prepared}),
+     * The pending point of one state and what the evaluation there needs ({@link PreparedPoint}),
      * filled by the first task to ask (holding the entry's lock) and read by the others and by the update.
      */
     static final class Pending {
         private final double[] state;
         private final double evaluations;
         double[] point;
-        LogisticObjective.Prepared prepared;
+        PreparedPoint prepared;
 
         private Pending(final double[] state, final double evaluations) {
             this.state = state;

@@ -1,7 +1,6 @@
 package org.switchml.spark.ml.classification;
 
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.protocol.JobCounters;
 
@@ -13,9 +12,8 @@ import java.util.Optional;
  * {@link FitListener}. Runs on the driver's single progress thread, in evaluation order.
  */
 final class FitProgress implements ReplicatedLoop.Progress {
-    private static final Logger LOG = LoggerFactory.getLogger(SwitchMLLogisticRegression.class);
-
     private final String uid;
+    private final Logger log;
     private final int maxIter;
     private final double megabytesPerEvaluation;
     private final FitListener listener;
@@ -34,9 +32,11 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private long liveRetransmissions;
     private long retransmissionsSince;
 
-    FitProgress(final String uid, final int maxIter, final double megabytesPerEvaluation, final FitListener listener,
-                final SwitchUse use) {
+    /** @param log the estimator's logger, which the iterations' lines go to */
+    FitProgress(final String uid, final Logger log, final int maxIter, final double megabytesPerEvaluation,
+                final FitListener listener, final SwitchUse use) {
         this.uid = uid;
+        this.log = log;
         this.maxIter = maxIter;
         this.megabytesPerEvaluation = megabytesPerEvaluation;
         this.listener = listener;
@@ -52,38 +52,38 @@ final class FitProgress implements ReplicatedLoop.Progress {
     public void onIteration(final int loopIteration, final double[] s, final long nanos, final int jobId) {
         totalEvaluations++;
         evaluationsSince++;
-        final double clock = s[LogisticFit.CLOCK];
+        final double clock = s[FitBody.CLOCK];
         // A report that arrives only with its stage's end carries no time; task 0's clock tells it.
         final double millis = nanos >= 0 ? nanos / 1e6
                 : !Double.isNaN(lastClock) && clock >= lastClock ? clock - lastClock : 0.0;
         lastClock = clock;
         millisSince += millis;
-        computeSince += s.length > LogisticFit.UPDATE_MS ? s[LogisticFit.COMPUTE_MS] : Double.NaN;
-        updateSince += s.length > LogisticFit.UPDATE_MS ? s[LogisticFit.UPDATE_MS] : Double.NaN;
-        if (s[LogisticFit.EVALUATED] == Double.POSITIVE_INFINITY) {
+        computeSince += s.length > FitBody.UPDATE_MS ? s[FitBody.COMPUTE_MS] : Double.NaN;
+        updateSince += s.length > FitBody.UPDATE_MS ? s[FitBody.UPDATE_MS] : Double.NaN;
+        if (s[FitBody.EVALUATED] == Double.POSITIVE_INFINITY) {
             nonFiniteSince = true;
             nonFiniteEvaluations++;
         }
-        final int history = (int) s[LogisticFit.HISTORY];
+        final int history = (int) s[FitBody.HISTORY];
         if (history <= reportedHistory) {
             return; // inside a line search: no new entry yet
         }
         reportedHistory = history;
         final boolean known = countRetransmissions(jobId);
-        final IterationReport r = new IterationReport(uid, (int) s[LogisticFit.ITERATIONS], maxIter,
-                s[LogisticFit.LOSS], s[LogisticFit.GRADIENT_NORM], evaluationsSince, totalEvaluations, millisSince,
+        final IterationReport r = new IterationReport(uid, (int) s[FitBody.ITERATIONS], maxIter,
+                s[FitBody.LOSS], s[FitBody.GRADIENT_NORM], evaluationsSince, totalEvaluations, millisSince,
                 evaluationsSince * megabytesPerEvaluation, known ? retransmissionsSince : -1, computeSince,
                 updateSince, nonFiniteSince);
         if (nonFiniteSince) {
-            LOG.warn("{}", r.line());
+            log.warn("{}", r.line());
         } else {
-            LOG.info("{}", r.line());
+            log.info("{}", r.line());
         }
         if (listener != null) {
             try {
                 listener.onIteration(r);
             } catch (final RuntimeException e) {
-                LOG.warn("{}: the fit listener failed on iteration {}: {}", uid, r.iteration(), e.toString());
+                log.warn("{}: the fit listener failed on iteration {}: {}", uid, r.iteration(), e.toString());
             }
         }
         evaluationsSince = 0;

@@ -23,14 +23,18 @@ final class SwitchUse {
         this.driver = driver;
     }
 
-    /** Counts a run of the loop whose vectors have {@code vectorLength} elements. */
+    /** Counts the stages of a run of the loop whose vectors have {@code vectorLength} elements. */
     void ran(final ReplicatedLoop.Result r, final int vectorLength, final boolean fp64) {
-        jobIds.addAll(r.jobIds());
-        inMemoryStages += r.inMemoryStages();
-        if (!r.viaSwitch()) {
-            fallbacks++; // the loop says why in its warning
-        } else if (r.inMemoryStages() == 0) { // a stage in memory sends nothing
-            megabytes += (double) r.iterations() * vectorLength * (fp64 ? 8 : 4) / 1e6;
+        for (final ReplicatedLoop.Stage stage : r.stages()) {
+            jobIds.add(stage.jobId());
+            if (stage.inMemory()) {
+                inMemoryStages++;
+            }
+            if (!stage.viaSwitch()) {
+                fallbacks++; // the loop says why in its warning
+            } else if (!stage.inMemory()) { // a stage in memory sends nothing
+                megabytes += (double) stage.iterations() * vectorLength * (fp64 ? 8 : 4) / 1e6;
+            }
         }
     }
 

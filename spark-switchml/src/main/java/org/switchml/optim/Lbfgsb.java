@@ -1,4 +1,4 @@
-package org.switchml.spark.ml.optim;
+package org.switchml.optim;
 
 import java.util.Arrays;
 
@@ -24,6 +24,7 @@ public final class Lbfgsb extends QuasiNewton {
 
     private final double[] lower;
     private final double[] upper;
+    private final StrongWolfe search = new StrongWolfe(SEARCH_STEPS, SEARCH_STEPS);
 
     /**
      * @param lower   lower bounds (may be -infinity)
@@ -33,7 +34,7 @@ public final class Lbfgsb extends QuasiNewton {
      * @param tol     convergence tolerance (MLlib's tol)
      */
     public Lbfgsb(final double[] lower, final double[] upper, final int m, final int maxIter, final double tol) {
-        super(3, lower.length, m, maxIter, tol, 4 * m * m);
+        super(3, lower.length, m, maxIter, tol, 3, 4 * m * m);
         if (upper.length != lower.length) {
             throw new IllegalArgumentException("bounds have lengths " + lower.length + " and " + upper.length);
         }
@@ -49,12 +50,7 @@ public final class Lbfgsb extends QuasiNewton {
     /** Strong Wolfe search as breeze's L-BFGS-B sets it: up to 64 trials, then up to 64 zoom steps. */
     @Override
     public int maxEvaluationsPerSearch() {
-        return 2 * SEARCH_STEPS;
-    }
-
-    @Override
-    int vectors() {
-        return 3;
+        return search.maxEvaluations();
     }
 
     @Override
@@ -68,13 +64,13 @@ public final class Lbfgsb extends QuasiNewton {
     }
 
     @Override
-    boolean extraConverged(final double[] s) {
-        final int x = xOff();
-        final int g = gradOff();
+    boolean extraConverged(final OptimizerState st) {
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector g = st.grad();
         double max = 0.0;
         for (int i = 0; i < n; i++) {
-            final double xi = s[x + i];
-            final double v = xi - s[g + i];
+            final double xi = x.get(i);
+            final double v = xi - g.get(i);
             final double d;
             if (v <= lower[i]) {
                 d = lower[i] - xi;
@@ -88,71 +84,94 @@ public final class Lbfgsb extends QuasiNewton {
         return max < PROJECTED_GRADIENT_EPS;
     }
 
-    // ---- compact representation: W = [Y, theta S] (n x 2k), M (2k x 2k) in the header
+    /**
+     * The compact representation {@code W = [Y, theta S]} (n x 2k) of a state's k pairs, and its middle matrix
+     * {@code M} (2k x 2k, row-major), kept in the optimizer's registers.
+     */
+    private static final class Compact {
+        private final OptimizerState.Vector[] s;
+        private final OptimizerState.Vector[] y;
+        private final OptimizerState.Vector middle;
+        private final int k;
+        private final double theta;
 
-    private int mOff() {
-        return extra;
-    }
-
-    /** Row i of W into {@code out} (length 2k). */
-    private void wRow(final double[] s, final int i, final int k, final double theta, final double[] out) {
-        for (int j = 0; j < k; j++) {
-            final int p = pairOff(s, j);
-            out[j] = s[p + n + i];
-            out[k + j] = s[p + i] * theta;
-        }
-    }
-
-    /** M times v (2k). */
-    private double[] mTimes(final double[] s, final int k, final double[] v) {
-        final int q = 2 * k;
-        final double[] out = new double[q];
-        final int off = mOff();
-        for (int r = 0; r < q; r++) {
-            double sum = 0.0;
-            for (int c = 0; c < q; c++) {
-                sum += s[off + r * q + c] * v[c];
+        Compact(final OptimizerState st) {
+            final CurvatureHistory h = new CurvatureHistory(st);
+            this.k = h.size();
+            this.s = new OptimizerState.Vector[k];
+            this.y = new OptimizerState.Vector[k];
+            for (int j = 0; j < k; j++) {
+                s[j] = h.s(j);
+                y[j] = h.y(j);
             }
-            out[r] = sum;
+            this.middle = st.registers();
+            this.theta = st.theta();
         }
-        return out;
+
+        /** Row i of W into {@code out} (length 2k). */
+        void wRow(final int i, final double[] out) {
+            for (int j = 0; j < k; j++) {
+                out[j] = y[j].get(i);
+                out[k + j] = s[j].get(i) * theta;
+            }
+        }
+
+        /** M times v (2k). */
+        double[] mTimes(final double[] v) {
+            final int q = 2 * k;
+            final double[] out = new double[q];
+            for (int r = 0; r < q; r++) {
+                double sum = 0.0;
+                for (int c = 0; c < q; c++) {
+                    sum += middle.get(r * q + c) * v[c];
+                }
+                out[r] = sum;
+            }
+            return out;
+        }
+
+        /** Element (r, c) of M. */
+        double m(final int r, final int c) {
+            return middle.get(r * 2 * k + c);
+        }
     }
 
     @Override
-    void direction(final double[] s) {
-        final int k = (int) s[PAIRS];
-        final double theta = s[THETA];
-        final int x = xOff();
-        final int g = gradOff();
+    void direction(final OptimizerState st) {
+        final Compact w = new Compact(st);
+        final int k = w.k;
+        final double theta = w.theta;
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector g = st.grad();
         final int q = 2 * k;
 
         // Generalized Cauchy point: breakpoints t_i along the projected steepest descent path.
         final double[] t = new double[n];
         final double[] d = new double[n];
         for (int i = 0; i < n; i++) {
-            final double gi = s[g + i];
+            final double gi = g.get(i);
             if (gi == 0) {
                 t[i] = Double.MAX_VALUE;
             } else {
-                final double ti = gi < 0 ? (s[x + i] - upper[i]) / gi : (s[x + i] - lower[i]) / gi;
+                final double ti = gi < 0 ? (x.get(i) - upper[i]) / gi : (x.get(i) - lower[i]) / gi;
                 t[i] = ti;
                 d[i] = ti == 0 ? 0 : -gi;
             }
         }
-        final double[] xc = Arrays.copyOfRange(s, x, x + n);
+        final double[] xc = x.copy();
         final double[] row = new double[q];
         double[] p = new double[q];
         for (int i = 0; i < n; i++) {
             if (d[i] != 0) {
-                wRow(s, i, k, theta, row);
+                w.wRow(i, row);
                 for (int j = 0; j < q; j++) {
                     p[j] += row[j] * d[i];
                 }
             }
         }
         double[] c = new double[q];
-        double fd = dot(s, g, d, 0, n);
-        double fdd = (-1.0 * theta) * fd - dotq(p, mTimes(s, k, p));
+        double fd = g.dot(d);
+        double fdd = (-1.0 * theta) * fd - dotq(p, w.mTimes(p));
         double dtMin = -(fd / fdd);
         double oldT = 0.0;
         final int[] sorted = sortByBreakpoint(t);
@@ -168,20 +187,20 @@ public final class Lbfgsb extends QuasiNewton {
         double deltaT = minT - oldT;
         while (deltaT <= dtMin && i < n) {
             xc[b] = 0 < d[b] ? upper[b] : lower[b];
-            final double zb = xc[b] - s[x + b];
+            final double zb = xc[b] - x.get(b);
             final double[] cNext = new double[q];
             for (int j = 0; j < q; j++) {
                 cNext[j] = c[j] + p[j] * deltaT;
             }
             c = cNext;
-            wRow(s, b, k, theta, row);
-            final double gb = s[g + b];
+            w.wRow(b, row);
+            final double gb = g.get(b);
             final double[] wg = new double[q];
             for (int j = 0; j < q; j++) {
                 wg[j] = row[j] * gb;
             }
-            fd += deltaT * fdd + gb * gb + theta * gb * zb - dotq(wg, mTimes(s, k, c));
-            fdd += -1.0 * theta * gb * gb - 2.0 * (gb * dotq(row, mTimes(s, k, p))) - gb * gb * dotq(row, mTimes(s, k, row));
+            fd += deltaT * fdd + gb * gb + theta * gb * zb - dotq(wg, w.mTimes(c));
+            fdd += -1.0 * theta * gb * gb - 2.0 * (gb * dotq(row, w.mTimes(p))) - gb * gb * dotq(row, w.mTimes(row));
             for (int j = 0; j < q; j++) {
                 p[j] += row[j] * gb;
             }
@@ -199,33 +218,33 @@ public final class Lbfgsb extends QuasiNewton {
         oldT += dtMin;
         for (int j = i; j < n; j++) {
             final int idx = sorted[j];
-            xc[idx] = s[x + idx] + oldT * d[idx];
+            xc[idx] = x.get(idx) + oldT * d[idx];
         }
         for (int j = 0; j < q; j++) {
             c[j] += p[j] * dtMin;
         }
         clip(xc);
 
-        final int dir = dirOff();
-        if (s[ITER] == 0) {
+        final OptimizerState.Vector dir = st.dir();
+        if (st.iterations() == 0) {
             for (int j = 0; j < n; j++) {
-                s[dir + j] = xc[j] - s[x + j];
+                dir.set(j, xc[j] - x.get(j));
             }
             return;
         }
-        final double[] sub = subspaceMinimum(s, k, theta, xc, c);
+        final double[] sub = subspaceMinimum(st, w, xc, c);
         clip(sub);
         for (int j = 0; j < n; j++) {
-            s[dir + j] = sub[j] - s[x + j];
+            dir.set(j, sub[j] - x.get(j));
         }
     }
 
     /** Direct primal subspace minimization over the variables the Cauchy point left free. */
-    private double[] subspaceMinimum(final double[] s, final int k, final double theta, final double[] xc,
-                                     final double[] c) {
-        final int q = 2 * k;
-        final int x = xOff();
-        final int g = gradOff();
+    private double[] subspaceMinimum(final OptimizerState st, final Compact w, final double[] xc, final double[] c) {
+        final int q = 2 * w.k;
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector g = st.grad();
+        final double theta = w.theta;
         final double invTheta = 1.0 / theta;
         int free = 0;
         final int[] freeIdx = new int[n];
@@ -234,16 +253,16 @@ public final class Lbfgsb extends QuasiNewton {
                 freeIdx[free++] = i;
             }
         }
-        final double[] mc = mTimes(s, k, c);
+        final double[] mc = w.mTimes(c);
         final double[] rc = new double[free];
         final double[] wzr = new double[q];
         final double[] nMat = new double[q * q];
         final double[] row = new double[q];
         for (int f = 0; f < free; f++) {
             final int i = freeIdx[f];
-            wRow(s, i, k, theta, row);
+            w.wRow(i, row);
             // r = g + theta (xc - x) - W M c, restricted to the free variables
-            rc[f] = s[g + i] + (xc[i] - s[x + i]) * theta - dotq(row, mc);
+            rc[f] = g.get(i) + (xc[i] - x.get(i)) * theta - dotq(row, mc);
             for (int a = 0; a < q; a++) {
                 wzr[a] += row[a] * rc[f];
                 for (int bb = 0; bb < q; bb++) {
@@ -251,19 +270,18 @@ public final class Lbfgsb extends QuasiNewton {
                 }
             }
         }
-        double[] v = mTimes(s, k, wzr);
+        double[] v = w.mTimes(wzr);
         if (q > 0) {
             // N = I - M (WZ WZ^T / theta); v = N^-1 v
             for (int a = 0; a < q * q; a++) {
                 nMat[a] *= invTheta;
             }
             final double[] mn = new double[q * q];
-            final int off = mOff();
             for (int r = 0; r < q; r++) {
                 for (int cc = 0; cc < q; cc++) {
                     double sum = 0.0;
                     for (int j = 0; j < q; j++) {
-                        sum += s[off + r * q + j] * nMat[j * q + cc];
+                        sum += w.m(r, j) * nMat[j * q + cc];
                     }
                     mn[r * q + cc] = (r == cc ? 1.0 : 0.0) - sum;
                 }
@@ -276,7 +294,7 @@ public final class Lbfgsb extends QuasiNewton {
         final double[] du = new double[free];
         final double inv2 = invTheta * invTheta;
         for (int f = 0; f < free; f++) {
-            wRow(s, freeIdx[f], k, theta, row);
+            w.wRow(freeIdx[f], row);
             final double wzv = dotq(row, v) * inv2;
             du[f] = (rc[f] * invTheta + wzv) * -1.0;
         }
@@ -333,15 +351,15 @@ public final class Lbfgsb extends QuasiNewton {
     }
 
     @Override
-    void beginSearch(final double[] s) {
-        final int x = xOff();
-        final int d = dirOff();
+    void beginSearch(final OptimizerState st) {
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector d = st.dir();
         double bound = Double.POSITIVE_INFINITY;
         for (int i = 0; i < n; i++) {
-            final double di = s[d + i];
+            final double di = d.get(i);
             if (di != 0.0) {
                 final double b = di < 0.0 ? lower[i] : upper[i];
-                final double step = (b - s[x + i]) / di;
+                final double step = (b - x.get(i)) / di;
                 if (!(step > 0.0)) {
                     throw new SearchFailure("non-positive step bound " + step + " at coordinate " + i);
                 }
@@ -350,64 +368,63 @@ public final class Lbfgsb extends QuasiNewton {
                 }
             }
         }
-        beginStrongWolfe(s, Math.min(1.0, bound), bound, s[VALUE], dot(s, gradOff(), s, d, n));
+        search.begin(st, Math.min(1.0, bound), bound, st.value(), st.grad().dot(d));
     }
 
     @Override
-    int searchStep(final double[] s, final double fv, final double dd) {
-        return strongWolfeStep(s, fv, dd, SEARCH_STEPS, SEARCH_STEPS);
+    LineSearch searchStep(final OptimizerState st, final double fv, final double dd) {
+        return search.step(st, fv, dd);
     }
 
     @Override
-    void takeStep(final double[] s, final double alpha, final double[] out) {
-        final int x = xOff();
-        final int d = dirOff();
+    void takeStep(final OptimizerState st, final double alpha, final double[] out) {
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector d = st.dir();
         for (int i = 0; i < n; i++) {
-            out[i] = s[x + i] + s[d + i] * alpha;
+            out[i] = x.get(i) + d.get(i) * alpha;
         }
         clip(out);
     }
 
     @Override
-    double[] updateHistory(double[] s, final double[] newX, final double[] newGrad) {
+    void updateHistory(final OptimizerState st, final double[] newX, final double[] newGrad) {
         final double[] sv = new double[n];
         final double[] yv = new double[n];
-        final int x = xOff();
-        final int g = gradOff();
+        final OptimizerState.Vector x = st.x();
+        final OptimizerState.Vector g = st.grad();
         for (int i = 0; i < n; i++) {
-            sv[i] = newX[i] - s[x + i];
-            yv[i] = newGrad[i] - s[g + i];
+            sv[i] = newX[i] - x.get(i);
+            yv[i] = newGrad[i] - g.get(i);
         }
         final double yy = dotq(yv, yv);
         if (!(CURVATURE_EPS * Math.sqrt(yy) < Math.abs(dotq(sv, yv)))) {
-            return s; // too little curvature: keep the old compact representation
+            return; // too little curvature: keep the old compact representation
         }
-        s = pushPair(s, sv, yv);
+        final CurvatureHistory h = new CurvatureHistory(st);
+        h.push(sv, yv);
         final double theta = yy / dotq(yv, sv);
-        final int k = (int) s[PAIRS];
+        final int k = h.size();
         final int q = 2 * k;
         // MM = [[-D, L^T], [L, theta S^T S]] with A = S^T Y, L its strictly lower part, D its diagonal
         final double[] mm = new double[q * q];
         for (int a = 0; a < k; a++) {
-            final int pa = pairOff(s, a);
+            final OptimizerState.Vector sa = h.s(a);
             for (int b = 0; b < k; b++) {
-                final int pb = pairOff(s, b);
-                final double sy = dot(s, pa, s, pb + n, n);
+                final double sy = sa.dot(h.y(b));
                 if (a == b) {
                     mm[a * q + b] = sy * -1.0;
                 } else if (a > b) {
                     mm[(k + a) * q + b] = sy; // L
                     mm[b * q + (k + a)] = sy; // L^T
                 }
-                mm[(k + a) * q + (k + b)] = dot(s, pa, s, pb, n) * theta;
+                mm[(k + a) * q + (k + b)] = sa.dot(h.s(b)) * theta;
             }
         }
         final double[] inv = DenseSolve.invert(mm, q);
         if (inv == null) {
             throw new SearchFailure("singular L-BFGS-B middle matrix");
         }
-        s[THETA] = theta;
-        System.arraycopy(inv, 0, s, mOff(), q * q);
-        return s;
+        st.theta(theta);
+        st.registers().copyFrom(inv, 0, q * q);
     }
 }

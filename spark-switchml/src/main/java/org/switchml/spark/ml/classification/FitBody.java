@@ -3,16 +3,16 @@ package org.switchml.spark.ml.classification;
 import org.apache.spark.TaskContext;
 import org.apache.spark.util.TaskCompletionListener;
 import org.switchml.spark.ReplicatedLoop;
-import org.switchml.spark.ml.optim.QuasiNewton;
+import org.switchml.optim.QuasiNewton;
 
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * The fit as a {@link ReplicatedLoop.Body}: the loop's state is the optimizer's state; each loop
- * iteration is one evaluation of the objective. A task's contribution is its batches' gradient sum,
- * loss sum and weight sum at the optimizer's pending point (one allreduce), and the update hands the
- * summed objective to the optimizer, which names the next point or stops.
+ * A fit as a {@link ReplicatedLoop.Body}, for any estimator's {@link LinearObjective}: the loop's state is the
+ * optimizer's state; each loop iteration is one evaluation of the objective. A task's contribution is its
+ * batches' gradient sum, loss sum and weight sum at the optimizer's pending point (one allreduce), and the
+ * update hands the summed objective to the optimizer, which names the next point or stops.
  *
  * <p>Scalars reported per loop iteration, after the update: {@code [optimizer iterations, adjusted
  * objective, adjusted gradient norm, evaluations, clock, objective history length, the value just
@@ -21,13 +21,13 @@ import java.util.concurrent.ThreadLocalRandom;
  * never enter the state; the value is +infinity when a partition flagged a non-finite loss or
  * gradient.
  */
-final class LogisticFit implements ReplicatedLoop.Body<InstanceBatch> {
+final class FitBody implements ReplicatedLoop.Body<InstanceBatch> {
     private static final long serialVersionUID = 1L;
 
-    private final LogisticObjective objective;
+    private final LinearObjective objective;
     private final QuasiNewton optimizer;
 
-    LogisticFit(final LogisticObjective objective, final QuasiNewton optimizer) {
+    FitBody(final LinearObjective objective, final QuasiNewton optimizer) {
         if (objective.dim() != optimizer.dimension()) {
             throw new IllegalArgumentException("objective has " + objective.dim() + " coefficients, optimizer "
                     + optimizer.dimension());

@@ -1,4 +1,4 @@
-package org.switchml.spark.ml.optim;
+package org.switchml.optim;
 
 import breeze.linalg.DenseMatrix$;
 import breeze.linalg.DenseVector$;
