@@ -211,7 +211,7 @@ public final class SwitchMLClient implements AutoCloseable {
     }
 
     /** The socket's handler: routes results to the operation in progress. Event-loop confined. */
-    static final class Handler extends ChannelInboundHandlerAdapter {
+    static final class Handler extends ChannelInboundHandlerAdapter implements Retransmission.Link {
         private final ClientOptions options;
         PacketSender sender;
         /**
@@ -271,7 +271,7 @@ public final class SwitchMLClient implements AutoCloseable {
             ticking.add(op);
             if (ticker == null) {
                 lastTickAllNs = System.nanoTime();
-                ticker = loop.scheduleAtFixedRate(this::tickAll, AllReduceOperation.TICK_NS, AllReduceOperation.TICK_NS,
+                ticker = loop.scheduleAtFixedRate(this::tickAll, Retransmission.TICK_NS, Retransmission.TICK_NS,
                         TimeUnit.NANOSECONDS);
             }
         }
@@ -290,9 +290,9 @@ public final class SwitchMLClient implements AutoCloseable {
             final long now = System.nanoTime();
             final long gap = now - lastTickAllNs;
             lastTickAllNs = now;
-            if (gap > AllReduceOperation.STALL_NS) {
+            if (gap > Retransmission.STALL_NS) {
                 // The thread stood still (each call times out nothing for the stall either): so did the results.
-                lastAnswerNs += gap - AllReduceOperation.TICK_NS;
+                lastAnswerNs += gap - Retransmission.TICK_NS;
             }
             // A tick may end its call (and remove it from the list): tick a copy.
             for (final AllReduceOperation op : ticking.toArray(new AllReduceOperation[0])) {
@@ -301,15 +301,30 @@ public final class SwitchMLClient implements AutoCloseable {
         }
 
         /** Datagrams of every call this socket sent so far: the order in which they entered its link. */
-        long txCount;
+        private long txCount;
         /** The socket's latest result of any call: when it came, and the transmission count of what it answered. */
-        long lastAnswerNs;
-        long lastAnsweredTx = -1;
+        private long lastAnswerNs;
+        private long lastAnsweredTx = -1;
 
-        /** A result came at {@code now} for a packet first sent as the socket's {@code firstTx}-th datagram. */
-        void answered(final long firstTx, final long now) {
+        @Override
+        public long nextTx() {
+            return txCount++;
+        }
+
+        @Override
+        public void answered(final long firstTx, final long now) {
             lastAnswerNs = now;
             lastAnsweredTx = firstTx;
+        }
+
+        @Override
+        public long lastAnsweredTx() {
+            return lastAnsweredTx;
+        }
+
+        @Override
+        public long lastAnswerNs() {
+            return lastAnswerNs;
         }
 
         /** Counts a packet sent again after its retransmission timeout. */

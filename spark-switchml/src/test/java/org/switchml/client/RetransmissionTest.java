@@ -1,0 +1,202 @@
+package org.switchml.client;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The loss-recovery policy on its own, without a socket: a clock of the test's, packets sent and answered at
+ * chosen times, and the slots the policy sends again.
+ */
+@Timeout(value = 1, unit = TimeUnit.MINUTES)
+class RetransmissionTest {
+    private static final long MS = 1_000_000;
+
+    /** The worker socket's link, as the client keeps it. */
+    private static final class FakeLink implements Retransmission.Link {
+        long tx;
+        long lastAnsweredTx = -1;
+        long lastAnswerNs;
+
+        @Override
+        public long nextTx() {
+            return tx++;
+        }
+
+        @Override
+        public void answered(final long firstTx, final long now) {
+            lastAnsweredTx = firstTx;
+            lastAnswerNs = now;
+        }
+
+        @Override
+        public long lastAnsweredTx() {
+            return lastAnsweredTx;
+        }
+
+        @Override
+        public long lastAnswerNs() {
+            return lastAnswerNs;
+        }
+    }
+
+    /** A resend: which slot, and why. */
+    private record Sent(int slot, boolean lossDetected) {
+    }
+
+    /** A policy for {@code pool} slots on {@code lanes} lanes, first timeout 10 ms (ceiling 500), at time 0. */
+    private static final class Bed {
+        final FakeLink link = new FakeLink();
+        final List<Sent> resent = new ArrayList<>();
+        final RttEstimator rtt = new RttEstimator(MS, 10 * MS, 500 * MS);
+        final Retransmission policy;
+        long now;
+
+        Bed(final int pool, final int lanes) {
+            policy = new Retransmission(pool, lanes, rtt, link, (slot, loss) -> resent.add(new Sent(slot, loss)), 0);
+        }
+
+        /** Sends packets {@code from}..{@code to - 1} on slots {@code q mod pool}, 10 us apart from now on. */
+        void send(final int from, final int to, final int pool) {
+            for (int q = from; q < to; q++) {
+                policy.sent(q % pool, q, now);
+                now += 10_000;
+            }
+        }
+
+        /** Advances the clock to {@code t} in timer ticks, each tick retransmitting as the client's timer would. */
+        void tickTo(final long t) {
+            while (now + Retransmission.TICK_NS <= t) {
+                now += Retransmission.TICK_NS;
+                if (policy.clockTicks(now)) {
+                    policy.retransmit(now);
+                }
+            }
+        }
+
+        void answer(final int slot) {
+            policy.answered(slot, now);
+        }
+    }
+
+    @Test
+    void aPacketOvertakenOnItsLaneIsSentAgainAfterARoundTripAndAQuarterNotBefore() {
+        final Bed b = new Bed(8, 1);
+        b.send(0, 8, 8);
+        // Round trips of 4 ms: packets 1..7 answered, packet 0 (sent first) lost.
+        b.tickTo(4 * MS);
+        for (int slot = 1; slot < 8; slot++) {
+            b.answer(slot);
+        }
+        assertTrue(b.resent.isEmpty(), "loss is presumed only once the overtaking result is a loss window old");
+        b.tickTo(5 * MS); // 4 ms + a quarter: the loss window has passed
+        assertEquals(List.of(new Sent(0, true)), b.resent);
+        // Sent once more at most, until a later packet (sent after this copy) is answered.
+        b.tickTo(8 * MS);
+        assertEquals(1, b.resent.stream().filter(s -> s.slot() == 0 && s.lossDetected()).count());
+    }
+
+    @Test
+    void aSilentWindowIsProbedOldestFirstAndAnAnsweredProbeLetsTheRestGo() {
+        final Bed b = new Bed(4, 2);
+        b.send(0, 4, 4); // slots 0, 2 on lane 0; slots 1, 3 on lane 1
+        // Nothing answers: after the first timeout (10 ms) only the oldest packet of each lane goes again.
+        b.tickTo(11 * MS);
+        assertEquals(List.of(new Sent(0, false), new Sent(1, false)), b.resent);
+        // The next round waits a timeout, then probes again (still silent): one packet per lane, the one whose
+        // timeout started longest ago, so the window's packets take their turns.
+        b.tickTo(19 * MS);
+        assertEquals(2, b.resent.size(), "a round waits a timeout after the previous one");
+        b.tickTo(21 * MS);
+        assertEquals(List.of(new Sent(0, false), new Sent(1, false), new Sent(2, false), new Sent(3, false)),
+                b.resent, "silence: one probe per lane and round");
+        // The probe of lane 0 is answered: the path works, so the next round sends every packet still expired.
+        b.answer(0);
+        final int before = b.resent.size();
+        b.tickTo(60 * MS);
+        assertTrue(b.resent.subList(before, b.resent.size()).containsAll(List.of(new Sent(2, false),
+                new Sent(3, false), new Sent(1, false))), "after an answered probe every expired packet: " + b.resent);
+    }
+
+    @Test
+    void whileResultsComeEveryExpiredPacketIsSentAgain() {
+        final Bed b = new Bed(6, 1);
+        b.send(0, 6, 6);
+        b.tickTo(2 * MS);
+        // Slots 0..2 answered at their first transmission; 3..5 then wait behind them and are lost.
+        for (int slot = 0; slot < 3; slot++) {
+            b.answer(slot);
+        }
+        // Loss detection does not see 3..5: nothing sent after them was answered. The timeout does, a timeout
+        // after the last result, while results came within it: all three go at once.
+        b.tickTo(30 * MS);
+        final List<Integer> slots = b.resent.stream().map(Sent::slot).distinct().sorted().toList();
+        assertEquals(List.of(3, 4, 5), slots, b.resent.toString());
+        assertTrue(b.resent.stream().noneMatch(Sent::lossDetected));
+    }
+
+    @Test
+    void aPacketQueuedBehindOneAnsweredLaterIsNotTimedOutFromItsOwnTransmission() {
+        final Bed b = new Bed(2, 1);
+        // A first round trip of 2 ms makes the timeout small: srtt 2 ms, timeout 3 ms.
+        b.send(0, 1, 2);
+        b.tickTo(2 * MS);
+        b.answer(0);
+        b.send(2, 3, 2); // slot 0 again
+        b.send(1, 2, 2); // slot 1, entered the link after packet 2
+        // Packet 2 is answered 2.5 ms later: packet 1 waited behind it, so its timeout starts again then.
+        b.tickTo(4 * MS);
+        b.answer(0);
+        final long answered = b.now;
+        // The timeout is now about 5 ms (srtt 2 ms, small deviation): from packet 1's own transmission it would
+        // have expired before the answer plus 3 ms; it starts again at the answer instead.
+        b.tickTo(answered + 3 * MS);
+        assertTrue(b.resent.isEmpty(), "timed out while only queued: " + b.resent);
+        final long rto = b.rtt.rtoNs();
+        b.tickTo(answered + rto - MS);
+        assertTrue(b.resent.isEmpty(), "timed out before a timeout after the restart: " + b.resent);
+        b.tickTo(answered + rto + MS);
+        assertEquals(List.of(new Sent(1, false)), b.resent, "it times out a timeout after the restart");
+    }
+
+    @Test
+    void aTimerThatRanLateTimesNothingOutForTheStall() {
+        final Bed b = new Bed(2, 1);
+        b.send(0, 2, 2);
+        b.tickTo(2 * MS);
+        // The thread stood still for 200 ms: the next tick comes late.
+        b.now += 200 * MS;
+        assertEquals(false, b.policy.clockTicks(b.now), "a late tick is a stall");
+        b.policy.retransmit(b.now);
+        assertTrue(b.resent.isEmpty(), "the stall is not a timeout: " + b.resent);
+        // The clock runs on: the packets time out 10 ms (the first timeout) after their transmission, shifted by
+        // the stall less one tick.
+        b.tickTo(b.now + 6 * MS);
+        assertTrue(b.resent.isEmpty(), b.resent.toString());
+        b.tickTo(b.now + 3 * MS);
+        assertEquals(List.of(new Sent(0, false)), b.resent, "then the oldest is probed");
+    }
+
+    @Test
+    void silenceDoublesTheGapBetweenProbes() {
+        final Bed b = new Bed(1, 1);
+        b.send(0, 1, 1);
+        final List<Long> at = new ArrayList<>();
+        for (long t = 0; t < 400 * MS; t += Retransmission.TICK_NS) {
+            final int before = b.resent.size();
+            b.tickTo(t);
+            if (b.resent.size() > before) {
+                at.add(b.now / MS);
+            }
+        }
+        // First timeout 10 ms, then 10 (the first silent round does not count), 20, 40, 80, 160 ms apart.
+        assertEquals(List.of(10L, 20L, 40L, 80L, 160L, 320L), at);
+        assertEquals(1, b.policy.oldestOutstanding() + 1, "packet 0 is still outstanding");
+    }
+}
