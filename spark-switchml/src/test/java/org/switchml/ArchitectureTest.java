@@ -101,6 +101,22 @@ class ArchitectureTest {
     }
 
     @Test
+    void theJobServiceKnowsNoP4Names() {
+        // Counter and table names are the controller's business: the service asks it for what it needs.
+        noClasses().that().resideInAPackage("org.switchml.service")
+                .should().dependOnClassesThat().resideInAPackage("org.switchml.p4info..")
+                .check(classes);
+    }
+
+    @Test
+    void aSwitchStackKnowsNothingAboveTheService() {
+        noClasses().that().resideInAPackage("org.switchml.service.stack")
+                .should().dependOnClassesThat().resideInAnyPackage("org.switchml.spark..", "org.switchml.client..",
+                        "org.switchml.service.standalone..")
+                .check(classes);
+    }
+
+    @Test
     void p4InfoNamesAreSharedByBothSidesAndKnowNeither() {
         noClasses().that().resideInAPackage("org.switchml.p4info..")
                 .should().dependOnClassesThat().resideInAnyPackage(
@@ -223,6 +239,14 @@ class ArchitectureTest {
     void theDriverSideIsBelowThePublicApi() {
         noClasses().that().resideInAPackage("org.switchml.spark.driver")
                 .should().dependOnClassesThat().resideInAnyPackage("org.switchml.spark", "org.switchml.spark.ml..")
+                .check(classes);
+    }
+
+    @Test
+    void theDriverSideStartsNoSwitchItself() {
+        // A switch of the driver's own is a registrar's (the embedded one), so the driver side knows jobs, not packets.
+        noClasses().that().resideInAPackage("org.switchml.spark.driver")
+                .should().dependOnClassesThat().resideInAPackage("org.switchml.dataplane..")
                 .check(classes);
     }
 

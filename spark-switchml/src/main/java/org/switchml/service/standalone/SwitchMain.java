@@ -3,15 +3,12 @@ package org.switchml.service.standalone;
 import org.switchml.auth.BearerToken;
 import org.switchml.auth.Tenants;
 import org.switchml.auth.TlsFiles;
-import org.switchml.control.ControllerOptions;
-import org.switchml.control.PipelineConfig;
-import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.Wire;
 import org.switchml.service.JobServiceServer;
-import org.switchml.service.SwitchDescription;
+import org.switchml.service.stack.SwitchStack;
 import org.switchml.transport.FaultPlan;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -168,28 +165,37 @@ public final class SwitchMain {
     }
 
     /**
-     * A started switch: dataplane, its P4Runtime server, the job service.
+     * A started switch: its stack (dataplane, P4Runtime server, controller, job service).
      *
-     * @param sw        the dataplane
-     * @param p4runtime its P4Runtime server (in process only unless asked)
-     * @param jobs        the job service
+     * @param stack       the switch and what owns it
      * @param serviceHost the address the job service binds
      * @param tokenFile   the applications' token
      */
-    public record Running(SoftwareSwitch sw, SwitchRuntimeServer p4runtime, JobServiceServer jobs, String serviceHost,
-                          Path tokenFile)
-            implements AutoCloseable {
+    public record Running(SwitchStack stack, String serviceHost, Path tokenFile) implements AutoCloseable {
+
+        /** The dataplane. */
+        public SoftwareSwitch sw() {
+            return stack.softwareSwitch();
+        }
+
+        /** Its P4Runtime server (in process only unless asked). */
+        public SwitchRuntimeServer p4runtime() {
+            return stack.p4runtime();
+        }
+
+        /** The job service. */
+        public JobServiceServer jobs() {
+            return stack.service();
+        }
 
         /** The job service's address, {@code host:port}. */
         public String serviceAddress() {
-            return serviceHost + ":" + jobs.port();
+            return serviceHost + ":" + jobs().port();
         }
 
         @Override
         public void close() {
-            jobs.close();
-            p4runtime.close();
-            sw.close();
+            stack.close();
         }
     }
 
@@ -210,46 +216,27 @@ public final class SwitchMain {
                     + (port == 0 ? "free ports" : "ports " + port + ".." + (port + lanes - 1))
                     + ": " + ServiceOptions.rootMessage(e), e);
         }
-        SwitchRuntimeServer p4 = null;
-        try {
+        final SwitchStack stack = SwitchStack.start(sw, true, dataplane -> {
             if (p4runtimePort.equals("off")) {
-                p4 = SwitchRuntimeServer.startInProcess(sw);
-            } else {
-                resolve(p4runtimeHost, "--p4runtime-host");
-                final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
-                if (tokens.contains(operators)) {
-                    throw new IllegalStateException("--p4runtime-token-file " + p4runtimeTokenFile + " holds an "
-                            + "application token of --token-file " + service.tokenFile + ": P4Runtime reads show every "
-                            + "job's secret, so the operators' token must be one no application holds");
-                }
-                p4 = SwitchRuntimeServer.start(sw, p4runtimeHost, Integer.parseInt(p4runtimePort), deviceId,
-                        TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
-                                "the P4Runtime server on " + p4runtimeHost),
-                        operators.interceptor("the P4Runtime server of switch " + sw.address()), p4runtimeWrites);
+                return SwitchRuntimeServer.startInProcess(dataplane);
             }
-            // Read-only, the controller holds the highest election id: by P4Runtime's arbitration no one else can
-            // be primary. With writes on, an operator's controller with a higher id may take over.
-            final ControllerOptions own = ControllerOptions.of(host, sw.address().lanePorts().get(0))
-                    .withDeviceId(p4.deviceId());
-            final SwitchController controller = SwitchController.connectInProcess(p4.inProcessName(),
-                    p4runtimeWrites ? own : own.withHighestElectionId());
-            try {
-                controller.setPipeline(PipelineConfig.softwareSwitch());
-            } catch (final RuntimeException e) {
-                controller.close();
-                throw e;
+            resolve(p4runtimeHost, "--p4runtime-host");
+            final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
+            if (tokens.contains(operators)) {
+                throw new IllegalStateException("--p4runtime-token-file " + p4runtimeTokenFile + " holds an "
+                        + "application token of --token-file " + service.tokenFile + ": P4Runtime reads show every "
+                        + "job's secret, so the operators' token must be one no application holds");
             }
-            final SwitchDescription d = new SwitchDescription(sw.address(), 0, ServiceOptions.mtuOf(host), true,
-                    controller.poolSlots(), controller.jobIndices(), controller.maxWorkersPerJob());
-            final JobServiceServer jobs = service.start(controller, d, tokens, "switch " + sw.address());
-            return new Running(sw, p4, jobs, service.host, service.tokenFile);
-        } catch (final RuntimeException e) {
-            if (p4 != null) {
-                p4.close();
-            }
-            sw.close();
-            throw e;
-        }
+            return SwitchRuntimeServer.start(dataplane, p4runtimeHost, Integer.parseInt(p4runtimePort), deviceId,
+                    TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
+                            "the P4Runtime server on " + p4runtimeHost),
+                    operators.interceptor("the P4Runtime server of switch " + dataplane.address()), p4runtimeWrites);
+        },
+                // Read-only, the controller holds the highest election id: by P4Runtime's arbitration no one else can
+                // be primary. With writes on, an operator's controller with a higher id may take over.
+                own -> p4runtimeWrites ? own : own.withHighestElectionId(), ServiceOptions.mtuOf(host),
+                (controller, d) -> service.start(controller, d, tokens, "switch " + sw.address()));
+        return new Running(stack, service.host, service.tokenFile);
     }
 
     private static void resolve(final String h, final String option) {

@@ -6,13 +6,9 @@ import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.registrar.JobServiceRegistrar;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.SwitchAddress;
-import org.switchml.transport.FaultPlan;
 
 import java.lang.reflect.Constructor;
-import java.util.Collections;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -81,15 +77,9 @@ final class Registrars {
 
     /** A software switch in this JVM with its controller and job service. */
     private static JobRegistrar embedded(final String bindHost, final int lanes, final long admissionTimeoutMs) {
-        final SoftwareSwitch sw = SoftwareSwitch.start(new SwitchOptions(bindHost,
-                Collections.nCopies(lanes, 0), false, FaultPlan.NONE));
-        LOG.info("spark-switchml: embedded software switch listening on {}", sw.address());
-        try {
-            return new EmbeddedSwitchRegistrar(sw, true, admissionTimeoutMs);
-        } catch (final RuntimeException e) {
-            sw.close();
-            throw e;
-        }
+        final EmbeddedSwitchRegistrar r = EmbeddedSwitchRegistrar.start(bindHost, lanes, admissionTimeoutMs);
+        LOG.info("spark-switchml: embedded software switch listening on {}", r.address());
+        return r;
     }
 
     /** The public {@code (SwitchAddress, Map)} constructor of a registrar class named in the settings. */

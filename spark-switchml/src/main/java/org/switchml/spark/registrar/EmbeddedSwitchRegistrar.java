@@ -1,9 +1,8 @@
 package org.switchml.spark.registrar;
 
-import org.switchml.control.ControllerOptions;
-import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
 import org.switchml.dataplane.runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
@@ -12,9 +11,11 @@ import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceClient;
 import org.switchml.service.JobServiceServer;
 import org.switchml.service.Quotas;
-import org.switchml.service.SwitchDescription;
+import org.switchml.service.stack.SwitchStack;
+import org.switchml.transport.FaultPlan;
 import org.switchml.spark.rpc.Endpoints;
 
+import java.util.Collections;
 import java.util.Optional;
 
 /**
@@ -24,10 +25,7 @@ import java.util.Optional;
  */
 public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     private final SoftwareSwitch sw;
-    private final boolean owned;
-    private final SwitchRuntimeServer p4runtime;
-    private final SwitchController controller;
-    private final JobServiceServer service;
+    private final SwitchStack stack;
     private final JobServiceRegistrar viaService;
 
     /**
@@ -40,38 +38,33 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
 
     /**
      * @param sw                 the switch
-     * @param owned              whether {@link #close()} stops it
+     * @param owned              whether {@link #close()} (or a failure here) stops it
      * @param admissionTimeoutMs how long a job waits for room when the switch is full
      */
     public EmbeddedSwitchRegistrar(final SoftwareSwitch sw, final boolean owned, final long admissionTimeoutMs) {
         this.sw = sw;
-        this.owned = owned;
-        this.p4runtime = SwitchRuntimeServer.startInProcess(sw);
-        SwitchController c = null;
-        JobServiceServer s = null;
+        // The driver owns this switch alone: no quota beyond what the switch holds.
+        this.stack = SwitchStack.start(sw, owned, SwitchRuntimeServer::startInProcess, own -> own,
+                Endpoints.mtuOf(sw.address().host()), (c, d) -> JobServiceServer.startInProcess(new JobDesk(c, d,
+                        new JobDesk.Options(JobDesk.Options.DEFAULT.renewIntervalMs(), admissionTimeoutMs,
+                                JobDesk.Options.DEFAULT.reserveAfterMs(), Quotas.NONE),
+                        "the embedded switch " + sw.address())));
         try {
-            c = SwitchController.connectInProcess(p4runtime.inProcessName(),
-                    ControllerOptions.of(sw.address().host(), sw.address().lanePorts().get(0)));
-            c.setPipeline(PipelineConfig.softwareSwitch());
-            final SwitchDescription d = new SwitchDescription(sw.address(), 0, Endpoints.mtuOf(sw.address().host()),
-                    true, c.poolSlots(), c.jobIndices(), c.maxWorkersPerJob());
-            // The driver owns this switch alone: no quota beyond what the switch holds.
-            s = JobServiceServer.startInProcess(new JobDesk(c, d, new JobDesk.Options(
-                    JobDesk.Options.DEFAULT.renewIntervalMs(), admissionTimeoutMs,
-                    JobDesk.Options.DEFAULT.reserveAfterMs(), Quotas.NONE), "the embedded switch " + sw.address()));
-            this.viaService = new JobServiceRegistrar(JobServiceClient.inProcess(s.inProcessName(),
+            this.viaService = new JobServiceRegistrar(JobServiceClient.inProcess(stack.service().inProcessName(),
                     "the embedded switch's job service"), "this driver", sw.address(), admissionTimeoutMs);
         } catch (final RuntimeException e) {
-            if (s != null) {
-                s.close();
-            } else if (c != null) {
-                c.close();
-            }
-            p4runtime.close();
+            stack.close();
             throw e;
         }
-        this.controller = c;
-        this.service = s;
+    }
+
+    /**
+     * A software switch of {@code lanes} lanes on free ports of {@code bindHost}, in this JVM, with its stack; closing
+     * the registrar stops it.
+     */
+    public static EmbeddedSwitchRegistrar start(final String bindHost, final int lanes, final long admissionTimeoutMs) {
+        return new EmbeddedSwitchRegistrar(SoftwareSwitch.start(new SwitchOptions(bindHost,
+                Collections.nCopies(lanes, 0), false, FaultPlan.NONE)), true, admissionTimeoutMs);
     }
 
     /** The switch itself (counters, for tests and diagnostics). */
@@ -81,7 +74,7 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
 
     /** The controller that owns it (for tests and diagnostics). */
     public SwitchController controller() {
-        return controller;
+        return stack.controller();
     }
 
     @Override
@@ -128,10 +121,6 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     @Override
     public void close() {
         viaService.close();
-        service.close();
-        p4runtime.close();
-        if (owned) {
-            sw.close();
-        }
+        stack.close();
     }
 }
