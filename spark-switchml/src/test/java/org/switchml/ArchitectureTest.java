@@ -20,9 +20,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The package rules of the design: dependencies point one way, from spark.ml down to protocol.
- * protocol ← transport ← {dataplane, client}; p4info (P4Runtime names) ← {dataplane.runtime (the switch's
+ * protocol ← transport ← {dataplane, client}; p4info (P4Runtime names) ← {dataplane.p4runtime (the switch's
  * own P4Runtime server, beside the dataplane), control (the controller)}. Inside Spark:
- * spark.config ← spark.rpc ← {spark.registrar, spark.executor} ← spark.driver ← spark (the public API)
+ * spark.config ← spark.messages ← {spark.registrar, spark.executor} ← spark.driver ← spark (the public API)
  * ← spark.ml (the estimators), which run the optimizers of optim (plain Java, below everything);
  * spark.shard (the switch shard an executor hosts) ← spark.executor.
  */
@@ -128,12 +128,12 @@ class ArchitectureTest {
     @Test
     void onlyTheControlPlaneSpeaksP4RuntimeOrGrpc() {
         // The packet path (protocol, transport, dataplane core, client) must not pull in the control plane or
-        // its gRPC/protobuf stack; only the switch's P4Runtime server (dataplane.runtime) and the controller do.
+        // its gRPC/protobuf stack; only the switch's P4Runtime server (dataplane.p4runtime) and the controller do.
         noClasses().that().resideInAnyPackage("org.switchml.protocol..", "org.switchml.transport..",
                         "org.switchml.client..")
                 .or().resideInAPackage("org.switchml.dataplane")
                 .should().dependOnClassesThat().resideInAnyPackage(
-                        "org.switchml.control..", "org.switchml.p4info..", "org.switchml.dataplane.runtime..",
+                        "org.switchml.control..", "org.switchml.p4info..", "org.switchml.dataplane.p4runtime..",
                         "org.switchml.auth..", "org.switchml.service..",
                         "io.grpc..", "p4..", "com.google.protobuf..", "com.google.rpc..")
                 .check(classes);
@@ -188,14 +188,14 @@ class ArchitectureTest {
     void sparkConfigurationKnowsNoOtherSparkRoom() {
         noClasses().that().resideInAPackage("org.switchml.spark.config")
                 .should().dependOnClassesThat().resideInAnyPackage(
-                        "org.switchml.spark", "org.switchml.spark.rpc..", "org.switchml.spark.registrar..",
+                        "org.switchml.spark", "org.switchml.spark.messages..", "org.switchml.spark.registrar..",
                         "org.switchml.spark.executor..", "org.switchml.spark.driver..", "org.switchml.spark.ml..")
                 .check(classes);
     }
 
     @Test
     void sparkMessagesKnowOnlyTheConfiguration() {
-        noClasses().that().resideInAPackage("org.switchml.spark.rpc")
+        noClasses().that().resideInAPackage("org.switchml.spark.messages")
                 .should().dependOnClassesThat().resideInAnyPackage(
                         "org.switchml.spark", "org.switchml.spark.registrar..", "org.switchml.spark.executor..",
                         "org.switchml.spark.driver..", "org.switchml.spark.ml..")
@@ -213,7 +213,7 @@ class ArchitectureTest {
 
     @Test
     void theExecutorSideKnowsNoDriverSide() {
-        // An executor reaches the driver only through messages (org.switchml.spark.rpc), and never the switch's
+        // An executor reaches the driver only through messages (org.switchml.spark.messages), and never the switch's
         // control plane.
         noClasses().that().resideInAPackage("org.switchml.spark.executor")
                 .should().dependOnClassesThat().resideInAnyPackage(
@@ -228,7 +228,7 @@ class ArchitectureTest {
         // control plane are none of its business.
         noClasses().that().resideInAPackage("org.switchml.spark.shard")
                 .should().dependOnClassesThat().resideInAnyPackage(
-                        "org.switchml.spark", "org.switchml.spark.rpc..", "org.switchml.spark.registrar..",
+                        "org.switchml.spark", "org.switchml.spark.messages..", "org.switchml.spark.registrar..",
                         "org.switchml.spark.executor..", "org.switchml.spark.driver..", "org.switchml.spark.ml..",
                         "org.switchml.client..", "org.switchml.control..", "org.switchml.service..",
                         "org.apache.spark..")
@@ -262,7 +262,7 @@ class ArchitectureTest {
     void estimatorsReachTheSwitchOnlyThroughTheSparkApi() {
         noClasses().that().resideInAPackage("org.switchml.spark.ml..")
                 .should().dependOnClassesThat().resideInAnyPackage(
-                        "org.switchml.spark.rpc..", "org.switchml.spark.registrar..", "org.switchml.spark.executor..",
+                        "org.switchml.spark.messages..", "org.switchml.spark.registrar..", "org.switchml.spark.executor..",
                         "org.switchml.spark.driver..", "org.switchml.client..", "org.switchml.transport..",
                         "org.switchml.dataplane..", "org.switchml.control..", "org.switchml.p4info..")
                 .check(classes);

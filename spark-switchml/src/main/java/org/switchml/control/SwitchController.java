@@ -18,7 +18,7 @@ import java.util.Map;
 
 /**
  * P4Runtime controller of one switch running switchml.p4: BMv2 ({@code simple_switch_grpc}) or the Java
- * software switch behind a {@code org.switchml.dataplane.runtime.SwitchRuntimeServer}. It arbitrates for
+ * software switch behind a {@code org.switchml.dataplane.p4runtime.SwitchRuntimeServer}. It arbitrates for
  * primary on a StreamChannel kept open for its whole life (a target drops a primary whose stream closed),
  * pushes the pipeline, installs and removes jobs, and reads counters. Every name is resolved through the
  * P4Info.

@@ -11,7 +11,7 @@ public enum Target {
      */
     BMV2(Wire.P4_MAX_WORKERS),
     /**
-     * The Java software switch behind a {@link org.switchml.dataplane.runtime.SwitchRuntimeServer}: pipeline =
+     * The Java software switch behind a {@link org.switchml.dataplane.p4runtime.SwitchRuntimeServer}: pipeline =
      * P4Info only; any k; up to {@link Wire#MAX_WORKERS} workers per job.
      */
     SOFTWARE_SWITCH(Wire.MAX_WORKERS);

@@ -1,7 +1,7 @@
 package org.switchml.spark;
 
-import org.switchml.spark.rpc.TaskOutcome;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.TaskOutcome;
+import org.switchml.spark.messages.TaskSettings;
 import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;

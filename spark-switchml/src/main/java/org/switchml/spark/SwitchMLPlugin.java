@@ -9,7 +9,7 @@ import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.executor.ExecutorRuntime;
-import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.spark.messages.Rendezvous;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.ExecutorPlugin;

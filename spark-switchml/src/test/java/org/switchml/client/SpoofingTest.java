@@ -10,7 +10,7 @@ import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.dataplane.SwitchTraffic;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;

@@ -2,7 +2,7 @@ package org.switchml.control;
 
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 
 /**
  * A software switch with its P4Runtime server on 127.0.0.1:0 (real gRPC over loopback, netty-shaded) and

@@ -4,7 +4,7 @@ import io.grpc.Status;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.p4info.Bytestrings;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.JobSpec;

@@ -119,7 +119,7 @@ class RuntimeFuzzTest {
                 raw.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
             // Still serving: capabilities, primary again, a fresh pipeline and an exact job.
-            assertEquals(org.switchml.dataplane.runtime.SwitchRuntimeServer.API_VERSION, bed.controller.apiVersion());
+            assertEquals(org.switchml.dataplane.p4runtime.SwitchRuntimeServer.API_VERSION, bed.controller.apiVersion());
             assertTrue(bed.controller.awaitPrimary(DEADLINE_MS), "the primary controller is primary again");
             bed.controller.setPipeline(PipelineConfig.softwareSwitch());
             exactAllReduce(bed);

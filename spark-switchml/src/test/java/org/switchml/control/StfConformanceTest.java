@@ -2,7 +2,7 @@ package org.switchml.control;
 
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;

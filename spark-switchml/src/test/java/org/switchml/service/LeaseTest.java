@@ -15,7 +15,7 @@ import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobSpec;
 import org.switchml.service.standalone.SwitchMain;
 import org.switchml.testing.LatencyProxy;

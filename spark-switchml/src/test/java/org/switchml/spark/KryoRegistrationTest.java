@@ -1,7 +1,7 @@
 package org.switchml.spark;
 
-import org.switchml.spark.rpc.TaskOutcome;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.TaskOutcome;
+import org.switchml.spark.messages.TaskSettings;
 import org.apache.spark.SparkConf;
 import org.apache.spark.serializer.KryoSerializer;
 import org.apache.spark.serializer.SerializerInstance;

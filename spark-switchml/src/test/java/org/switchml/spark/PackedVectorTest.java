@@ -1,7 +1,7 @@
 package org.switchml.spark;
 
 import org.junit.jupiter.api.Test;
-import org.switchml.spark.rpc.PackedVector;
+import org.switchml.spark.messages.PackedVector;
 import org.switchml.testing.Seeds;
 
 import java.io.ByteArrayInputStream;

@@ -4,7 +4,7 @@ import org.switchml.control.ControllerOptions;
 import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.service.JobServiceServer;
 import org.switchml.service.SwitchDescription;
 

@@ -5,7 +5,7 @@ import org.switchml.auth.Tenants;
 import org.switchml.auth.TlsFiles;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.protocol.Wire;
 import org.switchml.service.JobServiceServer;
 import org.switchml.service.stack.SwitchStack;

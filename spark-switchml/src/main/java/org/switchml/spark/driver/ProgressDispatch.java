@@ -1,6 +1,6 @@
 package org.switchml.spark.driver;
 
-import org.switchml.spark.rpc.Rendezvous;
+import org.switchml.spark.messages.Rendezvous;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -4,9 +4,9 @@ import org.apache.spark.Partition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.spark.rpc.Endpoints;
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.ShardedJob;
 

@@ -1,9 +1,9 @@
 package org.switchml.spark.driver;
 
 import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.rpc.Endpoints;
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 import org.switchml.protocol.Wire;
 
 import java.util.ArrayList;

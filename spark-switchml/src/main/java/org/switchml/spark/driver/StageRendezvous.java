@@ -1,7 +1,7 @@
 package org.switchml.spark.driver;
 
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 import org.apache.spark.Partition;
 import org.slf4j.LoggerFactory;
 import org.switchml.protocol.JobSpec;

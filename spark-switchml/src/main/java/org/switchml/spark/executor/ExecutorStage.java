@@ -1,8 +1,8 @@
 package org.switchml.spark.executor;
 
-import org.switchml.spark.rpc.Endpoints;
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 import org.switchml.spark.shard.ExecutorShard;
 import org.switchml.client.ShardedSession;
 import org.switchml.client.SwitchMLTimeoutException;

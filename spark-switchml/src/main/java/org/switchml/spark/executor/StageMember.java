@@ -3,9 +3,9 @@ package org.switchml.spark.executor;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.Partition;
 import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.rpc.Endpoints;
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 import org.switchml.protocol.SwitchMLException;
 
 import java.util.concurrent.Executors;

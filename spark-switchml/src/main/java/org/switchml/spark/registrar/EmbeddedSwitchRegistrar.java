@@ -3,7 +3,7 @@ package org.switchml.spark.registrar;
 import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
@@ -13,7 +13,7 @@ import org.switchml.service.JobServiceServer;
 import org.switchml.service.Quotas;
 import org.switchml.service.stack.SwitchStack;
 import org.switchml.transport.FaultPlan;
-import org.switchml.spark.rpc.Endpoints;
+import org.switchml.spark.messages.Endpoints;
 
 import java.util.Collections;
 import java.util.Optional;

@@ -9,7 +9,7 @@ import org.switchml.client.ClientOptions;
 import org.switchml.client.SwitchMLClient;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
-import org.switchml.dataplane.runtime.SwitchRuntimeServer;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Wire;
 import org.switchml.service.JobDesk;

@@ -2,8 +2,8 @@ package org.switchml.spark.driver;
 
 import org.apache.spark.SparkConf;
 import org.switchml.protocol.Wire;
-import org.switchml.spark.rpc.Rendezvous;
-import org.switchml.spark.rpc.TaskSettings;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

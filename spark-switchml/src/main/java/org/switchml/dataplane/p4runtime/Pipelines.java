@@ -1,4 +1,4 @@
-package org.switchml.dataplane.runtime;
+package org.switchml.dataplane.p4runtime;
 
 import io.grpc.Status;
 import org.switchml.p4info.P4InfoIndex;

@@ -1,4 +1,4 @@
-package org.switchml.spark.rpc;
+package org.switchml.spark.messages;
 
 import org.apache.spark.Partition;
 import org.switchml.protocol.DropCounts;

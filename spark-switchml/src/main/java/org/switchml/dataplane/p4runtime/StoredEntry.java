@@ -1,4 +1,4 @@
-package org.switchml.dataplane.runtime;
+package org.switchml.dataplane.p4runtime;
 
 import p4.v1.P4RuntimeOuterClass.TableEntry;
 

@@ -1,4 +1,4 @@
-package org.switchml.spark.rpc;
+package org.switchml.spark.messages;
 
 import org.switchml.spark.config.SwitchMLConfig;
 import org.apache.spark.SparkContext;

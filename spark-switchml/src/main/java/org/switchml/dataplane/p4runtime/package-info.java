@@ -3,4 +3,4 @@
  * table entries, multicast groups and counters that the P4 program exposes, so one controller programs
  * both targets. Uses dataplane, p4info and gRPC.
  */
-package org.switchml.dataplane.runtime;
+package org.switchml.dataplane.p4runtime;

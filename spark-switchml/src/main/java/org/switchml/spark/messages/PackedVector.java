@@ -1,4 +1,4 @@
-package org.switchml.spark.rpc;
+package org.switchml.spark.messages;
 
 import java.io.IOException;
 import java.io.InvalidObjectException;

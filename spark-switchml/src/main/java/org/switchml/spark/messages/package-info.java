@@ -3,4 +3,4 @@
  * plan, worker, streaming, progress), the settings a stage ships to its tasks, a task's outcome, and the
  * text form of worker endpoints. Plain serializable data; uses only the configuration.
  */
-package org.switchml.spark.rpc;
+package org.switchml.spark.messages;
