@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -154,6 +155,67 @@ class ArchitectureTest {
         assertTrue(imports.contains("import java.io.Serializable;"), "the sources were not read: " + imports);
         final List<String> foreign = imports.stream().filter(l -> !l.matches("import (static )?java\\..*")).toList();
         assertTrue(foreign.isEmpty(), "imports outside java.* in org.switchml.optim: " + foreign);
+    }
+
+    /**
+     * The rules above read bytecode, where an import that only javadoc uses leaves no trace: such an import could
+     * break a package rule unseen. So no import of ours may be used by comments alone (a javadoc link then names
+     * the class in full).
+     */
+    @Test
+    void noImportOfOursIsUsedOnlyInComments() throws IOException {
+        final List<String> commentOnly = new ArrayList<>();
+        int checked = 0;
+        try (Stream<Path> files = Files.walk(Path.of("src/main/java/org/switchml"))) {
+            for (final Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+                final String text = Files.readString(f);
+                final String code = withoutCommentsAndStrings(text);
+                final java.util.regex.Matcher m = java.util.regex.Pattern
+                        .compile("(?m)^import (org\\.switchml\\.[\\w.]*\\.(\\w+));").matcher(code);
+                while (m.find()) {
+                    checked++;
+                    final String simple = m.group(2);
+                    final String rest = code.replaceAll("(?m)^import .*;$", "");
+                    if (!java.util.regex.Pattern.compile("\\b" + simple + "\\b").matcher(rest).find()) {
+                        commentOnly.add(f + ": " + m.group(1));
+                    }
+                }
+            }
+        }
+        assertTrue(checked > 100, "the sources were not read: " + checked + " imports of ours");
+        assertTrue(commentOnly.isEmpty(), "imports used only in comments: " + commentOnly);
+    }
+
+    /** {@code source} with its comments and string, text block and char literals blanked out. */
+    static String withoutCommentsAndStrings(final String source) {
+        final StringBuilder out = new StringBuilder(source.length());
+        int i = 0;
+        while (i < source.length()) {
+            final char c = source.charAt(i);
+            if (source.startsWith("/*", i)) {
+                final int end = source.indexOf("*/", i + 2);
+                i = end < 0 ? source.length() : end + 2;
+                out.append(' ');
+            } else if (source.startsWith("//", i)) {
+                final int end = source.indexOf('\n', i);
+                i = end < 0 ? source.length() : end;
+            } else if (source.startsWith("\"\"\"", i)) {
+                final int end = source.indexOf("\"\"\"", i + 3);
+                i = end < 0 ? source.length() : end + 3;
+                out.append("\"\"");
+            } else if (c == '"' || c == '\'') {
+                int j = i + 1;
+                while (j < source.length() && source.charAt(j) != c && source.charAt(j) != '\n') {
+                    j += source.charAt(j) == '\\' ? 2 : 1;
+                }
+                i = j + 1;
+                out.append(c).append(c);
+            } else {
+                out.append(c);
+                i++;
+            }
+        }
+        return out.toString();
     }
 
     private static Stream<String> lines(final Path file) {

@@ -2,7 +2,6 @@ package org.switchml.spark.messages;
 
 
 
-import org.switchml.spark.executor.StageMember;
 import java.io.Serializable;
 
 /**
@@ -27,7 +26,7 @@ public final class TaskOutcome implements Serializable {
     /** Loop: per-iteration scalars, iteration-major, {@code scalarWidth} per iteration; partition 0 only. */
     public final double[] scalars;
     public final int scalarWidth;
-    /** Where this task's time went (ns): see {@link StageMember#timings}. */
+    /** Where this task's time went (ns): see the executor side's StageMember.timings. */
     public long[] timings;
     public static final int TIMINGS = 4;
     /** The switch job's workers (executors) in the stage; 0 when unknown. */

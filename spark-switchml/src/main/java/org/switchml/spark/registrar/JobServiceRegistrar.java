@@ -8,7 +8,6 @@ import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
 import org.switchml.service.JobDesk;
 import org.switchml.service.JobServiceClient;
-import org.switchml.service.JobServiceException;
 import org.switchml.service.LeasedSession;
 import org.switchml.service.SwitchTotals;
 import org.switchml.spark.config.SwitchMLConfig;
@@ -45,7 +44,7 @@ public final class JobServiceRegistrar implements JobRegistrar {
     /**
      * Opens a session through {@code client}, which this registrar then owns.
      *
-     * @throws JobServiceException when the service refuses or cannot be reached
+     * @throws org.switchml.service.JobServiceException when the service refuses or cannot be reached
      */
     public JobServiceRegistrar(final JobServiceClient client, final String application, final SwitchAddress configured,
                                final long admissionTimeoutMs) {
@@ -58,7 +57,7 @@ public final class JobServiceRegistrar implements JobRegistrar {
      * A session with the job service at {@code hostPort} (another than {@code spark.switchml.jobService.address},
      * e.g. an extra shard host), with the settings' token and TLS files.
      *
-     * @throws JobServiceException when the service refuses or cannot be reached
+     * @throws org.switchml.service.JobServiceException when the service refuses or cannot be reached
      */
     public static JobServiceRegistrar at(final String hostPort, final Map<String, String> settings) {
         final Function<String, String> s = k -> k.equals(SwitchMLConfig.JOB_SERVICE_ADDRESS.key()) ? hostPort : settings.get(k);

@@ -17,7 +17,6 @@ import org.apache.spark.sql.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.optim.QuasiNewton;
-import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.config.SwitchMLConfig;
 import scala.Option;
@@ -29,7 +28,7 @@ import java.util.Optional;
  * MLlib's {@link LogisticRegression} trained through the switch: a drop-in subclass with the same
  * params, defaults and validation, returning a genuine {@link LogisticRegressionModel} with its
  * training summary. The feature statistics and every loss/gradient evaluation are summed through the
- * switch inside barrier stages ({@link ReplicatedLoop}): one allreduce of {@code [gradient, loss, weight
+ * switch inside barrier stages ({@link org.switchml.spark.ReplicatedLoop}): one allreduce of {@code [gradient, loss, weight
  * sum]} per evaluation, no Spark job or broadcast per iteration. The optimizers (L-BFGS, OWL-QN for L1
  * and elastic net, L-BFGS-B for bounds) are Java step machines that follow breeze as MLlib drives it, so
  * iterates and iteration counts track stock MLlib's.
