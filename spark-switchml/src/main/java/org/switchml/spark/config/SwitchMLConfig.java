@@ -3,6 +3,7 @@ package org.switchml.spark.config;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
+import org.apache.spark.network.util.JavaUtils;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
 
@@ -248,7 +249,6 @@ public final class SwitchMLConfig {
         }
     }
 
-    /** Parses {@code 250ms}, {@code 10s}, {@code 2m} or a bare number of milliseconds. */
     /** Parses {@code host:port} (or empty), failing with what was wrong. */
     static String parseHostPort(final String s) {
         if (!s.isEmpty()) {
@@ -264,16 +264,19 @@ public final class SwitchMLConfig {
         return s;
     }
 
+    /**
+     * A duration in milliseconds, in Spark's own syntax (its parser, as for {@code spark.network.timeout}): a
+     * whole number and a unit, {@code us}, {@code ms}, {@code s}, {@code m} or {@code min}, {@code h} or
+     * {@code d} ({@code 500ms}, {@code 10s}, {@code 2min}, {@code 1h}); a bare number is milliseconds. Less than
+     * a millisecond is 0.
+     */
     static long parseMillis(final String s) {
-        final String t = s.toLowerCase(Locale.ROOT);
-        if (t.endsWith("ms")) {
-            return Long.parseLong(t.substring(0, t.length() - 2).trim());
-        } else if (t.endsWith("s")) {
-            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 1000;
-        } else if (t.endsWith("m")) {
-            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 60_000;
+        try {
+            return JavaUtils.timeStringAsMs(s);
+        } catch (final NumberFormatException e) {
+            // Spark's own message spans two lines; ours says the same in one.
+            throw new IllegalArgumentException("want a whole number and a unit: us, ms, s, m or min, h, d");
         }
-        return Long.parseLong(t);
     }
 
     /** docs/configuration.md, generated from {@link #ENTRIES}. */
@@ -285,7 +288,9 @@ public final class SwitchMLConfig {
                 .append("Enable with `spark.plugins=" + PLUGIN_CLASS + "` and, with Kryo,\n")
                 .append("`spark.kryo.registrator=" + KRYO_REGISTRATOR_CLASS + "`. Settings marked\n")
                 .append("\"Per call\" may also be set as a Spark local property (`sc.setLocalProperty`) on the\n")
-                .append("thread that calls the operator.\n\n")
+                .append("thread that calls the operator. Durations are written as Spark writes them: a whole number\n")
+                .append("and a unit, `us`, `ms`, `s`, `m` or `min`, `h`, `d` (`500ms`, `10s`, `2min`, `1h`); a bare number\n")
+                .append("is milliseconds.\n\n")
                 .append("| key | default | valid values | meaning |\n|---|---|---|---|\n");
         for (final ConfigEntry<?> e : ENTRIES) {
             sb.append("| `").append(e.key()).append("` | ")
