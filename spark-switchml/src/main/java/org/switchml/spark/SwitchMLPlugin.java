@@ -5,7 +5,9 @@ import com.codahale.metrics.Histogram;
 import com.codahale.metrics.MetricRegistry;
 import org.switchml.client.ClientStats;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.SwitchAddress;
 import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.executor.ExecutorRuntime;
@@ -61,7 +63,10 @@ public final class SwitchMLPlugin implements SparkPlugin {
                     rt.removeWorker(e.executorId());
                 }
             });
-            return Map.of();
+            // For executors whose own host is loopback: where the switch is, so they can bind the address that
+            // reaches it (WorkerHosts.automatic).
+            final SwitchAddress where = rt.switchAddress();
+            return where == null ? Map.of() : Map.of(WorkerHosts.SWITCH_HOST_FROM_DRIVER, where.host());
         }
 
         @Override
@@ -123,7 +128,9 @@ public final class SwitchMLPlugin implements SparkPlugin {
 
         @Override
         public void init(final PluginContext ctx, final Map<String, String> extraConf) {
-            runtime = ExecutorRuntime.forPlugin(ctx, DriverRuntimes.settings(ctx.conf()));
+            final Map<String, String> settings = DriverRuntimes.settings(ctx.conf());
+            settings.putAll(extraConf); // the driver plugin's word on where the switch is
+            runtime = ExecutorRuntime.forPlugin(ctx, settings);
             ExecutorRuntime.install(runtime);
             registerExecutorMetrics(ctx.metricRegistry(), runtime);
         }

@@ -167,8 +167,10 @@ public final class SwitchMLConfig {
 
     public static final ConfigEntry<String> WORKER_HOST = new ConfigEntry<>("spark.switchml.worker.host",
             "Address each executor's worker socket binds (one socket per executor, for the life of the "
-                    + "application). Empty: the executor's host as Spark reports it. Set it when that name resolves "
-                    + "to an interface the switch cannot reach (e.g. a management network). A subnet "
+                    + "application). Empty: the executor's host as Spark reports it, or, when that is a loopback "
+                    + "address and the switch is not (a driver bound to loopback), the local address of the route to "
+                    + "the switch. Set it when the executor's name resolves to an interface the switch cannot reach "
+                    + "(e.g. a management network). A subnet "
                     + "`a.b.c.d/len` (e.g. the switch's data network, `10.0.0.0/24`) makes each executor bind its "
                     + "own interface address in that subnet, so one setting serves every executor.",
             "", s -> {
