@@ -2,11 +2,17 @@ package org.switchml;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.switchml.testing.Repo;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -44,6 +50,39 @@ class VersionTest {
         assertEquals(List.of("spark-switchml: unknown argument '--bogus': the jar takes only --help or --version"),
                 err.toString(StandardCharsets.UTF_8).lines().toList());
         assertEquals("", out.toString(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The version is written in the root pom and nowhere else a user or a script reads it: not in the other poms,
+     * the scripts, the docs or the notes (the changelog, a history, names versions on purpose).
+     */
+    @Test
+    void theVersionIsWrittenOnlyInTheRootPom() throws IOException {
+        final String version = Version.current();
+        final Path root = Repo.root();
+        assertTrue(Files.readString(root.resolve("pom.xml")).contains("<revision>" + version + "</revision>"),
+                "the root pom's revision is not " + version);
+        final List<String> found = new ArrayList<>();
+        final List<Path> places = new ArrayList<>(List.of(root.resolve("README.md"), root.resolve("bin"),
+                root.resolve("examples/bin"), root.resolve("examples/testbed"), root.resolve("notebooks"),
+                root.resolve("spark-switchml/pom.xml"), root.resolve("examples/pom.xml"),
+                root.resolve("integration-tests/pom.xml"), root.resolve("spark-dist/pom.xml")));
+        try (Stream<Path> docs = Files.list(root.resolve("docs"))) {
+            places.addAll(docs.filter(p -> p.toString().endsWith(".md")).toList());
+        }
+        int files = 0;
+        for (final Path place : places) {
+            try (Stream<Path> walk = Files.walk(place)) {
+                for (final Path f : walk.filter(Files::isRegularFile).toList()) {
+                    files++;
+                    if (new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1).contains(version)) {
+                        found.add(root.relativize(f).toString());
+                    }
+                }
+            }
+        }
+        assertTrue(files > 20, "scanned only " + files + " files");
+        assertTrue(found.isEmpty(), "the version " + version + " is written in " + found);
     }
 
     private static PrintStream print(final ByteArrayOutputStream buf) {

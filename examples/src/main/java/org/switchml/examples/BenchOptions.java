@@ -19,7 +19,7 @@ import java.util.Locale;
  * error, which the caller turns into a message and exit code 2.
  */
 @Command(name = "allreduce-bench", mixinStandardHelpOptions = true, sortOptions = false,
-        version = "allreduce-bench 0.1.0-SNAPSHOT",
+        versionProvider = Cli.Version.class,
         description = {"Measures SwitchML allreduce goodput on loopback: the aggregating software switch and the null",
             "reflector (echoes every contribution to its sender: same bytes, no aggregation), interleaved in",
             "the same run with the same data and settings. Without --workers/--elements it sweeps vector",

@@ -181,6 +181,17 @@ final class Cli {
         }
     }
 
+    /** {@code --version}: the program's name and the build's version (one place: the root pom's revision). */
+    static final class Version implements CommandLine.IVersionProvider {
+        @CommandLine.Spec
+        CommandSpec spec;
+
+        @Override
+        public String[] getVersion() {
+            return new String[] {spec.name() + " " + org.switchml.Version.current()};
+        }
+    }
+
     /** A usage error of {@code spec}'s command line (for option setters and {@link Validated#validate}). */
     static ParameterException usage(final CommandSpec spec, final String message) {
         return new ParameterException(spec.commandLine(), message);

@@ -26,7 +26,7 @@ import java.util.TreeSet;
  * <p>The CSV needs a header with at least the columns design, n, coefficients and fit_seconds; all rows must be
  * of one problem size (coefficients).
  */
-@Command(name = "rack-fit-plot", mixinStandardHelpOptions = true, version = "rack-fit-plot 0.1.0-SNAPSHOT",
+@Command(name = "rack-fit-plot", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
         sortOptions = false,
         description = {"Plots LogisticRegression fit time vs executors from run-spark.sh's CSV into a PNG.",
                 "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",

@@ -32,7 +32,7 @@ import java.util.TreeSet;
  * goodput_gbps_per_worker and exact; rows that were not exact are left out (and counted on stderr). Rows with
  * loss are a design of their own ("switchml, 1% loss").
  */
-@Command(name = "rack-plot", mixinStandardHelpOptions = true, version = "rack-plot 0.1.0-SNAPSHOT",
+@Command(name = "rack-plot", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
         sortOptions = false,
         description = {"Plots goodput per worker vs workers from the rack sweep's CSV into a PNG.",
                 "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",

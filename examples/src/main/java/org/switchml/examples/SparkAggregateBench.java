@@ -34,7 +34,7 @@ import java.util.SplittableRandom;
  * executors and enables the plugin:
  * <pre>
  * bin/switchml-submit --master 'local-cluster[2,2,3072]' --driver-memory 6g \
- *     --class org.switchml.examples.SparkAggregateBench examples/target/examples-0.1.0-SNAPSHOT.jar
+ *     --class org.switchml.examples.SparkAggregateBench examples/target/examples.jar
  * </pre>
  */
 public final class SparkAggregateBench {

@@ -52,11 +52,11 @@ import java.util.function.Supplier;
  *
  * <pre>
  * bin/switchml-submit --master 'local-cluster[2,2,2048]' --class org.switchml.examples.TrainLogisticRegression \
- *     examples/target/examples-0.1.0-SNAPSHOT.jar --compare --output /tmp/lr
+ *     examples/target/examples.jar --compare --output /tmp/lr
  * </pre>
  */
 @Command(name = "TrainLogisticRegression", mixinStandardHelpOptions = true, sortOptions = false,
-        version = "TrainLogisticRegression 0.1.0-SNAPSHOT",
+        versionProvider = Cli.Version.class,
         description = {"Fits SwitchMLLogisticRegression (and, with --compare, stock MLlib LogisticRegression on the",
             "same data and params; with --mllib-only, stock MLlib alone), evaluates on a held-out test set,",
             "saves the models and writes the loss history (history.csv) and charts (loss-vs-time.png,",

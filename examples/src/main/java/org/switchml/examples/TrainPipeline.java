@@ -41,7 +41,7 @@ import java.util.Locale;
  * {@code examples/data/make-churn-csv.py}, a seeded generator whose comment gives the model behind it.
  */
 @Command(name = "TrainPipeline", mixinStandardHelpOptions = true, sortOptions = false,
-        version = "TrainPipeline 0.1.0-SNAPSHOT",
+        versionProvider = Cli.Version.class,
         description = {"Fits a Pipeline (StringIndexer, OneHotEncoder or FeatureHasher, VectorAssembler,",
             "SwitchMLLogisticRegression) on a customer-churn table, saves the PipelineModel, loads it back and",
             "checks that both give the same predictions. Run it through bin/switchml-submit.", ""},
