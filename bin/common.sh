@@ -1,10 +1,14 @@
 # Shared by bin/switchml-submit and bin/switchml-switch (sourced, not run): where the built jars are, and
 # building them when they are missing or older than the sources.
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
-version="0.1.0-SNAPSHOT"
-spark_version="4.0.1"
+# The versions are the root pom's (<revision>, <spark.version>), written nowhere else.
+pom_property() {
+    sed -n "s:.*<$1>\(.*\)</$1>.*:\1:p" "$root/pom.xml" | head -1
+}
+version="$(pom_property revision)"
+spark_version="$(pom_property spark.version)"
 switchml_jar="$root/spark-switchml/target/spark-switchml-$version.jar"
-examples_jar="$root/examples/target/examples-$version.jar"
+examples_jar="$root/examples/target/examples.jar"
 spark_dist="$root/spark-dist/target/spark-$spark_version"
 stamp="$root/spark-switchml/target/.bin-built"
 

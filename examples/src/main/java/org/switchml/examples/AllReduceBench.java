@@ -102,7 +102,7 @@ public final class AllReduceBench {
         } catch (final RunFailed e) {
             out.flush();
             err.println("allreduce-bench: run failed: " + e.getMessage());
-            if (e.getCause() != null) {
+            if (options.verbose && e.getCause() != null) {
                 e.getCause().printStackTrace(err);
             }
             return EXIT_RUN_FAILED;
@@ -113,8 +113,10 @@ public final class AllReduceBench {
             return EXIT_RUN_FAILED;
         } catch (final RuntimeException e) {
             out.flush();
-            err.println("allreduce-bench: run failed: " + e);
-            e.printStackTrace(err);
+            err.println("allreduce-bench: run failed: " + Cli.oneLine(e));
+            if (options.verbose) {
+                e.printStackTrace(err);
+            }
             return EXIT_RUN_FAILED;
         } finally {
             bench.stop();

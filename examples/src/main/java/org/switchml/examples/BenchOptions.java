@@ -19,12 +19,13 @@ import java.util.Locale;
  * error, which the caller turns into a message and exit code 2.
  */
 @Command(name = "allreduce-bench", mixinStandardHelpOptions = true, sortOptions = false,
-        version = "allreduce-bench 0.1.0-SNAPSHOT",
+        versionProvider = Cli.Version.class,
         description = {"Measures SwitchML allreduce goodput on loopback: the aggregating software switch and the null",
             "reflector (echoes every contribution to its sender: same bytes, no aggregation), interleaved in",
             "the same run with the same data and settings. Without --workers/--elements it sweeps vector",
             "sizes 2^10, 2^12, ..., 2^24 and n = 2, 4, 8.", ""},
-        footer = {"", "Exit codes: 0 ok, 1 verification failed, 2 bad flags, 3 run failed (e.g. timeout)."})
+        footer = {"", "Exit codes: 0 ok, 1 verification failed, 2 bad flags, 3 run failed (e.g. timeout; one line,",
+            "--verbose for the trace)."})
 final class BenchOptions implements Cli.Validated {
     /** Vector sizes of the default sweep: 2^10, 2^12, ..., 2^24 elements. */
     static final List<Integer> DEFAULT_ELEMENTS = List.of(1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20,
@@ -105,8 +106,22 @@ final class BenchOptions implements Cli.Validated {
         pool = (int) (long) checked(() -> number("--pool", value, 1, 1 << 16));
     }
 
-    @Option(names = "--fp64", order = 5, description = "aggregate double[] with FP64_SPLIT (default: float[] with FP32_BLOCK)")
+    /** Aggregate double[] with FP64_SPLIT (--precision fp64), else float[] with FP32_BLOCK. */
     boolean fp64;
+
+    @Option(names = "--precision", paramLabel = "P", order = 5, description = "fp32 (default): float[] with FP32_BLOCK;"
+            + " fp64: double[] with FP64_SPLIT")
+    void precision(final String value) {
+        if (!value.equals("fp64") && !value.equals("fp32")) {
+            throw Cli.usage(spec, "--precision must be fp64 or fp32, got '" + value + "'");
+        }
+        fp64 = value.equals("fp64");
+    }
+
+    @Option(names = "--fp64", order = 5, description = "the same as --precision fp64")
+    void fp64(final boolean value) {
+        fp64 = value;
+    }
 
     @Option(names = "--values", paramLabel = "KIND", order = 6, description = "the values: one of ${COMPLETION-CANDIDATES}"
             + "; default gaussian", completionCandidates = ValueNames.class)
@@ -152,19 +167,32 @@ final class BenchOptions implements Cli.Validated {
         clientThreads = (int) (long) checked(() -> number("--client-threads", value, 1, 64));
     }
 
-    @Option(names = "--repeat", paramLabel = "R", order = 13, description = "timed runs per cell and switch (median "
-            + "reported); default auto (9 at 2^20+ elements, up to 51 for small vectors)")
+    @Option(names = "--reps", paramLabel = "R", order = 13, description = "timed runs per cell and switch (median "
+            + "reported); default auto (9 at 2^20+ elements, up to 51 for small vectors); --repeat R also works")
     void repeat(final String value) {
+        repeat = (int) (long) checked(() -> number("--reps", value, 1, 100_000));
+    }
+
+    /** The earlier name of {@code --reps}. */
+    @Option(names = "--repeat", paramLabel = "R", hidden = true)
+    void repeatAlias(final String value) {
         repeat = (int) (long) checked(() -> number("--repeat", value, 1, 100_000));
     }
 
-    @Option(names = "--warmup", paramLabel = "W", order = 14, description = "untimed runs per cell and switch before timing; default auto")
+    @Option(names = "--warm-up", paramLabel = "W", order = 14,
+            description = "untimed runs per cell and switch before timing; default auto; --warmup W also works")
     void warmup(final String value) {
+        warmup = (int) (long) checked(() -> number("--warm-up", value, 0, 100_000));
+    }
+
+    /** The earlier name of {@code --warm-up}. */
+    @Option(names = "--warmup", paramLabel = "W", hidden = true)
+    void warmupAlias(final String value) {
         warmup = (int) (long) checked(() -> number("--warmup", value, 0, 100_000));
     }
 
-    @Option(names = "--no-warmup", order = 15, description = "skip the JIT warm-up before the first cell (it runs the "
-            + "requested cells, vectors cut to at most 2^18 elements, for about 3 s)")
+    @Option(names = {"--no-jit-warm-up", "--no-warmup"}, order = 15, description = "skip the JIT warm-up before the "
+            + "first cell (it runs the requested cells, vectors cut to at most 2^18 elements, for about 3 s)")
     void noWarmup(final boolean value) {
         jitWarmup = !value;
     }
@@ -195,6 +223,10 @@ final class BenchOptions implements Cli.Validated {
             + "event loops, allReduce callers, rest (GC, JIT, main)")
     boolean cpuDetail;
 
+    @Option(names = "--verbose", order = 21, description = "on a failed run, the whole stack trace after the one-line "
+            + "message")
+    boolean verbose;
+
     /** The names --values accepts, for the usage text. */
     static final class ValueNames implements Iterable<String> {
         @Override
@@ -220,7 +252,7 @@ final class BenchOptions implements Cli.Validated {
     @Override
     public void validate(final CommandLine cl) {
         if (fp64 && (k & 1) != 0) {
-            throw Cli.usage(cl, "--fp64 needs an even --k (two int32 lanes per element), got " + k);
+            throw Cli.usage(cl, "--precision fp64 needs an even --k (two int32 lanes per element), got " + k);
         }
         if (pool != 0 && pool < lanes) {
             // Legal, but some lanes would own no slot: say so rather than measure an odd set-up silently.

@@ -3,6 +3,7 @@ package org.switchml.examples;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.spark.SparkConf;
+import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -18,9 +19,14 @@ import java.nio.charset.StandardCharsets;
  * prints the usage and exits 0; a usage error prints one line naming the flag and its value, then
  * {@code Try --help.}, and exits {@value #EXIT_USAGE}, before any Spark or network resource is made.
  * Parsing never calls {@code System.exit}, so tests can check the exit code.
+ *
+ * <p>Once running, a program answers input it cannot use ({@link BadInput}: a missing or malformed file, a
+ * column the file does not have) with one line naming the file, the line or record, or the column, and exit
+ * code {@value #EXIT_USAGE}; any other failure with one line and {@value #EXIT_FAILED}. {@code --verbose}
+ * adds the whole stack trace.
  */
 final class Cli {
-    /** Exit code of a bad command line. */
+    /** Exit code of a bad command line, and of input the program cannot use. */
     static final int EXIT_USAGE = 2;
     /** {@link #parse} result: the command line is good, run the program. */
     static final int PROCEED = -1;
@@ -31,38 +37,112 @@ final class Cli {
     /** Exit code of a run that failed. */
     static final int EXIT_FAILED = 1;
 
+    /**
+     * Input a program cannot use. The message is the whole line the user sees, so it names the file and the
+     * line or record, or the column, and what is wrong.
+     */
+    static final class BadInput extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadInput(final String message) {
+            super(message);
+        }
+
+        BadInput(final String message, final Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     /** A program's body in a Spark session; returns its exit code. */
     interface SparkJob {
-        int run(SparkSession spark) throws IOException;
+        int run(SparkSession spark) throws Exception;
+    }
+
+    /** A program's body; returns its exit code. */
+    interface Body {
+        int run() throws Exception;
     }
 
     /**
      * Runs {@code job} in {@code spark}, or, when that is null, in a session of its own from spark-submit's
      * configuration ({@code local[2]}, no UI and quiet logs when it gives none), stopped at the end. A failure
-     * is one line {@code name: error} on {@code err} and exit code {@value #EXIT_FAILED}.
+     * is one line as {@link #guard} says.
      */
     static int inSpark(final String name, final SparkSession spark, final PrintStream out, final PrintStream err,
-                       final SparkJob job) {
-        final SparkSession session = spark != null ? spark : SparkSession.builder().config(new SparkConf()
-                .setAppName("switchml-" + name)
-                .setIfMissing("spark.master", "local[2]")
-                .setIfMissing("spark.ui.enabled", "false")
-                .setIfMissing("spark.log.level", "WARN")).getOrCreate();
+                       final boolean verbose, final SparkJob job) {
+        return inSpark(name, spark, new SparkConf().setIfMissing("spark.master", "local[2]"), out, err, verbose, job);
+    }
+
+    /** As {@link #inSpark(String, SparkSession, PrintStream, PrintStream, boolean, SparkJob)}, from {@code conf}. */
+    static int inSpark(final String name, final SparkSession spark, final SparkConf conf, final PrintStream out,
+                       final PrintStream err, final boolean verbose, final SparkJob job) {
+        return guard(name, out, err, verbose, () -> {
+            final SparkSession session = spark != null ? spark : SparkSession.builder().config(conf
+                    .setIfMissing("spark.app.name", "switchml-" + name)
+                    .setIfMissing("spark.ui.enabled", "false")
+                    .setIfMissing("spark.log.level", "WARN")).getOrCreate();
+            try {
+                if (spark == null) {
+                    // After Spark set up its logging, which would undo it.
+                    Configurator.setRootLevel(Level.WARN);
+                }
+                return job.run(session);
+            } finally {
+                if (spark == null) {
+                    session.stop();
+                }
+            }
+        });
+    }
+
+    /**
+     * Runs {@code body}. Input it cannot use ({@link BadInput}, or Spark's analysis of a query against the input:
+     * a path or column that is not there) is one line {@code name: message} on {@code err} and exit code
+     * {@value #EXIT_USAGE}; any other failure one line and {@value #EXIT_FAILED}. With {@code verbose} the stack
+     * trace follows the line.
+     */
+    static int guard(final String name, final PrintStream out, final PrintStream err, final boolean verbose,
+                     final Body body) {
         try {
-            if (spark == null) {
-                // After Spark set up its logging, which would undo it.
-                Configurator.setRootLevel(Level.WARN);
-            }
-            return job.run(session);
-        } catch (final IOException | RuntimeException e) {
+            return body.run();
+        } catch (final Exception e) {
             out.flush();
-            err.println(name + ": " + e);
-            return EXIT_FAILED;
-        } finally {
-            if (spark == null) {
-                session.stop();
+            err.println(name + ": " + oneLine(e));
+            if (verbose) {
+                e.printStackTrace(err);
             }
+            return badInput(e) ? EXIT_USAGE : EXIT_FAILED;
         }
+    }
+
+    /** Whether {@code e} says the input cannot be used (as opposed to a run that failed). */
+    static boolean badInput(final Throwable e) {
+        return e instanceof BadInput || e instanceof AnalysisException;
+    }
+
+    /** {@code e} in one line: its own message, Spark's without the query plan, else the first line of the first message. */
+    static String oneLine(final Throwable e) {
+        if (e instanceof BadInput) {
+            return firstLine(e.getMessage());
+        }
+        if (e instanceof AnalysisException a) {
+            return firstLine(a.getSimpleMessage());
+        }
+        Throwable t = e;
+        while ((t.getMessage() == null || t.getMessage().isBlank()) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        // Spark's exceptions say what failed in their message; a JDK one needs its class (NoSuchFileException: x).
+        final boolean spark = t.getClass().getName().startsWith("org.apache.spark.");
+        return firstLine(spark && t.getMessage() != null ? t.getMessage() : t.toString());
+    }
+
+    private static String firstLine(final String s) {
+        if (s == null) {
+            return "";
+        }
+        final int nl = s.indexOf('\n');
+        return (nl < 0 ? s : s.substring(0, nl)).strip();
     }
 
     /** A picocli command whose options need checks across options after parsing. */
@@ -101,6 +181,17 @@ final class Cli {
         }
     }
 
+    /** {@code --version}: the program's name and the build's version (one place: the root pom's revision). */
+    static final class Version implements CommandLine.IVersionProvider {
+        @CommandLine.Spec
+        CommandSpec spec;
+
+        @Override
+        public String[] getVersion() {
+            return new String[] {spec.name() + " " + org.switchml.Version.current()};
+        }
+    }
+
     /** A usage error of {@code spec}'s command line (for option setters and {@link Validated#validate}). */
     static ParameterException usage(final CommandSpec spec, final String message) {
         return new ParameterException(spec.commandLine(), message);
@@ -109,5 +200,10 @@ final class Cli {
     /** A usage error of {@code cl}. */
     static ParameterException usage(final CommandLine cl, final String message) {
         return new ParameterException(cl, message);
+    }
+
+    /** An I/O failure reading {@code what} as input the program cannot use. */
+    static BadInput unreadable(final String what, final IOException e) {
+        return new BadInput(what + ": " + (e.getMessage() == null ? e.toString() : firstLine(e.toString())), e);
     }
 }

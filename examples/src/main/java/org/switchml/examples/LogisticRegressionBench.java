@@ -75,27 +75,37 @@ public final class LogisticRegressionBench {
         new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
         new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
 
-    public static void main(final String[] args) throws IOException {
+    public static void main(final String[] args) {
+        final int code = run(args, System.out, System.err);
+        if (code != 0) {
+            System.exit(code);
+        }
+    }
+
+    /**
+     * Parses the command line and runs the cases; returns the exit code. Bad flags, and Fashion-MNIST missing for a
+     * case that reads it, never start Spark.
+     */
+    static int run(final String[] args, final PrintStream out, final PrintStream err) {
         final Flags flags = new Flags();
-        final int parsed = parse(args, flags, System.out, System.err);
+        final int parsed = parse(args, flags, out, err);
         if (parsed != Cli.PROCEED) {
-            if (parsed != 0) {
-                System.exit(parsed);
-            }
-            return;
+            return parsed;
         }
         final Options o = flags.options();
+        final int checked = Cli.guard(NAME, out, err, flags.verbose, () -> {
+            checkFashionMnist(o);
+            return Cli.PROCEED;
+        });
+        if (checked != Cli.PROCEED) {
+            return checked;
+        }
         final SparkConf conf = new SparkConf().setAppName("switchml-lr-bench")
                 .setIfMissing("spark.master", "local-cluster[2,2,6144]")
-                .setIfMissing("spark.ui.enabled", "false")
-                .setIfMissing("spark.log.level", "WARN")
                 .setIfMissing("spark.driver.maxResultSize", "4g")
                 .setIfMissing("spark.switchml.slotWaitTimeout", "300s")
                 .setIfMissing("spark.locality.wait", "0s");
-        final SparkSession spark = SparkSession.builder().config(conf).getOrCreate();
-        try {
-            // After Spark set up its logging, which would undo it.
-            Configurator.setRootLevel(Level.WARN);
+        return Cli.inSpark(NAME, null, conf, out, err, flags.verbose, spark -> {
             if (o.progress()) {
                 Configurator.setLevel("org.switchml.spark.ml", Level.INFO);
             }
@@ -103,9 +113,22 @@ public final class LogisticRegressionBench {
                 // The stage launcher logs each stage's profile at TRACE.
                 Configurator.setLevel("org.switchml.spark.driver.StageLauncher", Level.TRACE);
             }
-            run(spark, o, System.out);
-        } finally {
-            spark.stop();
+            run(spark, o, out);
+            return 0;
+        });
+    }
+
+    /** The overhead and compute cases read Fashion-MNIST: its files must be in --fashion-mnist's directory. */
+    static void checkFashionMnist(final Options o) {
+        if (!o.cases().contains("overhead") && !o.cases().contains("compute")) {
+            return;
+        }
+        for (final FashionMnist.Split split : FashionMnist.Split.values()) {
+            if (!FashionMnist.available(o.fashionMnist(), split)) {
+                throw new Cli.BadInput("--fashion-mnist " + o.fashionMnist() + ": no Fashion-MNIST " + split.name()
+                        .toLowerCase(Locale.ROOT) + " files there, which the overhead and compute cases read (apt-get "
+                        + "install dataset-fashion-mnist, or --case comm)");
+            }
         }
     }
 
@@ -135,7 +158,9 @@ public final class LogisticRegressionBench {
     /** The command line (picocli); {@link #options()} is what the cases read. */
     @Command(name = NAME, sortOptions = false, description = {
         "Stock MLlib LogisticRegression against SwitchMLLogisticRegression, same data and params, in one run.",
-        "The master and memory come from spark-submit (bin/switchml-submit); see docs/benchmarks.md.", ""})
+        "The master and memory come from spark-submit (bin/switchml-submit); see docs/benchmarks.md.", ""},
+        footer = {"", "Exit codes: 0 ok, 1 the run failed, 2 bad flags or Fashion-MNIST missing for a case that "
+            + "reads it."})
     static final class Flags implements Cli.Validated {
         @Spec
         CommandSpec spec;
@@ -163,7 +188,10 @@ public final class LogisticRegressionBench {
         @Option(names = "--profile", order = 18,
                 description = "log where each switch stage's time goes (rendezvous, compute, switch)")
         private boolean profile;
-        @Option(names = {"-h", "--help"}, usageHelp = true, order = 19, description = "this text")
+        @Option(names = "--verbose", order = 19, description = "on failure, the whole stack trace after the one-line "
+                + "message")
+        private boolean verbose;
+        @Option(names = {"-h", "--help"}, usageHelp = true, order = 20, description = "this text")
         private boolean help;
 
         @Option(names = "--case", paramLabel = "CASE", order = 1, description = {"comm (sparse, ~10^7 coefficients), "
@@ -209,15 +237,16 @@ public final class LogisticRegressionBench {
             partitions = whole("--partitions", v, 1);
         }
 
-        @Option(names = "--reg", paramLabel = "R", order = 8, description = "regParam (default: comm 1e-4, others 0)")
+        @Option(names = {"--reg-param", "--reg"}, paramLabel = "R", order = 8,
+                description = "regParam (default: comm 1e-4, others 0)")
         void reg(final String v) {
             try {
                 reg = Double.parseDouble(v);
             } catch (final NumberFormatException e) {
-                throw Cli.usage(spec, "--reg '" + v + "' is not a number");
+                throw Cli.usage(spec, "--reg-param '" + v + "' is not a number");
             }
             if (!(reg >= 0)) {
-                throw Cli.usage(spec, "--reg " + v + " must be >= 0");
+                throw Cli.usage(spec, "--reg-param " + v + " must be >= 0");
             }
         }
 
@@ -235,9 +264,15 @@ public final class LogisticRegressionBench {
             seed = whole("--seed", v, 0);
         }
 
-        @Option(names = "--repeat", paramLabel = "N", order = 11, description = "overhead: fits per estimator and "
-                + "maxIter, interleaved; medians are compared (default 1)")
+        @Option(names = "--reps", paramLabel = "N", order = 11, description = "overhead: fits per estimator and "
+                + "maxIter, interleaved; medians are compared (default 1; --repeat N also works)")
         void repeat(final String v) {
+            repeat = whole("--reps", v, 1);
+        }
+
+        /** The earlier name of {@code --reps}. */
+        @Option(names = "--repeat", paramLabel = "N", hidden = true)
+        void repeatAlias(final String v) {
             repeat = whole("--repeat", v, 1);
         }
 

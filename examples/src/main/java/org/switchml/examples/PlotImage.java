@@ -22,11 +22,15 @@ final class PlotImage {
     @Option(names = "--height", description = "image height in pixels (default ${DEFAULT-VALUE})")
     int height = 560;
 
-    /** A chart of this size; a usage error (exit 2) when the size is too small to draw on. */
-    XYChartBuilder chart(final CommandLine.Model.CommandSpec spec) {
+    /** A usage error (exit 2) when the size is too small to draw on. */
+    void check(final CommandLine cl) {
         if (width < 200 || height < 150) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--width must be >= 200 and --height >= 150");
+            throw Cli.usage(cl, "--width must be >= 200 and --height >= 150");
         }
+    }
+
+    /** A chart of this size. */
+    XYChartBuilder chart() {
         return new XYChartBuilder().width(width).height(height);
     }
 

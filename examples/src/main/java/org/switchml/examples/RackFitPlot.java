@@ -6,10 +6,11 @@ import org.knowm.xchart.style.Styler.LegendPosition;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
-import java.io.PrintWriter;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,7 +18,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.Callable;
 
 /**
  * Draws Spark on the emulated rack (examples/testbed/run-spark.sh, docs/testbed.md): the LogisticRegression fit
@@ -26,11 +26,14 @@ import java.util.concurrent.Callable;
  * <p>The CSV needs a header with at least the columns design, n, coefficients and fit_seconds; all rows must be
  * of one problem size (coefficients).
  */
-@Command(name = "rack-fit-plot", mixinStandardHelpOptions = true, version = "rack-fit-plot 0.1.0-SNAPSHOT",
+@Command(name = "rack-fit-plot", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
         sortOptions = false,
         description = {"Plots LogisticRegression fit time vs executors from run-spark.sh's CSV into a PNG.",
-                "Exit codes: 0 ok, 1 the CSV is malformed or mixes problem sizes, 2 usage."})
-public final class RackFitPlot implements Callable<Integer> {
+                "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",
+                "malformed, several problem sizes)."})
+public final class RackFitPlot implements Cli.Validated {
+    /** Name in messages. */
+    static final String NAME = "rack-fit-plot";
     private static final List<String> COLUMNS = List.of("design", "n", "coefficients", "fit_seconds");
 
     @Parameters(index = "0", paramLabel = "CSV", description = "run-spark.sh's results (--out)")
@@ -39,35 +42,44 @@ public final class RackFitPlot implements Callable<Integer> {
     @CommandLine.Mixin
     PlotImage image;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
+    boolean verbose;
 
     /** Runs the command line; exits with its code. */
     public static void main(final String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** Parses and plots; returns the exit code. Every error is one line on {@code err}. */
+    static int run(final String[] args, final PrintStream out, final PrintStream err) {
         System.setProperty("java.awt.headless", "true");
-        System.exit(new CommandLine(new RackFitPlot()).execute(args));
+        final RackFitPlot p = new RackFitPlot();
+        final int parsed = Cli.parse(NAME, p, args, out, err);
+        return parsed != Cli.PROCEED ? parsed : Cli.guard(NAME, out, err, p.verbose, () -> p.plot(out));
+    }
+
+    @Override
+    public void validate(final CommandLine cl) {
+        image.check(cl);
     }
 
     /** One fit: its design, executors, problem size and seconds. */
     record Fit(String design, int n, long coefficients, double seconds) {
     }
 
-    @Override
-    public Integer call() throws IOException {
-        final XYChartBuilder builder = image.chart(spec);
-        final PrintWriter err = spec.commandLine().getErr();
+    /** Reads the CSV and writes the PNG; a CSV it cannot plot is a {@link Cli.BadInput}. */
+    int plot(final PrintStream out) throws IOException {
+        final XYChartBuilder builder = image.chart();
         final List<Fit> fits;
         try {
             fits = read(csv);
         } catch (final RackPlot.BadCsv e) {
-            err.println("rack-fit-plot: " + e.getMessage());
-            return RackPlot.EXIT_BAD_DATA;
+            throw new Cli.BadInput(e.getMessage());
         }
         final TreeSet<Long> sizes = new TreeSet<>();
         fits.forEach(f -> sizes.add(f.coefficients()));
         if (sizes.size() > 1) {
-            err.println("rack-fit-plot: " + csv + ": rows of several problem sizes " + sizes + ": plot one per CSV");
-            return RackPlot.EXIT_BAD_DATA;
+            throw new Cli.BadInput(csv + ": rows of several problem sizes " + sizes + ": plot one per CSV");
         }
         final TreeMap<String, TreeMap<Integer, List<Double>>> series = series(fits);
         final XYChart chart = builder
@@ -86,7 +98,7 @@ public final class RackFitPlot implements Callable<Integer> {
             chart.addSeries(e.getKey(), x, y).setMarker(SeriesMarkers.CIRCLE);
         }
         image.write(chart);
-        spec.commandLine().getOut().printf(Locale.ROOT, "rack-fit-plot: %s: %d fits, %d designs%n", image.out, fits.size(),
+        out.printf(Locale.ROOT, "rack-fit-plot: %s: %d fits, %d designs%n", image.out, fits.size(),
                 series.size());
         return RackPlot.EXIT_OK;
     }

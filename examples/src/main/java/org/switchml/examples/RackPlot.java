@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
-import java.io.PrintWriter;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,7 +22,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.Callable;
 
 /**
  * Draws the emulated rack's sweep (examples/testbed/sweep.sh, docs/testbed.md): goodput per worker against
@@ -33,13 +32,17 @@ import java.util.concurrent.Callable;
  * goodput_gbps_per_worker and exact; rows that were not exact are left out (and counted on stderr). Rows with
  * loss are a design of their own ("switchml, 1% loss").
  */
-@Command(name = "rack-plot", mixinStandardHelpOptions = true, version = "rack-plot 0.1.0-SNAPSHOT",
+@Command(name = "rack-plot", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
         sortOptions = false,
         description = {"Plots goodput per worker vs workers from the rack sweep's CSV into a PNG.",
-                "Exit codes: 0 ok, 1 the CSV is malformed or has no exact row of the size, 2 usage."})
-public final class RackPlot implements Callable<Integer> {
+                "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",
+                "malformed, no exact row of the size)."})
+public final class RackPlot implements Cli.Validated {
     static final int EXIT_OK = 0;
-    static final int EXIT_BAD_DATA = 1;
+    /** A CSV that is missing, malformed or has nothing to plot: bad input, as a bad flag. */
+    static final int EXIT_BAD_DATA = Cli.EXIT_USAGE;
+    /** Name in messages. */
+    static final String NAME = "rack-plot";
 
     private static final List<String> COLUMNS = List.of("design", "n", "elements", "rate_bits", "loss_pct",
             "goodput_gbps_per_worker", "exact");
@@ -54,25 +57,35 @@ public final class RackPlot implements Callable<Integer> {
             + " (default: 4194304 when present, else the largest)")
     Long elements;
 
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
+    @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
+    boolean verbose;
 
     /** Runs the command line; exits with its code. */
     public static void main(final String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** Parses and plots; returns the exit code. Every error is one line on {@code err}. */
+    static int run(final String[] args, final PrintStream out, final PrintStream err) {
         System.setProperty("java.awt.headless", "true");
-        System.exit(new CommandLine(new RackPlot()).execute(args));
+        final RackPlot p = new RackPlot();
+        final int parsed = Cli.parse(NAME, p, args, out, err);
+        return parsed != Cli.PROCEED ? parsed : Cli.guard(NAME, out, err, p.verbose, () -> p.plot(out, err));
     }
 
     @Override
-    public Integer call() throws IOException {
-        final XYChartBuilder builder = image.chart(spec);
-        final PrintWriter err = spec.commandLine().getErr();
+    public void validate(final CommandLine cl) {
+        image.check(cl);
+    }
+
+    /** Reads the CSV and writes the PNG; a CSV it cannot plot is a {@link Cli.BadInput}. */
+    int plot(final PrintStream out, final PrintStream err) throws IOException {
+        final XYChartBuilder builder = image.chart();
         final List<Row> rows;
         try {
             rows = read(csv);
         } catch (final BadCsv e) {
-            err.println("rack-plot: " + e.getMessage());
-            return EXIT_BAD_DATA;
+            throw new Cli.BadInput(e.getMessage());
         }
         final long size = elements != null ? elements : defaultSize(rows);
         final List<Row> chosen = new ArrayList<>();
@@ -90,20 +103,18 @@ public final class RackPlot implements Callable<Integer> {
             err.println("rack-plot: left out " + inexact + " row(s) of " + size + " elements whose result was not exact");
         }
         if (chosen.isEmpty()) {
-            err.println("rack-plot: " + csv + ": no exact row with elements=" + size);
-            return EXIT_BAD_DATA;
+            throw new Cli.BadInput(csv + ": no exact row with elements=" + size);
         }
         final TreeSet<Long> rates = new TreeSet<>();
         for (final Row r : chosen) {
             rates.add(r.rateBits);
         }
         if (rates.size() > 1) {
-            err.println("rack-plot: " + csv + ": rows of " + size + " elements have several rates " + rates
+            throw new Cli.BadInput(csv + ": rows of " + size + " elements have several rates " + rates
                     + ": plot one rate per CSV");
-            return EXIT_BAD_DATA;
         }
         image.write(chart(builder, chosen, size, rates.first()));
-        spec.commandLine().getOut().printf(Locale.ROOT, "rack-plot: %s: %d rows of %d elements, %d designs%n", image.out,
+        out.printf(Locale.ROOT, "rack-plot: %s: %d rows of %d elements, %d designs%n", image.out,
                 chosen.size(), size, series(chosen).size());
         return EXIT_OK;
     }
@@ -230,6 +241,9 @@ public final class RackPlot implements Callable<Integer> {
      * or an empty first column (the design).
      */
     static List<Field[]> columns(final Path file, final List<String> wanted) throws IOException, BadCsv {
+        if (!Files.isRegularFile(file)) {
+            throw new BadCsv(file + ": " + (Files.exists(file) ? "not a file" : "no such file"));
+        }
         final List<String> lines = Files.readAllLines(file);
         if (lines.isEmpty() || lines.get(0).isBlank()) {
             throw new BadCsv(file + ": empty; expected a header line naming the columns " + wanted);

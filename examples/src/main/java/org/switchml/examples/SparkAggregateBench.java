@@ -34,7 +34,7 @@ import java.util.SplittableRandom;
  * executors and enables the plugin:
  * <pre>
  * bin/switchml-submit --master 'local-cluster[2,2,3072]' --driver-memory 6g \
- *     --class org.switchml.examples.SparkAggregateBench examples/target/examples-0.1.0-SNAPSHOT.jar
+ *     --class org.switchml.examples.SparkAggregateBench examples/target/examples.jar
  * </pre>
  */
 public final class SparkAggregateBench {
@@ -54,7 +54,7 @@ public final class SparkAggregateBench {
                 "One aggregation through the switch (SwitchMLAggregator) against treeAggregate and treeAggregate with",
                 "finalAggregateOnExecutor, per vector size and partition count; then the replicated loop's cost per",
                 "iteration against one treeAggregate job per iteration. Medians of the timed calls.", ""},
-            footer = {"", "Exit codes: 0 ok, 2 bad flags; a failed run ends with Spark's error."})
+            footer = {"", "Exit codes: 0 ok, 1 the run failed (one line; --verbose for the trace), 2 bad flags."})
     static final class Options {
         @Spec
         CommandSpec spec;
@@ -78,17 +78,19 @@ public final class SparkAggregateBench {
 
         private int warmUps = 30;
 
-        @Option(names = "--check", order = 8,
+        @Option(names = "--check", order = 9,
                 description = "vectors of whole numbers, whose sum is exact in any order: every switchml sum must equal"
                         + " treeAggregate's bit for bit (each line says exact=true or false; exit code 1 if not)")
         private boolean check;
-        @Option(names = {"-h", "--help"}, usageHelp = true, order = 9, description = "this text")
+        @Option(names = "--verbose", order = 10, description = "on failure, the whole stack trace after the one-line message")
+        private boolean verbose;
+        @Option(names = {"-h", "--help"}, usageHelp = true, order = 11, description = "this text")
         private boolean help;
 
-        @Option(names = "--sizes", paramLabel = "N[,N...]", order = 1, description = "vector lengths in doubles, "
-                + "1.." + MAX_DIM + "; accepts 2^p, 64K, 16M (default 10000,1048576,16777216)")
+        @Option(names = {"--elements", "--sizes"}, paramLabel = "N[,N...]", order = 1, description = "vector lengths "
+                + "in doubles, 1.." + MAX_DIM + "; accepts 2^p, 64K, 16M (default 10000,1048576,16777216)")
         void sizes(final String value) {
-            sizes = ints(spec, "--sizes", value, MAX_DIM);
+            sizes = ints(spec, "--elements", value, MAX_DIM);
         }
 
         @Option(names = "--partitions", paramLabel = "P[,P...]", order = 2,
@@ -98,9 +100,16 @@ public final class SparkAggregateBench {
         }
 
         @Option(names = "--reps", paramLabel = "R", order = 3,
-                description = "timed calls per method and cell, after one warm-up call, 1..1000 (default 3)")
+                description = "timed calls per method and cell, after one warm-up call, 1..1000 (default 3; --repeat R "
+                        + "also works)")
         void reps(final String value) {
             reps = one(spec, "--reps", value, 1000);
+        }
+
+        /** The name the other benchmarks used for {@code --reps}. */
+        @Option(names = "--repeat", paramLabel = "R", hidden = true)
+        void repeat(final String value) {
+            reps = one(spec, "--repeat", value, 1000);
         }
 
         @Option(names = "--precision", paramLabel = "P", order = 4,
@@ -112,10 +121,10 @@ public final class SparkAggregateBench {
             precision = value;
         }
 
-        @Option(names = "--loop-dim", paramLabel = "N", order = 5,
+        @Option(names = {"--loop-elements", "--loop-dim"}, paramLabel = "N", order = 5,
                 description = "vector length of the loop benchmark, 1.." + MAX_DIM + " (default 10000)")
         void loopDim(final String value) {
-            loopDim = one(spec, "--loop-dim", value, MAX_DIM);
+            loopDim = one(spec, "--loop-elements", value, MAX_DIM);
         }
 
         int[] sizes() {
@@ -165,7 +174,7 @@ public final class SparkAggregateBench {
         if (parsed != Cli.PROCEED) {
             return parsed;
         }
-        return bench(o, out) ? 0 : 1;
+        return Cli.guard("SparkAggregateBench", out, err, o.verbose, () -> bench(o, out) ? 0 : 1);
     }
 
     /** Runs the benchmark; false when {@code --check} found a sum that differs from treeAggregate's. */

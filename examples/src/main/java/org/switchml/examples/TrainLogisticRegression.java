@@ -5,10 +5,14 @@ import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
 import org.apache.spark.ml.evaluation.Evaluator;
 import org.apache.spark.ml.evaluation.MulticlassClassificationEvaluator;
+import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.NumericType;
+import org.apache.spark.sql.types.StructType;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -31,6 +35,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -47,19 +52,21 @@ import java.util.function.Supplier;
  *
  * <pre>
  * bin/switchml-submit --master 'local-cluster[2,2,2048]' --class org.switchml.examples.TrainLogisticRegression \
- *     examples/target/examples-0.1.0-SNAPSHOT.jar --compare --output /tmp/lr
+ *     examples/target/examples.jar --compare --output /tmp/lr
  * </pre>
  */
 @Command(name = "TrainLogisticRegression", mixinStandardHelpOptions = true, sortOptions = false,
-        version = "TrainLogisticRegression 0.1.0-SNAPSHOT",
+        versionProvider = Cli.Version.class,
         description = {"Fits SwitchMLLogisticRegression (and, with --compare, stock MLlib LogisticRegression on the",
             "same data and params; with --mllib-only, stock MLlib alone), evaluates on a held-out test set,",
             "saves the models and writes the loss history (history.csv) and charts (loss-vs-time.png,",
             "loss-vs-iteration.png) under --output.",
-            "Input: one of --libsvm, --parquet, --fashion-mnist, --generated; without any, Fashion-MNIST from",
-            "the dataset-fashion-mnist package when installed, else generated data.",
+            "Input: one of --libsvm, --parquet, --fashion-mnist, --generated; without any (or with --fashion-mnist",
+            "and no DIR), Fashion-MNIST from the dataset-fashion-mnist package when installed, else generated data,",
+            "with a line saying so.",
             "Run it through bin/switchml-submit, which sets the master (--master) and the plugin."},
-        footer = {"", "Exit codes: 0 ok, 1 the run failed (e.g. unreadable input), 2 bad flags."})
+        footer = {"", "Exit codes: 0 ok, 1 the run failed, 2 bad flags or input it cannot use (a missing path, a",
+            "malformed LIBSVM line, a column the Parquet file does not have)."})
 public final class TrainLogisticRegression implements Cli.Validated {
     /** Name of the SwitchML trainer in the table, the CSV and the charts. */
     static final String SWITCHML = "switchml";
@@ -79,7 +86,8 @@ public final class TrainLogisticRegression implements Cli.Validated {
             + "features (vector) column (any path Spark reads)")
     String parquet;
     @Option(names = "--fashion-mnist", paramLabel = "DIR", arity = "0..1", fallbackValue = "",
-            description = "Fashion-MNIST IDX files (default directory: the dataset-fashion-mnist package's)")
+            description = "Fashion-MNIST IDX files in DIR; without DIR, the dataset-fashion-mnist package's, or "
+                    + "generated data when it is not installed")
     String fashionMnist;
     @Option(names = "--generated", description = "seeded synthetic sparse data (see --features, --classes, --nnz)")
     boolean generated;
@@ -114,6 +122,8 @@ public final class TrainLogisticRegression implements Cli.Validated {
     @Option(names = "--output", paramLabel = "DIR", defaultValue = "switchml-lr-output",
             description = "where the models, history.csv and the charts go (default ${DEFAULT-VALUE})")
     Path output;
+    @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
+    boolean verbose;
 
     @Option(names = "--rows", paramLabel = "N", description = "training rows: a seeded sample (Fashion-MNIST default 10000 of 60000; generated default 20000 before the split; files: all)")
     void rows(final int v) {
@@ -200,10 +210,16 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     int warmUpIter;
 
-    @Option(names = "--warm-up-iter", paramLabel = "N", description = "first fit each trainer untimed with maxIter N,"
-            + " in the same application: what a session that fits again sees, its executors' JIT and the switch"
-            + " warm (default 0: the timed fit is the application's first)")
+    @Option(names = "--warm-up", paramLabel = "N", description = "first fit each trainer untimed with maxIter N, in "
+            + "the same application: what a session that fits again sees, its executors' JIT and the switch warm "
+            + "(default 0: the timed fit is the application's first; --warm-up-iter N also works)")
     void warmUpIter(final int v) {
+        warmUpIter = atLeast("--warm-up", v, 0);
+    }
+
+    /** The earlier name of {@code --warm-up}, which scripts use. */
+    @Option(names = "--warm-up-iter", paramLabel = "N", hidden = true)
+    void warmUpIterAlias(final int v) {
         warmUpIter = atLeast("--warm-up-iter", v, 0);
     }
 
@@ -265,14 +281,46 @@ public final class TrainLogisticRegression implements Cli.Validated {
      */
     static int run(final String[] args, final SparkSession spark, final PrintStream out, final PrintStream err) {
         final TrainLogisticRegression t = new TrainLogisticRegression();
-        final int parsed = Cli.parse("TrainLogisticRegression", t, args, out, err);
+        final int parsed = Cli.parse(NAME, t, args, out, err);
         if (parsed != Cli.PROCEED) {
             return parsed;
         }
-        return Cli.inSpark("TrainLogisticRegression", spark, out, err, session -> {
+        // Missing local paths before Spark starts.
+        final int checked = Cli.guard(NAME, out, err, t.verbose, () -> {
+            t.checkPaths();
+            return Cli.PROCEED;
+        });
+        if (checked != Cli.PROCEED) {
+            return checked;
+        }
+        return Cli.inSpark(NAME, spark, out, err, t.verbose, session -> {
             t.train(session, out);
             return 0;
         });
+    }
+
+    /** Name in messages. */
+    static final String NAME = "TrainLogisticRegression";
+
+    /** Fails with one line when a local input path is missing, or when --output cannot be written. */
+    void checkPaths() {
+        if (libsvm != null) {
+            Inputs.requireReadable("--libsvm", libsvm);
+        }
+        if (parquet != null) {
+            Inputs.requireReadable("--parquet", parquet);
+        }
+        if (fashionMnist != null && !fashionMnist.isEmpty()) {
+            final Path dir = Paths.get(fashionMnist);
+            Inputs.requireReadable("--fashion-mnist", fashionMnist);
+            for (final FashionMnist.Split split : FashionMnist.Split.values()) {
+                if (!FashionMnist.available(dir, split)) {
+                    throw new Cli.BadInput("--fashion-mnist " + fashionMnist + ": no Fashion-MNIST " + split.name()
+                            .toLowerCase(Locale.ROOT) + " files there (IDX images and labels, .gz or not)");
+                }
+            }
+        }
+        Inputs.requireWritableDirectory("--output", output);
     }
 
     /** Loads the input, fits, evaluates, prints the table and writes the output directory. */
@@ -349,21 +397,27 @@ public final class TrainLogisticRegression implements Cli.Validated {
         return df.withColumn("label", functions.when(functions.col("label").equalTo(-1.0), 0.0).otherwise(1.0));
     }
 
-    private Input input(final SparkSession spark, final PrintStream out) throws IOException {
+    private Input input(final SparkSession spark, final PrintStream out) {
         if (libsvm != null) {
+            // Every line as Spark's reader will parse it, so a bad one is a line here, not four failed tasks.
+            Inputs.checkLibsvm(spark, "--libsvm", libsvm);
             return split("LIBSVM " + libsvm, binaryLabelsFromZero(spark.read().format("libsvm").load(libsvm), out), true);
         }
         if (parquet != null) {
-            final Dataset<Row> df = spark.read().parquet(parquet).select(
-                    functions.col(labelCol).cast("double").as("label"), functions.col(featuresCol).as("features"));
-            return split("Parquet " + parquet, df, true);
+            return split("Parquet " + parquet, parquet(spark), true);
         }
-        final Path fmDir = fashionMnist == null || fashionMnist.isEmpty() ? FashionMnist.defaultDirectory()
-                : Paths.get(fashionMnist);
-        if (fashionMnist != null || (!generated && FashionMnist.available(fmDir, FashionMnist.Split.TRAIN)
+        final boolean givenDir = fashionMnist != null && !fashionMnist.isEmpty();
+        final Path fmDir = givenDir ? Paths.get(fashionMnist) : FashionMnist.defaultDirectory();
+        if (givenDir || (!generated && FashionMnist.available(fmDir, FashionMnist.Split.TRAIN)
                 && FashionMnist.available(fmDir, FashionMnist.Split.TEST))) {
-            final FashionMnist trainSet = FashionMnist.load(fmDir, FashionMnist.Split.TRAIN);
-            final FashionMnist testSet = FashionMnist.load(fmDir, FashionMnist.Split.TEST);
+            final FashionMnist trainSet;
+            final FashionMnist testSet;
+            try {
+                trainSet = FashionMnist.load(fmDir, FashionMnist.Split.TRAIN);
+                testSet = FashionMnist.load(fmDir, FashionMnist.Split.TEST);
+            } catch (final IOException | IllegalArgumentException e) {
+                throw new Cli.BadInput("--fashion-mnist " + fmDir + ": " + e.getMessage(), e);
+            }
             final int n = rows > 0 ? Math.min(rows, trainSet.size()) : 10_000;
             final Dataset<Row> train = LogisticRegressionBench.fashionMnist(spark, trainSet, trainSet.sample(n, seed),
                     partitions);
@@ -372,9 +426,8 @@ public final class TrainLogisticRegression implements Cli.Validated {
             return new Input("Fashion-MNIST " + fmDir + " (784 features, 10 classes; its own test set)", train, test);
         }
         if (!generated) {
-            out.println("No input given and Fashion-MNIST is not in " + fmDir + ": using generated data.");
-            out.println("For Fashion-MNIST: apt-get install dataset-fashion-mnist (or --fashion-mnist DIR with its "
-                    + "IDX files); for your data: --libsvm PATH or --parquet PATH.");
+            out.println("Fashion-MNIST is not in " + fmDir + ": training on generated data (for Fashion-MNIST: apt-get "
+                    + "install dataset-fashion-mnist, or --fashion-mnist DIR; for your data: --libsvm or --parquet).");
         }
         final int n = rows > 0 ? rows : 20_000;
         final Dataset<Row> df = LogisticRegressionBench.sparse(spark, n, features, classes, Math.min(nnz, features),
@@ -383,6 +436,35 @@ public final class TrainLogisticRegression implements Cli.Validated {
                 features, classes, Math.min(nnz, features)), df, false);
         df.unpersist();
         return in;
+    }
+
+    /**
+     * The Parquet input's label and features columns, as {@code label} (double) and {@code features}; a column the
+     * file does not have, or of a type that cannot be, is one line naming the columns it has.
+     */
+    private Dataset<Row> parquet(final SparkSession spark) {
+        final Dataset<Row> raw = spark.read().parquet(parquet);
+        final StructType schema = raw.schema();
+        final List<String> has = List.of(schema.fieldNames());
+        final String columns = String.join(", ", schema.fields().length == 0 ? List.of("none")
+                : Arrays.stream(schema.fields()).map(f -> f.name() + " (" + f.dataType().simpleString() + ")").toList());
+        for (final String[] c : new String[][] {{labelCol, "--label-col"}, {featuresCol, "--features-col"}}) {
+            if (!has.contains(c[0])) {
+                throw new Cli.BadInput("--parquet " + parquet + " has no column '" + c[0] + "' (" + c[1] + "); its "
+                        + "columns: " + columns);
+            }
+        }
+        final DataType label = schema.apply(labelCol).dataType();
+        if (!(label instanceof NumericType)) {
+            throw new Cli.BadInput("--parquet " + parquet + ": the label column '" + labelCol + "' is "
+                    + label.simpleString() + ", not a number; its columns: " + columns);
+        }
+        final DataType features = schema.apply(featuresCol).dataType();
+        if (!features.equals(SQLDataTypes.VectorType())) {
+            throw new Cli.BadInput("--parquet " + parquet + ": the features column '" + featuresCol + "' is "
+                    + features.simpleString() + ", not an ML vector; its columns: " + columns);
+        }
+        return raw.select(functions.col(labelCol).cast("double").as("label"), functions.col(featuresCol).as("features"));
     }
 
     /** A seeded random split of {@code df}: training rows (the first --rows of them if {@code limit}) and test rows. */

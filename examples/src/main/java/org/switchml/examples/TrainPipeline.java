@@ -13,6 +13,7 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -40,16 +41,20 @@ import java.util.Locale;
  * {@code examples/data/make-churn-csv.py}, a seeded generator whose comment gives the model behind it.
  */
 @Command(name = "TrainPipeline", mixinStandardHelpOptions = true, sortOptions = false,
-        version = "TrainPipeline 0.1.0-SNAPSHOT",
+        versionProvider = Cli.Version.class,
         description = {"Fits a Pipeline (StringIndexer, OneHotEncoder or FeatureHasher, VectorAssembler,",
             "SwitchMLLogisticRegression) on a customer-churn table, saves the PipelineModel, loads it back and",
             "checks that both give the same predictions. Run it through bin/switchml-submit.", ""},
-        footer = {"", "Exit codes: 0 ok, 1 the run failed or the loaded model predicted differently, 2 bad flags."})
+        footer = {"", "Exit codes: 0 ok, 1 the run failed or the loaded model predicted differently, 2 bad flags or a",
+            "CSV it cannot use (missing, a column missing, an empty or non-numeric field)."})
 public final class TrainPipeline {
     /** The table in the jar. */
     static final String RESOURCE = "churn.csv";
     private static final String[] CATEGORICAL = {"contract", "internet", "payment"};
     private static final String[] NUMERIC = {"tenure_months", "monthly_charges", "support_calls", "senior"};
+    /** The columns a table must have (any others are left alone). */
+    private static final List<String> COLUMNS = List.of("customer", "tenure_months", "monthly_charges", "contract",
+            "internet", "payment", "support_calls", "senior", "churned");
 
     @CommandLine.Spec
     CommandSpec spec;
@@ -66,6 +71,8 @@ public final class TrainPipeline {
     Path output;
     @Option(names = "--seed", paramLabel = "S", defaultValue = "7", description = "seed of the split (default ${DEFAULT-VALUE})")
     long seed;
+    @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
+    boolean verbose;
 
     int hashFeatures = 64;
     int maxIter = 50;
@@ -132,7 +139,18 @@ public final class TrainPipeline {
         if (parsed != Cli.PROCEED) {
             return parsed;
         }
-        return Cli.inSpark("TrainPipeline", spark, out, err, session -> {
+        // A missing local CSV before Spark starts.
+        final int checked = Cli.guard("TrainPipeline", out, err, t.verbose, () -> {
+            if (t.csv != null) {
+                Inputs.requireReadable("--csv", t.csv);
+            }
+            Inputs.requireWritableDirectory("--output", t.output);
+            return Cli.PROCEED;
+        });
+        if (checked != Cli.PROCEED) {
+            return checked;
+        }
+        return Cli.inSpark("TrainPipeline", spark, out, err, t.verbose, session -> {
             final Outcome o = t.train(session, out);
             if (o.differing() != 0) {
                 err.println("TrainPipeline: the loaded PipelineModel predicted differently on " + o.differing() + " of "
@@ -223,18 +241,28 @@ public final class TrainPipeline {
             new MulticlassClassificationEvaluator().setMetricName("accuracy").evaluate(p)};
     }
 
+    /**
+     * The table, every field read as text, then checked (a column missing, an empty field, a number that is not
+     * one is one line naming the file and the record) and the numeric columns made numbers.
+     */
     private Dataset<Row> read(final SparkSession spark) throws IOException {
+        Dataset<Row> table;
         if (csv != null) {
-            return spark.read().option("header", true).option("inferSchema", true).csv(csv);
-        }
-        final List<String> lines;
-        try (InputStream in = TrainPipeline.class.getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IOException(RESOURCE + " is not on the class path");
+            table = spark.read().option("header", true).csv(csv);
+            Inputs.checkCsv(table, "--csv", csv, COLUMNS, Arrays.asList(NUMERIC));
+        } else {
+            final List<String> lines;
+            try (InputStream in = TrainPipeline.class.getResourceAsStream(RESOURCE)) {
+                if (in == null) {
+                    throw new IOException(RESOURCE + " is not on the class path");
+                }
+                lines = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().toList();
             }
-            lines = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+            table = spark.read().option("header", true).csv(spark.createDataset(lines, Encoders.STRING()));
         }
-        return spark.read().option("header", true).option("inferSchema", true)
-                .csv(spark.createDataset(lines, Encoders.STRING()));
+        for (final String c : NUMERIC) {
+            table = table.withColumn(c, functions.col(c).cast("double"));
+        }
+        return table;
     }
 }

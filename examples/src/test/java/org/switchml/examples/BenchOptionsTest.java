@@ -43,6 +43,24 @@ class BenchOptionsTest {
         assertFalse(o.jitWarmup);
     }
 
+    /** One name per idea across the examples; the older names of documented commands still work. */
+    @Test
+    void canonicalNamesAndTheirAliases() throws Exception {
+        final BenchOptions a = BenchOptions.parse(new String[] {"--precision", "fp64", "--reps", "3", "--warm-up", "2",
+            "--no-jit-warm-up"});
+        final BenchOptions b = BenchOptions.parse(new String[] {"--fp64", "--repeat", "3", "--warmup", "2", "--no-warmup"});
+        for (final BenchOptions o : List.of(a, b)) {
+            assertTrue(o.fp64);
+            assertEquals(3, o.repeat);
+            assertEquals(2, o.warmup);
+            assertFalse(o.jitWarmup);
+        }
+        assertFalse(BenchOptions.parse(new String[] {"--precision", "fp32"}).fp64);
+        assertFalse(BenchOptions.parse(new String[0]).fp64, "fp32 by default");
+        assertTrue(usageError(new String[] {"--precision", "fp16"}).contains("--precision must be fp64 or fp32"));
+        assertTrue(usageError(new String[] {"--precision", "fp64", "--k", "63"}).contains("--precision fp64 needs an even --k"));
+    }
+
     @Test
     void badFlagsAreUsageErrors() {
         for (final String[] args : new String[][] {

@@ -2,11 +2,13 @@ package org.switchml.examples;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -34,7 +36,8 @@ class LogisticRegressionBenchOptionsTest {
     @Test
     void flagsParse() {
         final LogisticRegressionBench.Options o = LogisticRegressionBench.parse(new String[] {"--case", "overhead",
-            "--rows", "2000", "--max-iter", "20", "--repeat", "3", "--precision", "fp32", "--no-stock", "--reg", "0.01", "--warm-up", "none"});
+            "--rows", "2000", "--max-iter", "20", "--reps", "3", "--precision", "fp32", "--no-stock", "--reg-param", "0.01",
+            "--warm-up", "none"});
         assertEquals(List.of("overhead"), o.cases());
         assertEquals(2000, o.rows());
         assertEquals(20, o.maxIter());
@@ -43,6 +46,28 @@ class LogisticRegressionBenchOptionsTest {
         assertFalse(o.stock());
         assertEquals(0.01, o.reg());
         assertEquals("none", o.warmUp());
+        // The names of documented commands (--reg, --repeat) still work.
+        final LogisticRegressionBench.Options old = LogisticRegressionBench.parse(new String[] {"--reg", "0.01",
+            "--repeat", "3"});
+        assertEquals(0.01, old.reg());
+        assertEquals(3, old.repeat());
+    }
+
+    /** The overhead and compute cases need Fashion-MNIST: without it, one line and exit 2, before Spark starts. */
+    @Test
+    void missingFashionMnistIsOneLineBeforeSpark(@TempDir final Path dir) {
+        for (final String c : new String[] {"overhead", "compute", "all"}) {
+            final ByteArrayOutputStream out = new ByteArrayOutputStream();
+            final ByteArrayOutputStream err = new ByteArrayOutputStream();
+            final int code = LogisticRegressionBench.run(new String[] {"--case", c, "--fashion-mnist", dir.toString()},
+                    print(out), print(err));
+            final String text = err.toString(StandardCharsets.UTF_8);
+            assertEquals(Cli.EXIT_USAGE, code, text);
+            assertEquals(List.of("LogisticRegressionBench: --fashion-mnist " + dir + ": no Fashion-MNIST train files "
+                    + "there, which the overhead and compute cases read (apt-get install dataset-fashion-mnist, or --case "
+                    + "comm)"), text.lines().toList());
+            assertEquals("", out.toString(StandardCharsets.UTF_8));
+        }
     }
 
     @Test
@@ -54,7 +79,7 @@ class LogisticRegressionBenchOptionsTest {
             assertTrue(help.toString(StandardCharsets.UTF_8).contains(flag), flag);
         }
         for (final String[] args : new String[][] {{"--case", "fast"}, {"--rows"}, {"--rows", "x"}, {"--rows", "0"},
-            {"--classes", "2"}, {"--reg", "-1"}, {"--precision", "fp16"}, {"--repeat", "0"}, {"--bogus"},
+            {"--classes", "2"}, {"--reg-param", "-1"}, {"--precision", "fp16"}, {"--reps", "0"}, {"--bogus"},
             {"--features", "10", "--nnz", "11"}, {"--warm-up", "huge"}, {"--no-stock=maybe"}}) {
             assertThrows(CommandLine.ParameterException.class, () -> LogisticRegressionBench.parse(args),
                     String.join(" ", args));

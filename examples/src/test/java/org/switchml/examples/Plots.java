@@ -1,15 +1,18 @@
 package org.switchml.examples;
 
-import picocli.CommandLine;
-
 import javax.imageio.ImageIO;
 import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintWriter;
+import java.io.PrintStream;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,12 +25,37 @@ final class Plots {
     private Plots() {
     }
 
-    /** Runs {@code command} with {@code args}; returns its exit code, with stdout and stderr in {@code out} and {@code err}. */
-    static int run(final Object command, final StringWriter out, final StringWriter err, final String... args) {
-        final CommandLine cl = new CommandLine(command);
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        return cl.execute(args);
+    /** A plotting program's {@code run(args, out, err)}. */
+    interface Program {
+        int run(String[] args, PrintStream out, PrintStream err);
+    }
+
+    /** Runs {@code program} with {@code args}; returns its exit code, with stdout and stderr in {@code out} and {@code err}. */
+    static int run(final Program program, final StringWriter out, final StringWriter err, final String... args) {
+        final ByteArrayOutputStream o = new ByteArrayOutputStream();
+        final ByteArrayOutputStream e = new ByteArrayOutputStream();
+        final int code = program.run(args, new PrintStream(o, true, StandardCharsets.UTF_8),
+                new PrintStream(e, true, StandardCharsets.UTF_8));
+        out.write(o.toString(StandardCharsets.UTF_8));
+        err.write(e.toString(StandardCharsets.UTF_8));
+        return code;
+    }
+
+    /**
+     * A CSV that is not there: exit 2 and one line naming it, without a stack trace (with {@code --verbose}, the
+     * same line and then the trace); no image.
+     */
+    static void assertMissingCsvIsOneLine(final Program program, final String name, final Path dir) {
+        final Path csv = dir.resolve("no-such.csv");
+        final Path png = dir.resolve("missing.png");
+        final StringWriter err = new StringWriter();
+        assertEquals(2, run(program, new StringWriter(), err, csv.toString(), "-o", png.toString()));
+        assertEquals(List.of(name + ": " + csv + ": no such file"), err.toString().lines().toList());
+        final StringWriter verbose = new StringWriter();
+        assertEquals(2, run(program, new StringWriter(), verbose, csv.toString(), "-o", png.toString(), "--verbose"));
+        assertEquals(name + ": " + csv + ": no such file", verbose.toString().lines().findFirst().orElse(""));
+        assertTrue(verbose.toString().contains("\tat org.switchml.examples."), verbose.toString());
+        assertFalse(Files.exists(png));
     }
 
     /** The PNG decodes, has the size asked for, and is not one colour. */

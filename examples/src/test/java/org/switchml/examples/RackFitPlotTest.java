@@ -19,7 +19,7 @@ class RackFitPlotTest {
             + "mb_per_executor_per_iteration,load1";
 
     private static int run(final StringWriter out, final StringWriter err, final String... args) {
-        return Plots.run(new RackFitPlot(), out, err, args);
+        return Plots.run(RackFitPlot::run, out, err, args);
     }
 
     @Test
@@ -60,8 +60,14 @@ class RackFitPlotTest {
             assertEquals(RackPlot.EXIT_BAD_DATA, run(new StringWriter(), err, csv.toString(), "-o", png.toString()), c[0]);
             assertTrue(err.toString().startsWith("rack-fit-plot: ") && err.toString().contains(c[1]),
                     "expected '" + c[1] + "' in: " + err);
+            assertEquals(1, err.toString().lines().count(), "one line: " + err);
             assertFalse(Files.exists(png), "an image was written for a bad CSV");
         }
         assertEquals(2, run(new StringWriter(), new StringWriter(), dir.resolve("bad.csv").toString()));
+    }
+
+    @Test
+    void aMissingCsvIsOneLine(@TempDir final Path dir) {
+        Plots.assertMissingCsvIsOneLine(RackFitPlot::run, "rack-fit-plot", dir);
     }
 }

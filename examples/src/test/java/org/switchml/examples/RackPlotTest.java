@@ -19,7 +19,7 @@ class RackPlotTest {
             + "goodput_gbps_per_worker,retransmissions,exact,load1";
 
     private static int run(final StringWriter out, final StringWriter err, final String... args) {
-        return Plots.run(new RackPlot(), out, err, args);
+        return Plots.run(RackPlot::run, out, err, args);
     }
 
     @Test
@@ -75,8 +75,14 @@ class RackPlotTest {
                     c[0]);
             assertTrue(err.toString().contains(c[1]), "expected '" + c[1] + "' in: " + err);
             assertTrue(err.toString().startsWith("rack-plot: "), err.toString());
+            assertEquals(1, err.toString().lines().count(), "one line: " + err);
             assertFalse(Files.exists(png), "an image was written for a malformed CSV");
         }
+    }
+
+    @Test
+    void aMissingCsvIsOneLine(@TempDir final Path dir) {
+        Plots.assertMissingCsvIsOneLine(RackPlot::run, "rack-plot", dir);
     }
 
     @Test
@@ -87,7 +93,12 @@ class RackPlotTest {
         assertEquals(RackPlot.EXIT_BAD_DATA, run(new StringWriter(), err, csv.toString(), "-o",
                 dir.resolve("x.png").toString(), "--elements", "1024"));
         assertTrue(err.toString().contains("no exact row with elements=1024"), err.toString());
-        assertEquals(2, run(new StringWriter(), new StringWriter(), csv.toString()));
-        assertEquals(2, run(new StringWriter(), new StringWriter(), csv.toString(), "-o", "x.png", "--width", "10"));
+        for (final String[] args : new String[][] {{csv.toString()}, {csv.toString(), "-o", "x.png", "--width", "10"}}) {
+            final StringWriter usage = new StringWriter();
+            assertEquals(2, run(new StringWriter(), usage, args));
+            assertEquals(2, usage.toString().lines().count(), usage.toString());
+            assertTrue(usage.toString().startsWith("rack-plot: ") && usage.toString().endsWith("Try --help.\n"),
+                    usage.toString());
+        }
     }
 }

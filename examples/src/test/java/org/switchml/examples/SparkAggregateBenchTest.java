@@ -26,15 +26,22 @@ class SparkAggregateBenchTest {
         assertFalse(o.loop());
         assertTrue(o.profile());
         assertFalse(o.help());
+        // The names the other examples use for the same ideas.
+        final SparkAggregateBench.Options c = SparkAggregateBench.parse(new String[] {"--elements", "2^20,1000",
+            "--repeat", "5", "--loop-elements", "64K"});
+        assertArrayEquals(o.sizes(), c.sizes());
+        assertEquals(5, c.reps());
+        assertEquals(64 << 10, c.loopDim());
     }
 
     @Test
     void badFlagsExitWithCode2AndOneLineNamingTheValue() {
         // The arguments, then what the message must name.
         final String[][] cases = {
-            {"--sizes", "abc", "--sizes", "'abc'"}, {"--sizes", "0", "--sizes", "0"}, {"--sizes", "2^40", "2^40"},
+            {"--elements", "abc", "--elements", "'abc'"}, {"--sizes", "0", "--elements", "0"},
+            {"--elements", "2^40", "2^40"},
             {"--partitions", "1,,2", "--partitions", "''"}, {"--reps", "-1", "--reps", "-1"},
-            {"--precision", "fp16", "--precision", "'fp16'"}, {"--loop-dim", "many", "--loop-dim", "'many'"},
+            {"--precision", "fp16", "--precision", "'fp16'"}, {"--loop-elements", "many", "--loop-elements", "'many'"},
             {"--bogus", "'--bogus'"}, {"--reps", "--reps"}, {"--no-loop=yes", "--no-loop", "'yes'"}};
         for (final String[] c : cases) {
             final int given = c[0].contains("=") || c[0].equals("--bogus") || c.length == 2 ? 1 : 2;
@@ -66,7 +73,8 @@ class SparkAggregateBenchTest {
         assertEquals(0, code);
         final String text = out.toString(StandardCharsets.UTF_8);
         assertTrue(text.startsWith("Usage: SparkAggregateBench"), text);
-        for (final String flag : new String[] {"--sizes", "--partitions", "--reps", "--precision", "--no-loop"}) {
+        for (final String flag : new String[] {"--elements", "--partitions", "--reps", "--precision", "--no-loop",
+            "--verbose"}) {
             assertTrue(text.contains(flag), flag);
         }
     }

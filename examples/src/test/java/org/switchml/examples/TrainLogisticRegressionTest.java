@@ -11,6 +11,8 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,6 +37,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -257,6 +260,92 @@ class TrainLogisticRegressionTest {
         assertEquals("", buf.toString(StandardCharsets.UTF_8));
     }
 
+    /** Missing local paths are one line and exit 2 before Spark starts: the class's session is never touched. */
+    @Test
+    void missingPathsAreOneLineBeforeSparkStarts(@TempDir final Path dir) throws IOException {
+        final Path none = dir.resolve("none");
+        final Path file = Files.writeString(dir.resolve("a-file"), "x");
+        final String[][] cases = {
+            {"--libsvm", none.toString(), "--libsvm " + none + ": no such file or directory"},
+            {"--parquet", none.toString(), "--parquet " + none + ": no such file or directory"},
+            {"--fashion-mnist", dir.toString(), "--fashion-mnist " + dir + ": no Fashion-MNIST train files there (IDX "
+                + "images and labels, .gz or not)"},
+            {"--fashion-mnist", none.toString(), "--fashion-mnist " + none + ": no such file or directory"},
+            {"--output", file.resolve("out").toString(), "--output " + file.resolve("out") + ": " + file
+                + " is a file, not a directory"}};
+        for (final String[] c : cases) {
+            final ByteArrayOutputStream out = new ByteArrayOutputStream();
+            final ByteArrayOutputStream err = new ByteArrayOutputStream();
+            final int code = TrainLogisticRegression.run(new String[] {c[0], c[1], "--max-iter", "1"}, null, print(out),
+                    print(err));
+            assertEquals(Cli.EXIT_USAGE, code, err.toString(StandardCharsets.UTF_8));
+            assertEquals(List.of("TrainLogisticRegression: " + c[2]), err.toString(StandardCharsets.UTF_8).lines().toList());
+            assertEquals("", out.toString(StandardCharsets.UTF_8));
+        }
+        // Had any of them reached Spark, its own session (this class's, the active one) would be stopped now.
+        assertFalse(spark.sparkContext().isStopped());
+    }
+
+    /**
+     * A malformed LIBSVM file: one line naming the file, the line and what is wrong, exit 2, and no task failed (no
+     * retries); with --verbose the same line, then the trace.
+     */
+    @Test
+    void malformedLibsvmIsOneLineNamingTheFileAndLine(@TempDir final Path dir) throws IOException {
+        final Path file = Files.writeString(dir.resolve("bad.libsvm"), "1 1:0.5 2:1\n0 1:1\nx 1:a 2:b\n1 2:2\n");
+        final Whole bad = runWithoutFailedTasks("--libsvm", file.toString(), "--output", dir.resolve("out").toString());
+        assertEquals(Cli.EXIT_USAGE, bad.code(), bad.err());
+        assertEquals(List.of("TrainLogisticRegression: --libsvm " + file + " line 3: 'x 1:a 2:b': the label 'x' is not "
+                + "a number"), bad.err().lines().toList());
+
+        final Whole verbose = runWithoutFailedTasks("--libsvm", file.toString(), "--output", dir.resolve("out").toString(),
+                "--verbose");
+        assertEquals(Cli.EXIT_USAGE, verbose.code());
+        assertEquals(bad.err().lines().findFirst(), verbose.err().lines().findFirst());
+        assertTrue(verbose.err().contains("\tat org.switchml.examples.Inputs"), verbose.err());
+    }
+
+    @Test
+    void aParquetColumnTheFileDoesNotHaveNamesTheColumnsItHas(@TempDir final Path dir) throws IOException {
+        final Path file = dir.resolve("data.parquet");
+        LogisticRegressionBench.sparse(spark, 50, 10, 2, 3, 1, seed + 7).write().parquet(file.toString());
+        final String[][] cases = {
+            {"--label-col", "y", "--parquet " + file + " has no column 'y' (--label-col); its columns: label (double), "
+                + "features (vector)"},
+            {"--features-col", "x", "--parquet " + file + " has no column 'x' (--features-col); its columns: label "
+                + "(double), features (vector)"},
+            {"--features-col", "label", "--parquet " + file + ": the features column 'label' is double, not an ML "
+                + "vector; its columns: label (double), features (vector)"}};
+        for (final String[] c : cases) {
+            final Whole r = runWithoutFailedTasks("--parquet", file.toString(), c[0], c[1], "--output",
+                    dir.resolve("out").toString());
+            assertEquals(Cli.EXIT_USAGE, r.code(), r.err());
+            assertEquals(List.of("TrainLogisticRegression: " + c[2]), r.err().lines().toList());
+        }
+    }
+
+    /** Bare --fashion-mnist where the data set is not installed: one line, then generated data. */
+    @Test
+    void fashionMnistWithoutTheDataSetTrainsOnGeneratedData(@TempDir final Path dir) throws IOException {
+        final String before = System.getProperty("switchml.fashionMnist.dir");
+        System.setProperty("switchml.fashionMnist.dir", dir.toString());
+        try {
+            final Whole run = trainFromCommandLine("--fashion-mnist", "--rows", "600", "--features", "20", "--max-iter", "3",
+                    "--seed", Long.toString(seed), "--output", dir.resolve("out").toString());
+            assertEquals(0, run.code(), run.err());
+            assertEquals(List.of("Fashion-MNIST is not in " + dir + ": training on generated data (for Fashion-MNIST: "
+                    + "apt-get install dataset-fashion-mnist, or --fashion-mnist DIR; for your data: --libsvm or "
+                    + "--parquet)."), run.out().lines().filter(l -> l.contains("Fashion-MNIST")).toList());
+            assertTrue(run.out().contains("input: generated, 20 features"), run.out());
+        } finally {
+            if (before == null) {
+                System.clearProperty("switchml.fashionMnist.dir");
+            } else {
+                System.setProperty("switchml.fashionMnist.dir", before);
+            }
+        }
+    }
+
     @Test
     void usageErrorsExit2WithOneLineAndHelpExits0() {
         final String[][] bad = {{"--max-iter", "x"}, {"--max-iter", "-1"}, {"--rows", "0"}, {"--family", "poisson"},
@@ -281,14 +370,55 @@ class TrainLogisticRegressionTest {
         final String help = out.toString(StandardCharsets.UTF_8);
         for (final String flag : new String[] {"--libsvm", "--parquet", "--fashion-mnist", "--compare", "--max-iter",
             "--reg-param", "--elastic-net-param", "--tol", "--family", "--precision", "--checkpoint-interval",
-            "--output", "--mllib-only", "--warm-up-iter"}) {
+            "--output", "--mllib-only", "--warm-up", "--verbose"}) {
             assertTrue(help.contains(flag), flag);
+        }
+        // --warm-up-iter, the name scripts use, is --warm-up.
+        for (final String name : new String[] {"--warm-up", "--warm-up-iter"}) {
+            final TrainLogisticRegression t = new TrainLogisticRegression();
+            assertEquals(Cli.PROCEED, Cli.parse("TrainLogisticRegression", t, new String[] {name, "3"}, System.out,
+                    System.err));
+            assertEquals(3, t.warmUpIter, name);
         }
     }
 
     // ------------------------------------------------------------------------------------ helpers
 
     private record Run(String stdout, List<TrainLogisticRegression.Trained> results) {
+    }
+
+    /** A whole run of the program in this class's session: exit code, stdout and stderr. */
+    private record Whole(int code, String out, String err) {
+    }
+
+    private static Whole trainFromCommandLine(final String... args) {
+        final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        final int code = TrainLogisticRegression.run(args, spark, print(out), print(err));
+        System.out.print(out.toString(StandardCharsets.UTF_8));
+        return new Whole(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** {@link #trainFromCommandLine}, checking that no Spark task failed meanwhile (no retries of a bad record). */
+    private static Whole runWithoutFailedTasks(final String... args) {
+        final AtomicInteger failed = new AtomicInteger();
+        final SparkListener listener = new SparkListener() {
+            @Override
+            public void onTaskEnd(final SparkListenerTaskEnd end) {
+                if (!end.taskInfo().successful()) {
+                    failed.incrementAndGet();
+                }
+            }
+        };
+        spark.sparkContext().addSparkListener(listener);
+        try {
+            final Whole r = trainFromCommandLine(args);
+            waitForListeners();
+            assertEquals(0, failed.get(), "tasks failed: " + r.err());
+            return r;
+        } finally {
+            spark.sparkContext().removeSparkListener(listener);
+        }
     }
 
     /** A small generated problem (3 classes, 40 features, 8 iterations) with {@code trainers}' flag. */
@@ -307,6 +437,15 @@ class TrainLogisticRegressionTest {
         final String text = buf.toString(StandardCharsets.UTF_8);
         System.out.print(text);
         return new Run(text, results);
+    }
+
+    /** Until Spark's listeners have heard of every event so far (bounded). */
+    static void waitForListeners() {
+        try {
+            spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
+        } catch (final java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("Spark's listener bus did not drain in 60 s", e);
+        }
     }
 
     private static PrintStream print(final ByteArrayOutputStream buf) {

@@ -4,6 +4,8 @@ import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -21,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -85,6 +88,59 @@ class TrainPipelineTest {
         assertEquals(0, o.differing());
         assertTrue(o.auc() > 0.65, "AUC " + o.auc());
         assertSamePredictions(o.fitted(), PipelineModel.load(o.saved().toString()), o);
+    }
+
+    /**
+     * A CSV it cannot use is one line and exit 2: a missing one before Spark starts; a column missing names those
+     * the file has; a field that is empty or not a number names the file and the record, and no task fails.
+     */
+    @Test
+    void aCsvItCannotUseIsOneLine(@TempDir final Path dir) throws IOException {
+        final Path none = dir.resolve("none.csv");
+        final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertEquals(Cli.EXIT_USAGE, TrainPipeline.run(new String[] {"--csv", none.toString()}, null,
+                print(new ByteArrayOutputStream()), print(err)));
+        assertEquals(List.of("TrainPipeline: --csv " + none + ": no such file or directory"),
+                err.toString(StandardCharsets.UTF_8).lines().toList());
+        assertFalse(spark.sparkContext().isStopped(), "the missing file reached Spark");
+
+        final String header = "customer,tenure_months,monthly_charges,contract,internet,payment,support_calls,senior,churned";
+        final String good = "C0001,3,68.69,month-to-month,fiber,bank,8,0,yes";
+        final String[][] cases = {
+            {"customer,tenure,churned\nC1,3,yes", "no columns tenure_months, monthly_charges, contract, internet, "
+                + "payment, support_calls, senior; its columns: customer, tenure, churned"},
+            {header + "\n" + good + "\nC0002,seven,54.55,month-to-month,dsl,card,0,0,yes",
+                "record 'C0002,seven,54.55,month-to-month,dsl,card,0,0,yes': tenure_months 'seven' is not a number"},
+            {header + "\n" + good + "\nC0003,7,54.55,month-to-month,dsl,card,0,0,",
+                "record 'C0003,7,54.55,month-to-month,dsl,card,0,0,': churned is empty"}};
+        for (final String[] c : cases) {
+            final Path csv = Files.writeString(dir.resolve("bad.csv"), c[0] + "\n");
+            final AtomicInteger failed = new AtomicInteger();
+            final SparkListener listener = new SparkListener() {
+                @Override
+                public void onTaskEnd(final SparkListenerTaskEnd end) {
+                    if (!end.taskInfo().successful()) {
+                        failed.incrementAndGet();
+                    }
+                }
+            };
+            spark.sparkContext().addSparkListener(listener);
+            final ByteArrayOutputStream e = new ByteArrayOutputStream();
+            try {
+                assertEquals(Cli.EXIT_USAGE, TrainPipeline.run(new String[] {"--csv", csv.toString(), "--output",
+                    dir.resolve("out").toString()}, spark, print(new ByteArrayOutputStream()), print(e)));
+                try {
+                spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
+            } catch (final java.util.concurrent.TimeoutException timeout) {
+                throw new AssertionError("Spark's listener bus did not drain in 60 s", timeout);
+            }
+            } finally {
+                spark.sparkContext().removeSparkListener(listener);
+            }
+            assertEquals(List.of("TrainPipeline: --csv " + csv + ": " + c[1]), e.toString(StandardCharsets.UTF_8).lines()
+                    .toList());
+            assertEquals(0, failed.get(), "tasks failed");
+        }
     }
 
     @Test

@@ -63,7 +63,7 @@ final class ZeppelinSparkInterpreter implements AutoCloseable {
 
     /**
      * {@code %spark.conf}: {@code java.util.Properties} lines. {@code spark.*} keys go to the SparkConf, with
-     * {@code spark.jars} pointed at the built jar (the note must name a jar of the same file name); upper-case keys
+     * {@code spark.jars} pointed at the built jar (the note must name it spark-switchml.jar); upper-case keys
      * are the interpreter process's environment (e.g. {@code SPARK_HOME}), which the harness provides itself.
      *
      * @return the properties applied, for the log
@@ -79,9 +79,10 @@ final class ZeppelinSparkInterpreter implements AutoCloseable {
         for (final String key : props.stringPropertyNames().stream().sorted().toList()) {
             final String value = props.getProperty(key).strip();
             if (key.equals("spark.jars")) {
-                final String expected = libraryJar.getFileName().toString();
-                if (!Path.of(value).getFileName().toString().equals(expected)) {
-                    throw new AssertionError("spark.jars names " + value + ", not the built jar " + expected);
+                // The note names the jar as its README says to copy it: spark-switchml.jar.
+                if (!Path.of(value).getFileName().toString().equals("spark-switchml.jar")) {
+                    throw new AssertionError("spark.jars names " + value + ", not spark-switchml.jar, the built jar "
+                            + libraryJar.getFileName() + " copied under that name");
                 }
                 conf.set(key, libraryJar.toString());
                 applied.add(key + "=" + libraryJar + " (the note names " + value + ")");

@@ -175,7 +175,7 @@ final class JobInstaller {
                 throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + r + "'s address "
                         + w.getAddress().getHostAddress() + " is not in the switch's host table " + hosts
                         + ": BMv2 needs a worker attachment (switch port, MAC) per rank, from the host table "
-                        + "(ControllerOptions.withHosts, spark.switchml.p4.hosts) or given to registerJob");
+                        + "(switchml-controller --hosts FILE, ControllerOptions.withHosts) or given to registerJob");
             }
             out.add(a);
         }

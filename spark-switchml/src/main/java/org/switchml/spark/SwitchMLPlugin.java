@@ -1,11 +1,13 @@
 package org.switchml.spark;
 
-import com.codahale.metrics.Gauge;
-import com.codahale.metrics.Histogram;
+import com.codahale.metrics.Counter;
 import com.codahale.metrics.MetricRegistry;
+import com.codahale.metrics.Timer;
 import org.switchml.client.ClientStats;
 import org.switchml.protocol.DropReason;
+import org.switchml.protocol.SwitchAddress;
 import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.executor.ExecutorRuntime;
@@ -21,6 +23,8 @@ import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import java.io.Serializable;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 
 /**
@@ -61,7 +65,10 @@ public final class SwitchMLPlugin implements SparkPlugin {
                     rt.removeWorker(e.executorId());
                 }
             });
-            return Map.of();
+            // For executors whose own host is loopback: where the switch is, so they can bind the address that
+            // reaches it (WorkerHosts.automatic).
+            final SwitchAddress where = rt.switchAddress();
+            return where == null ? Map.of() : Map.of(WorkerHosts.SWITCH_HOST_FROM_DRIVER, where.host());
         }
 
         @Override
@@ -83,38 +90,69 @@ public final class SwitchMLPlugin implements SparkPlugin {
     }
 
     /**
-     * The driver's metrics (source {@code plugin.org.switchml.spark.SwitchMLPlugin}): fallbacks, and the switch's
-     * counters summed over the application's finished jobs (when the switch counts jobs).
+     * The driver's metrics (source {@code plugin.org.switchml.spark.SwitchMLPlugin}), all counters: fallbacks, and
+     * the switch's counters summed over the application's jobs, the finished ones and, read at each report, the
+     * running ones (when the switch counts jobs).
      */
     static void registerDriverMetrics(final MetricRegistry m, final DriverRuntime rt) {
-        m.register("fallbacks", (Gauge<Long>) rt::fallbackCount);
-        m.register("switch.packetsIn", (Gauge<Long>) () -> rt.removedJobTotals().packetsIn());
-        m.register("switch.packetsOut", (Gauge<Long>) () -> rt.removedJobTotals().packetsOut());
-        m.register("switch.retransmissions", (Gauge<Long>) () -> rt.removedJobTotals().retransmissions());
+        m.register("fallbacks", new CounterView(rt::fallbackCount));
+        m.register("switch.packetsIn", new CounterView(() -> rt.jobTotals().packetsIn()));
+        m.register("switch.packetsOut", new CounterView(() -> rt.jobTotals().packetsOut()));
+        m.register("switch.retransmissions", new CounterView(() -> rt.jobTotals().retransmissions()));
         for (final DropReason r : DropReason.values()) {
-            m.register("switch.drops." + r.name(), (Gauge<Long>) () -> rt.removedJobTotals().drops().get(r));
+            m.register("switch.drops." + r.name(), new CounterView(() -> rt.jobTotals().drops().get(r)));
         }
     }
 
     /**
-     * An executor's metrics: its allreduces, their bytes and times (a histogram in microseconds), and its worker
-     * socket's packets and retransmissions. In local mode they sit beside the driver's in the driver's registry.
+     * An executor's metrics: counters of its allreduces, their bytes, and its worker socket's packets and
+     * retransmissions; a timer of its allreduces' times. In local mode they sit beside the driver's in the
+     * driver's registry.
      */
     static void registerExecutorMetrics(final MetricRegistry m, final ExecutorRuntime rt) {
-        m.register("allreduces", (Gauge<Long>) rt::allreduces);
-        m.register("allreduceBytes", (Gauge<Long>) rt::allreduceBytes);
-        m.register("worker.packetsSent", workerGauge(rt, ClientStats::packetsSent));
-        m.register("worker.retransmissions", workerGauge(rt, ClientStats::retransmissions));
-        final Histogram times = m.histogram("allreduceTimeMicros");
-        rt.onAllReduceTime(ns -> times.update(TimeUnit.NANOSECONDS.toMicros(ns)));
+        m.register("allreduces", new CounterView(rt::allreduces));
+        m.register("allreduceBytes", new CounterView(rt::allreduceBytes));
+        m.register("worker.packetsSent", new CounterView(workerCount(rt, ClientStats::packetsSent)));
+        m.register("worker.retransmissions", new CounterView(workerCount(rt, ClientStats::retransmissions)));
+        final Timer times = m.timer("allreduceTime");
+        rt.onAllReduceTime(ns -> times.update(ns, TimeUnit.NANOSECONDS));
     }
 
-    /** A gauge of one of the worker socket's counters: one snapshot per report, 0 when the executor has no socket. */
-    private static Gauge<Long> workerGauge(final ExecutorRuntime rt, final ToLongFunction<ClientStats> counter) {
+    /** One of the worker socket's counters: one snapshot per read, 0 when the executor has no socket. */
+    private static LongSupplier workerCount(final ExecutorRuntime rt, final ToLongFunction<ClientStats> counter) {
         return () -> {
             final ClientStats stats = rt.workerStats();
             return stats == null ? 0L : counter.applyAsLong(stats);
         };
+    }
+
+    /**
+     * A running total kept elsewhere, shown to Spark's sinks as a counter (its {@code Count}, in JMX and in
+     * Spark's Prometheus servlet): each read takes the total now, and never reports less than an earlier read did (a job's
+     * counters move from the running to the finished ones between two reads of the switch).
+     */
+    private static final class CounterView extends Counter {
+        private final LongSupplier total;
+        private final AtomicLong highest = new AtomicLong();
+
+        CounterView(final LongSupplier total) {
+            this.total = total;
+        }
+
+        @Override
+        public long getCount() {
+            return highest.accumulateAndGet(total.getAsLong(), Math::max);
+        }
+
+        @Override
+        public void inc(final long n) {
+            throw new UnsupportedOperationException("a view of a total kept elsewhere");
+        }
+
+        @Override
+        public void dec(final long n) {
+            throw new UnsupportedOperationException("a view of a total kept elsewhere");
+        }
     }
 
     /** Executor side: remembers how to reach the driver plugin and the switch. */
@@ -123,7 +161,9 @@ public final class SwitchMLPlugin implements SparkPlugin {
 
         @Override
         public void init(final PluginContext ctx, final Map<String, String> extraConf) {
-            runtime = ExecutorRuntime.forPlugin(ctx, DriverRuntimes.settings(ctx.conf()));
+            final Map<String, String> settings = DriverRuntimes.settings(ctx.conf());
+            settings.putAll(extraConf); // the driver plugin's word on where the switch is
+            runtime = ExecutorRuntime.forPlugin(ctx, settings);
             ExecutorRuntime.install(runtime);
             registerExecutorMetrics(ctx.metricRegistry(), runtime);
         }

@@ -27,10 +27,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A P4Runtime server (gRPC) in front of a {@link SoftwareSwitch}, so the software switch is programmed
  * exactly like BMv2: same RPCs, same names as p4/switchml.p4 (docs/control-plane.md). It serves the subset
- * a {@link SwitchController} uses: Capabilities, StreamChannel arbitration, Set/GetForwardingPipelineConfig,
+ * a {@code SwitchController} uses: Capabilities, StreamChannel arbitration, Set/GetForwardingPipelineConfig,
  * Write and Read of table entries and multicast groups, Read of counters.
  *
- * <p>{@link SwitchMain} runs it standalone with its software switch ({@code bin/switchml-switch}).
+ * <p>{@code SwitchMain} runs it standalone with its software switch ({@code bin/switchml-switch}).
  */
 public final class SwitchRuntimeServer implements AutoCloseable {
     /** Conventional P4Runtime port (BMv2 uses it too). */

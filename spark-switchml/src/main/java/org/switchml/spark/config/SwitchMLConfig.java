@@ -3,6 +3,7 @@ package org.switchml.spark.config;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
+import org.apache.spark.network.util.JavaUtils;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
 
@@ -167,8 +168,10 @@ public final class SwitchMLConfig {
 
     public static final ConfigEntry<String> WORKER_HOST = new ConfigEntry<>("spark.switchml.worker.host",
             "Address each executor's worker socket binds (one socket per executor, for the life of the "
-                    + "application). Empty: the executor's host as Spark reports it. Set it when that name resolves "
-                    + "to an interface the switch cannot reach (e.g. a management network). A subnet "
+                    + "application). Empty: the executor's host as Spark reports it, or, when that is a loopback "
+                    + "address and the switch is not (a driver bound to loopback), the local address of the route to "
+                    + "the switch. Set it when the executor's name resolves to an interface the switch cannot reach "
+                    + "(e.g. a management network). A subnet "
                     + "`a.b.c.d/len` (e.g. the switch's data network, `10.0.0.0/24`) makes each executor bind its "
                     + "own interface address in that subnet, so one setting serves every executor.",
             "", s -> {
@@ -220,7 +223,7 @@ public final class SwitchMLConfig {
             "Hosts that hold no data but run a shard of every sharded stage beside the executors' own, each "
                     + "with a link of its own: `driver` (the driver's embedded switch) and the job services "
                     + "(`host:port`) of standalone software switches (`bin/switchml-switch`), comma-separated; they "
-                    + "use the token and TLS settings of `spark.switchml.auth.tokenFile` and `spark.switchml.tls.*`. "
+                    + "use the token and TLS settings of `spark.switchml.auth.tokenFile` and `spark.switchml.tls.trustCertFile` (and the client certificate settings). "
                     + "The vector is split so that no link carries more than it must: with n executors and k extra "
                     + "hosts (k <= n), each link carries 2n(n-1)/(n^2+kn-2k) of the vector each way (the ring's "
                     + "2(n-1)/n at k = 0, one vector at k = n). Empty: the executors' shards alone.",
@@ -290,7 +293,6 @@ public final class SwitchMLConfig {
         }
     }
 
-    /** Parses {@code 250ms}, {@code 10s}, {@code 2m} or a bare number of milliseconds. */
     /** The value {@code driver} of {@link #SHARD_EXTRA_HOSTS}. */
     public static final String DRIVER_SHARD = "driver";
 
@@ -329,16 +331,19 @@ public final class SwitchMLConfig {
         return s;
     }
 
+    /**
+     * A duration in milliseconds, in Spark's own syntax (its parser, as for {@code spark.network.timeout}): a
+     * whole number and a unit, {@code us}, {@code ms}, {@code s}, {@code m} or {@code min}, {@code h} or
+     * {@code d} ({@code 500ms}, {@code 10s}, {@code 2min}, {@code 1h}); a bare number is milliseconds. Less than
+     * a millisecond is 0.
+     */
     static long parseMillis(final String s) {
-        final String t = s.toLowerCase(Locale.ROOT);
-        if (t.endsWith("ms")) {
-            return Long.parseLong(t.substring(0, t.length() - 2).trim());
-        } else if (t.endsWith("s")) {
-            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 1000;
-        } else if (t.endsWith("m")) {
-            return Long.parseLong(t.substring(0, t.length() - 1).trim()) * 60_000;
+        try {
+            return JavaUtils.timeStringAsMs(s);
+        } catch (final NumberFormatException e) {
+            // Spark's own message spans two lines; ours says the same in one.
+            throw new IllegalArgumentException("want a whole number and a unit: us, ms, s, m or min, h, d");
         }
-        return Long.parseLong(t);
     }
 
     /** docs/configuration.md, generated from {@link #ENTRIES}. */
@@ -350,7 +355,9 @@ public final class SwitchMLConfig {
                 .append("Enable with `spark.plugins=" + PLUGIN_CLASS + "` and, with Kryo,\n")
                 .append("`spark.kryo.registrator=" + KRYO_REGISTRATOR_CLASS + "`. Settings marked\n")
                 .append("\"Per call\" may also be set as a Spark local property (`sc.setLocalProperty`) on the\n")
-                .append("thread that calls the operator.\n\n")
+                .append("thread that calls the operator. Durations are written as Spark writes them: a whole number\n")
+                .append("and a unit, `us`, `ms`, `s`, `m` or `min`, `h`, `d` (`500ms`, `10s`, `2min`, `1h`); a bare number\n")
+                .append("is milliseconds.\n\n")
                 .append("| key | default | valid values | meaning |\n|---|---|---|---|\n");
         for (final ConfigEntry<?> e : ENTRIES) {
             sb.append("| `").append(e.key()).append("` | ")

@@ -1,5 +1,9 @@
 package org.switchml.spark.config;
 
+import org.switchml.protocol.SwitchAddress;
+
+import java.io.UncheckedIOException;
+import java.net.DatagramSocket;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InterfaceAddress;
@@ -9,13 +13,81 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Resolves {@code spark.switchml.worker.host} on an executor: a subnet {@code a.b.c.d/len} names the
- * executor's own interface address in it (each executor finds its own), anything else is used as given.
+ * executor's own interface address in it (each executor finds its own), anything else is used as given; when
+ * it is empty, {@link #automatic} picks the address.
  */
 public final class WorkerHosts {
+    /**
+     * Not a setting: the key under which the driver plugin tells the executor plugins the host of the switch's
+     * dataplane, as the driver found it at start-up, for {@link #automatic}.
+     */
+    public static final String SWITCH_HOST_FROM_DRIVER = "switchml.switchHost";
+
     private WorkerHosts() {
+    }
+
+    /**
+     * The address a worker socket binds when {@code spark.switchml.worker.host} is empty: {@code ownHost}, the
+     * host Spark knows the executor by (the driver's, for a local master), unless that is a loopback address and
+     * the switch is not. A worker bound to loopback never hears a switch elsewhere, so it then binds the local
+     * address the kernel routes to the switch from (a route lookup: nothing is sent). {@code switchHost} may be
+     * null (not known): {@code ownHost} then, as when there is no route.
+     */
+    public static String automatic(final String ownHost, final String switchHost) {
+        return automatic(ownHost, switchHost, WorkerHosts::routeFrom);
+    }
+
+    /** {@link #automatic(String, String)} with the route lookup given: the local address toward an address, or null. */
+    static String automatic(final String ownHost, final String switchHost,
+                            final Function<InetAddress, InetAddress> route) {
+        if (switchHost == null || switchHost.isEmpty()) {
+            return ownHost;
+        }
+        try {
+            final InetAddress own = InetAddress.getByName(ownHost);
+            final InetAddress target = InetAddress.getByName(switchHost);
+            if (!own.isLoopbackAddress() || target.isLoopbackAddress()) {
+                return ownHost;
+            }
+            final InetAddress from = route.apply(target);
+            return from == null || from.isLoopbackAddress() ? ownHost : from.getHostAddress();
+        } catch (final UnknownHostException e) {
+            return ownHost;
+        }
+    }
+
+    /**
+     * The switch's host as far as {@code settings} tell (null when they do not): the driver plugin's word
+     * ({@link #SWITCH_HOST_FROM_DRIVER}), else {@code spark.switchml.switch.address}, else the host of the job
+     * service, which is where a shared switch's dataplane usually is, or at least the network it is on.
+     */
+    public static String switchHost(final Map<String, String> settings) {
+        final String fromDriver = settings.get(SWITCH_HOST_FROM_DRIVER);
+        if (fromDriver != null && !fromDriver.isEmpty()) {
+            return fromDriver;
+        }
+        final String address = SwitchMLConfig.SWITCH_ADDRESS.from(settings::get);
+        if (!address.isEmpty()) {
+            return SwitchAddress.parse(address).host();
+        }
+        final String service = SwitchMLConfig.JOB_SERVICE_ADDRESS.from(settings::get);
+        return service.isEmpty() ? null : service.substring(0, service.lastIndexOf(':'));
+    }
+
+    /** The local address of the route to {@code to}, or null: connecting a UDP socket only picks the route. */
+    static InetAddress routeFrom(final InetAddress to) {
+        try (DatagramSocket s = new DatagramSocket()) {
+            s.connect(to, 9);
+            final InetAddress local = s.getLocalAddress();
+            return local == null || local.isAnyLocalAddress() ? null : local;
+        } catch (final SocketException | UncheckedIOException e) {
+            return null; // no route: the caller keeps its own host
+        }
     }
 
     /** {network, mask} of {@code a.b.c.d/len}. */

@@ -145,6 +145,14 @@ public final class DriverRuntime implements AutoCloseable {
         return jobs.removedTotals();
     }
 
+    /**
+     * The switch's counters summed over this application's jobs: the removed ones and, read now, the running ones
+     * (zero when the switch does not count jobs). For the metrics source, which keeps them monotonic.
+     */
+    public JobCounters jobTotals() {
+        return jobs.totals();
+    }
+
     /** Counts a call that fell back to treeAggregate because the switch was unreachable. */
     public void countFallback() {
         fallbacks.incrementAndGet();

@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,6 +48,8 @@ final class JobBook implements AutoCloseable {
     private final Map<Integer, int[]> expectedShards = new ConcurrentHashMap<>();
     /** Sum of every removed job's final counters, for the metrics source (a map walk per report is O(jobs)). */
     private final AtomicReference<JobCounters> removedTotals = new AtomicReference<>(JobCounters.ZERO);
+    /** Ids installed and not yet removed: their counters are read live for {@link #totals()}. */
+    private final Set<Integer> installedIds = ConcurrentHashMap.newKeySet();
     private final Map<Integer, Future<?>> removals = new ConcurrentHashMap<>();
     private final ExecutorService registrations = Executors.newSingleThreadExecutor(r -> {
         final Thread t = new Thread(r, "switchml-register");
@@ -90,6 +94,7 @@ final class JobBook implements AutoCloseable {
         }
         generations.computeIfAbsent(spec.jobId(), id -> Collections.synchronizedList(new ArrayList<>()))
                 .add(spec.generation());
+        installedIds.add(spec.jobId());
         return installed;
     }
 
@@ -151,7 +156,11 @@ final class JobBook implements AutoCloseable {
     /** Removes a job from {@code r} on the calling thread. */
     void removeNow(final JobRegistrar r, final int jobId) {
         try {
-            r.counters(jobId).ifPresent(c -> addCounters(jobId, Math.max(0, latestGeneration(jobId)), c));
+            final Optional<JobCounters> last = r.counters(jobId);
+            // Out of the live set before its counters join the removed ones: a read of totals() in between
+            // misses the job for a moment rather than counting it twice.
+            installedIds.remove(jobId);
+            last.ifPresent(c -> addCounters(jobId, Math.max(0, latestGeneration(jobId)), c));
             r.remove(jobId);
         } catch (final RuntimeException e) {
             LOG.debug("spark-switchml: cannot remove job {}: {}", Integer.toUnsignedString(jobId), e.toString());
@@ -174,6 +183,28 @@ final class JobBook implements AutoCloseable {
     /** The switch's counters summed over every removed job whose switch reports them. */
     JobCounters removedTotals() {
         return removedTotals.get();
+    }
+
+    /**
+     * The switch's counters summed over every job of this book, the removed ones and, read now from the switch,
+     * the installed ones (zero when the switch does not count jobs). A job being removed may be missed for a
+     * moment, so two reads are not always in order.
+     */
+    JobCounters totals() {
+        JobCounters sum = removedTotals.get();
+        final JobRegistrar r = link.current();
+        if (r == null || !r.countsJobs()) {
+            return sum;
+        }
+        for (final int id : installedIds) {
+            try {
+                sum = sum.plus(r.counters(id).orElse(JobCounters.ZERO));
+            } catch (final RuntimeException e) {
+                LOG.debug("spark-switchml: cannot read the counters of job {}: {}", Integer.toUnsignedString(id),
+                        e.toString());
+            }
+        }
+        return sum;
     }
 
     /** How long {@link #finalCounters} waits for the shards of a sharded job to report. */

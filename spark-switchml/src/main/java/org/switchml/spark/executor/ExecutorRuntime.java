@@ -71,7 +71,7 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     /**
      * The executor plugin's runtime: binds the worker socket on {@code spark.switchml.worker.host} or this
-     * executor's host. Never throws (an exception here would stop the executor, and Spark would start
+     * executor's host ({@link WorkerHosts#automatic}). Never throws (an exception here would stop the executor, and Spark would start
      * new ones forever): without a socket, this executor's tasks report the switch unreachable and the
      * driver falls back.
      */
@@ -97,7 +97,7 @@ public final class ExecutorRuntime implements AutoCloseable {
         try {
             host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
             if (host.isEmpty()) {
-                host = executorHost();
+                host = WorkerHosts.automatic(executorHost(), WorkerHosts.switchHost(conf));
             }
             final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host));
             final ExecutorShard shard = shardFor(id, conf, worker.localAddress().getAddress().getHostAddress());
@@ -177,7 +177,8 @@ public final class ExecutorRuntime implements AutoCloseable {
     public static ExecutorRuntime forLocal(final Map<String, String> conf, final String driverHost,
                                            final Function<Object, Object> driver) {
         final String host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
-        final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host.isEmpty() ? driverHost : host));
+        final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf,
+                host.isEmpty() ? WorkerHosts.automatic(driverHost, WorkerHosts.switchHost(conf)) : host));
         final ExecutorRuntime e = new ExecutorRuntime("driver", worker, null, driver, driver::apply, null);
         e.tell(e.announcement());
         return e;
