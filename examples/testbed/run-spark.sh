@@ -261,7 +261,7 @@ if [[ -n $aggregate ]]; then
         embedded) aggregate_conf=("${driver_conf[@]}") ;;
     esac
     submit aggregate "${aggregate_conf[@]}" -- org.switchml.examples.SparkAggregateBench --sizes "$aggregate" \
-        --partitions "$workers" --reps 3 --no-loop "${check[@]}" ${WARM_UPS:+--warm-ups "$WARM_UPS"} || failed=1
+        --partitions "$workers" --reps 3 --no-loop "${check[@]}" ${WARM_UPS:+--warm-up "$WARM_UPS"} || failed=1
     grep -E '^(master=|aggregate |load at)' "$logs/aggregate.out" || true
 fi
 exit "$failed"

@@ -92,7 +92,7 @@ switch_addr="$(host_addr "${switch_host:-sw}")"
 
 java_cmd=("${JAVA:-java}" -Xmx"${WORKER_HEAP:-1g}" -cp "$classpath" org.switchml.examples.RackAllReduce
           --timeout-s "$timeout_s")
-job_options=(--warmups "${WARMUPS:-1}" --warmup-max-s "${WARMUP_MAX_S:-60}")
+job_options=(--warm-up "${WARMUPS:-1}" --warm-up-max-s "${WARMUP_MAX_S:-60}")
 [[ -z ${K:-} ]] || job_options+=(--k "$K")
 [[ -z ${POOL:-} ]] || job_options+=(--pool "$POOL")
 token_options=()

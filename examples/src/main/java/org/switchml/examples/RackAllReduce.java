@@ -58,7 +58,7 @@ import java.util.concurrent.Callable;
  * checking the previous result. The worker ends with {@code DONE exact|mismatch|failed} after its timed
  * calls. Job set-up (session, job creation, rendezvous) is outside every timed call.
  */
-@Command(name = "rack-allreduce", mixinStandardHelpOptions = true, version = "rack-allreduce 0.1.0-SNAPSHOT",
+@Command(name = "rack-allreduce", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
         sortOptions = false,
         description = {"Runs one SwitchML worker, or the coordinator that installs the job, against an external switch.",
                 "Exit codes: 0 ok, 1 a result differed from the reference, 2 usage, 3 the run failed."})
@@ -140,11 +140,11 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--reps", description = "worker: timed allreduces (default ${DEFAULT-VALUE})")
     int reps = 5;
 
-    @Option(names = "--warmups", description = "coordinator: untimed allreduces first, at least (default"
+    @Option(names = {"--warm-up", "--warmups"}, description = "coordinator: untimed allreduces first, at least (default"
             + " ${DEFAULT-VALUE})")
     int warmups = 1;
 
-    @Option(names = "--warmup-max-s", description = "coordinator: after --warmups, untimed allreduces go on while a"
+    @Option(names = {"--warm-up-max-s", "--warmup-max-s"}, description = "coordinator: after --warm-up, untimed allreduces go on while a"
             + " worker's JIT compiler was busy during the previous one, for at most this many seconds of warm-up"
             + " (default ${DEFAULT-VALUE}; 0: exactly --warmups)")
     int warmupMaxSeconds = 60;
@@ -202,7 +202,7 @@ public final class RackAllReduce implements Callable<Integer> {
             throw usage("--k must be 1.." + Wire.MAX_K + " and --pool 1.." + JobSpec.MAX_POOL_SIZE);
         }
         if (warmups < 0 || warmupMaxSeconds < 0) {
-            throw usage("--warmups and --warmup-max-s must not be negative");
+            throw usage("--warm-up and --warm-up-max-s must not be negative");
         }
         if (!sharded && !extraShards.isEmpty()) {
             throw usage("--extra-shard needs --sharded");

@@ -70,10 +70,10 @@ public final class SparkAggregateBench {
         @Option(names = "--profile", order = 7,
                 description = "log where each switch stage's time goes (rendezvous, compute, switch)")
         private boolean profile;
-        @Option(names = "--warm-ups", paramLabel = "W", order = 8,
+        @Option(names = "--warm-up", paramLabel = "W", order = 8,
                 description = "untimed calls of each method first, to warm up the JIT, 0..1000 (default 30)")
         void warmUps(final String value) {
-            warmUps = value.equals("0") ? 0 : one(spec, "--warm-ups", value, 1000);
+            warmUps = value.equals("0") ? 0 : one(spec, "--warm-up", value, 1000);
         }
 
         private int warmUps = 30;

@@ -60,10 +60,11 @@ class RackAllReduceOptionsTest {
 
     @Test
     void aNegativeWarmUpIsAUsageErrorOfTheCoordinator() {
-        for (final String flag : new String[] {"--warmups", "--warmup-max-s"}) {
+        // The old names stay as aliases of the documented ones.
+        for (final String flag : new String[] {"--warm-up", "--warm-up-max-s", "--warmups", "--warmup-max-s"}) {
             final Run r = run("--role", "coordinator", "--workers", "2", flag, "-1");
             assertEquals(2, r.code(), flag);
-            assertTrue(r.err().contains("--warmups and --warmup-max-s must not be negative"), r.err());
+            assertTrue(r.err().contains("--warm-up and --warm-up-max-s must not be negative"), r.err());
         }
     }
 
