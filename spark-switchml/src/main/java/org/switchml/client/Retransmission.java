@@ -4,28 +4,11 @@ import java.util.Arrays;
 import java.util.BitSet;
 
 /**
- * The loss-recovery policy of one call (docs/design.md, "Loss recovery"): when an outstanding packet is sent
- * again. It knows slots, lanes and times, never bytes or sockets: the call tells it what happened (a packet sent,
- * a result accepted, a tick of the timer) and when, and it answers by asking {@link Resend} to send a slot's
+ * The loss-recovery policy of one call, as docs/design.md ("Loss recovery") describes it: later results reveal a
+ * packet overtaken on its lane; a timeout, restarted while the packet only queues, covers the rest, probing one
+ * packet per lane after silence. It knows slots, lanes and times, never bytes or sockets: the call tells it what
+ * happened (a packet sent, a result accepted, a timer tick) and when, and it asks {@link Resend} to send a slot's
  * packet again. Every time comes from the caller, so a test drives it with a clock of its own.
- *
- * <p>Two ways find a loss:
- * <ul>
- *   <li><b>Later results.</b> A lane answers in the order it receives. A packet still outstanding when a packet
- *   sent to its lane after it was answered at its first transmission, a round trip and a quarter ago (allowance for
- *   reordering, and for a worker a little behind on that slot), is presumed lost and sent again at once. Random
- *   loss in the middle of a window thus costs about one round trip, however long the timeout.</li>
- *   <li><b>The timeout</b>, for what nothing later reveals: one timeout for the window, from the measured round
- *   trips ({@link RttEstimator}). A packet's timeout runs from its transmission, and starts again whenever a result
- *   answers a packet that entered the worker's link before it (it is queued, not lost). While results come, what
- *   expires is sent again; after a timeout's worth of silence only the oldest expired packet of each lane is (a
- *   probe), and once a probe is answered the next round sends all that expired. The timeout doubles while no
- *   result at all comes (silence) and while no packet is answered at its first transmission (Karn), never on
- *   random loss; a packet timed out {@value #RETRIES_PER_DOUBLING} times in a row backs off on its own.</li>
- * </ul>
- * Only packets answered at their first transmission are references (a retransmission's result may answer an
- * earlier copy), so retransmissions do not feed on themselves. A timer that ran late (the thread or the process
- * stood still) times nothing out for the stall.
  *
  * <p>Not thread-safe: one call's, on the worker socket's event loop.
  */
