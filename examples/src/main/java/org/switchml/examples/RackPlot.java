@@ -213,20 +213,35 @@ public final class RackPlot implements Cli.Validated {
                boolean exact) {
     }
 
-    /** Reads the CSV; every problem names the file, the line and the column. */
+    /**
+     * Reads the CSV; every problem names the file, the line and the column. A CSV with the column extra_hosts (the
+     * sweep's since the sharded design) names the rows with extra shard hosts as designs of their own.
+     */
     static List<Row> read(final Path file) throws IOException, BadCsv {
         final List<Row> rows = new ArrayList<>();
-        for (final Field[] f : columns(file, COLUMNS)) {
+        final boolean extras = Files.isRegularFile(file) && Files.lines(file).findFirst()
+                .map(h -> Arrays.asList(h.trim().split(",", -1)).contains(EXTRA_HOSTS)).orElse(false);
+        final List<String> wanted = new ArrayList<>(COLUMNS);
+        if (extras) {
+            wanted.add(EXTRA_HOSTS);
+        }
+        for (final Field[] f : columns(file, wanted)) {
             final String exact = f[6].text();
             if (!exact.equals("true") && !exact.equals("false")) {
                 throw new BadCsv(f[6].where() + "exact must be true or false, got '" + exact + "'");
             }
-            rows.add(new Row(f[0].text(), (int) f[1].number(1, 4096), (long) f[2].number(1, Long.MAX_VALUE),
+            final int extra = extras ? (int) f[7].number(0, 4096) : 0;
+            final String design = extra == 0 ? f[0].text()
+                    : f[0].text() + ", " + extra + " extra host" + (extra == 1 ? "" : "s");
+            rows.add(new Row(design, (int) f[1].number(1, 4096), (long) f[2].number(1, Long.MAX_VALUE),
                     (long) f[3].number(1, Long.MAX_VALUE), f[4].number(0, 100), f[5].number(0, Double.MAX_VALUE),
                     exact.equals("true")));
         }
         return rows;
     }
+
+    /** The sweep's column of extra shard hosts (optional). */
+    static final String EXTRA_HOSTS = "extra_hosts";
 
     /** One cell of a CSV: its text and where it is (file and line), for messages. */
     record Field(String column, String text, String where) {

@@ -46,6 +46,23 @@ class RackPlotTest {
     }
 
     @Test
+    void rowsWithExtraShardHostsAreADesignOfTheirOwn(@TempDir final Path dir) throws Exception {
+        final Path csv = dir.resolve("rack.csv");
+        Files.write(csv, List.of(HEADER + ",extra_hosts,packets_sent,cpu_s_per_gb,cpu_s_per_gb_busiest",
+                "switchml-sharded,4,4194304,50000000,9000,0,1,2.9,0.032,0,true,3.1,0,100,1.0,0.5",
+                "switchml-sharded,4,4194304,50000000,9000,0,1,2.5,0.040,0,true,3.1,2,100,1.0,0.5",
+                "switchml-sharded,4,4194304,50000000,9000,0,1,2.0,0.049,0,true,3.1,4,100,,"));
+        final List<RackPlot.Row> rows = RackPlot.read(csv);
+        assertEquals(List.of("switchml-sharded", "switchml-sharded, 2 extra hosts", "switchml-sharded, 4 extra hosts"),
+                rows.stream().map(RackPlot.Row::design).toList());
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        assertEquals(RackPlot.EXIT_OK, run(out, err, csv.toString(), "--out", dir.resolve("x.png").toString()),
+                err.toString());
+        assertTrue(out.toString().contains("3 designs"), out.toString());
+    }
+
+    @Test
     void defaultSizeIsTwoToTheTwentySecondOrTheLargest() throws Exception {
         final RackPlot.Row small = new RackPlot.Row("switchml", 2, 1 << 16, 1, 0, 1, true);
         final RackPlot.Row mid = new RackPlot.Row("switchml", 2, 1 << 22, 1, 0, 1, true);
