@@ -22,6 +22,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -31,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -42,8 +44,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A stateful, model-based randomized test of sessions: random sequences of register, join (and re-join),
- * allreduce, close, worker crash in the middle of a call and switch restart, for one job of 2 to 8 workers,
- * under random loss, duplication and reordering (datagrams held back up to 2, 20 or 50 ms) on every endpoint.
+ * allreduce, close, worker crash in the middle of a call, switch restart, and a call followed at once by a new
+ * registration and a call whose packets are numbered alike (where datagrams are held back 20 ms or more, so
+ * late results of the first registration arrive during the second), for one job of 2 to 8 workers, under
+ * random loss, duplication and reordering (datagrams held back up to 2, 20 or 50 ms) on every endpoint.
  *
  * <p>The model decides, for every call, one of three verdicts, and the test holds the call to it:
  * <ul>
@@ -105,7 +109,8 @@ class SessionModelTest {
     private static long deadline;
 
     /** One step of a sequence. */
-    sealed interface Op permits Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch {
+    sealed interface Op permits Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch,
+            CallThenReRegister {
     }
 
     /** A new registration of the job (a new secret; the same or the next generation). */
@@ -136,6 +141,19 @@ class SessionModelTest {
     record RestartSwitch() implements Op {
     }
 
+    /**
+     * A new registration, every worker joins, and one call; then at once another registration (the same or the
+     * next generation), every worker joins, and a call of the same length and type with other inputs, which
+     * worker {@code lateRank} starts a longest hold-back after the others. Both calls are the first of their
+     * registration, so they number their packets alike (same sequence numbers, slots and sets). Results of the
+     * first call that were held back, while the worker had them already in answer to a retransmission, still
+     * arrive during the second, while the others' first window waits for the late worker: only the secret, or
+     * the generation, tells them apart from the results the window waits for.
+     */
+    record CallThenReRegister(int length, boolean ints, long seed, long nextSeed, boolean nextGeneration,
+                              int lateRank) implements Op {
+    }
+
     /** What the model says of one call. */
     enum Verdict {
         MUST_COMPLETE, MAY_COMPLETE, CANNOT_COMPLETE
@@ -146,8 +164,18 @@ class SessionModelTest {
      * every worker joined), then {@code ops}, then a check that a fresh registration still sums exactly.
      */
     record Sequence(long runSeed, int index, int n, FaultPlan faults, List<Op> ops) {
-        /** Relative odds of each step: Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch. */
-        private static final int[] WEIGHTS = {3, 2, 3, 6, 1, 1, 1};
+        /**
+         * Relative odds of each step: Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch,
+         * CallThenReRegister; the last is {@link #LATE_WEIGHT} where results come late, else 0.
+         */
+        private static final int[] WEIGHTS = {3, 2, 3, 6, 1, 1, 1, 0};
+        /**
+         * Odds of CallThenReRegister under a plan that holds datagrams back for 20 ms or more: then results of the
+         * first call arrive during the second (a result held back for longer than a retransmission timeout comes
+         * again in answer to the retransmission, and the held-back copy arrives after the call has ended).
+         * Elsewhere the step would cost time and show nothing that Register, JoinAll and AllReduce do not.
+         */
+        private static final int LATE_WEIGHT = 4;
 
         /** Sequence {@code index} (1 to {@value #SEQUENCES}) of the run with seed {@code runSeed}, always the same. */
         static Sequence generate(final long runSeed, final int index) {
@@ -160,19 +188,23 @@ class SessionModelTest {
             final int n = own.nextInt(2, MAX_WORKERS + 1);
             final FaultPlan faults = new FaultPlan(pick(own, 0.0, 0.02, 0.1), pick(own, 0.0, 0.05),
                     pick(own, 0.0, 0.05, 0.2), 0, own.nextLong(), pick(own, 2_000L, 20_000L, 50_000L));
-            final int steps = own.nextInt(3, 16);
+            final int steps = own.nextInt(3, 14);
             final List<Op> ops = new ArrayList<>(steps);
+            final int[] weights = WEIGHTS.clone();
+            if (faults.reorder() > 0 && faults.maxReorderDelayMicros() >= 20_000) {
+                weights[weights.length - 1] = LATE_WEIGHT;
+            }
             for (int s = 0; s < steps; s++) {
-                ops.add(op(own));
+                ops.add(op(own, weights));
             }
             return new Sequence(runSeed, index, n, faults, List.copyOf(ops));
         }
 
-        private static Op op(final SplittableRandom rnd) {
-            int w = rnd.nextInt(Arrays.stream(WEIGHTS).sum());
+        private static Op op(final SplittableRandom rnd, final int[] weights) {
+            int w = rnd.nextInt(Arrays.stream(weights).sum());
             int kind = 0;
-            while (w >= WEIGHTS[kind]) {
-                w -= WEIGHTS[kind++];
+            while (w >= weights[kind]) {
+                w -= weights[kind++];
             }
             return switch (kind) {
                 case 0 -> new Register(rnd.nextBoolean());
@@ -182,7 +214,9 @@ class SessionModelTest {
                 case 4 -> new Close(rnd.nextInt(MAX_WORKERS));
                 case 5 -> new CrashMidCall(rnd.nextInt(MAX_WORKERS), length(rnd), rnd.nextBoolean(), rnd.nextLong(),
                         rnd.nextInt(0, 3_001));
-                default -> new RestartSwitch();
+                case 6 -> new RestartSwitch();
+                default -> new CallThenReRegister(rnd.nextInt(1, K * POOL + 1), rnd.nextBoolean(), rnd.nextLong(),
+                        rnd.nextLong(), rnd.nextBoolean(), rnd.nextInt(MAX_WORKERS));
             };
         }
 
@@ -405,13 +439,20 @@ class SessionModelTest {
                     join(r);
                 }
             } else if (op instanceof AllReduce a) {
-                allReduce(a.length(), a.ints(), a.seed(), -1, 0);
+                allReduce(a.length(), a.ints(), a.seed(), -1, 0, -1);
             } else if (op instanceof Close c) {
                 close(c.rank() % n);
             } else if (op instanceof CrashMidCall c) {
-                allReduce(c.length(), c.ints(), c.seed(), c.rank() % n, c.delayMicros());
+                allReduce(c.length(), c.ints(), c.seed(), c.rank() % n, c.delayMicros(), -1);
             } else if (op instanceof RestartSwitch) {
                 restart();
+            } else if (op instanceof CallThenReRegister c) {
+                register(false);
+                apply(new JoinAll());
+                allReduce(c.length(), c.ints(), c.seed(), -1, 0, -1);
+                register(c.nextGeneration());
+                apply(new JoinAll());
+                allReduce(c.length(), c.ints(), c.nextSeed(), -1, 0, c.lateRank() % n);
             } else {
                 throw new IllegalArgumentException(String.valueOf(op));
             }
@@ -485,11 +526,12 @@ class SessionModelTest {
 
         /**
          * One call on every worker that has a session; with {@code crash >= 0}, that worker's socket closes
-         * {@code delayMicros} into the call. The action's shape and seed define logical call c of a registration
-         * the first time some worker makes its c-th call there.
+         * {@code delayMicros} into the call; with {@code late >= 0}, that worker starts its call the plan's longest
+         * hold-back after the others. The action's shape and seed define logical call c of a registration the
+         * first time some worker makes its c-th call there.
          */
         private void allReduce(final int length, final boolean ints, final long seed, final int crash,
-                               final int delayMicros) throws Exception {
+                               final int delayMicros, final int late) throws Exception {
             final int[] index = new int[n];
             final Shape[] shape = new Shape[n];
             final boolean[] calling = new boolean[n];
@@ -514,7 +556,10 @@ class SessionModelTest {
                 final JobSession s = sessions[r];
                 final Shape sh = shape[r];
                 final int rank = r;
-                calls.add(pool.submit(() -> sh.ints ? s.allReduce(sh.intInput(rank)) : s.allReduce(sh.doubleInput(rank))));
+                final Supplier<Object> call = () -> sh.ints ? s.allReduce(sh.intInput(rank))
+                        : s.allReduce(sh.doubleInput(rank));
+                calls.add(CompletableFuture.supplyAsync(call, r != late ? pool : CompletableFuture.delayedExecutor(
+                        faults.maxReorderDelayMicros(), TimeUnit.MICROSECONDS, pool)));
             }
             if (crash >= 0) {
                 final SwitchMLClient victim = clients[crash];

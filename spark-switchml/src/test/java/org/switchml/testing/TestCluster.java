@@ -63,6 +63,55 @@ public final class TestCluster implements AutoCloseable {
         return new Job(spec, workers, sessions);
     }
 
+    /** A job whose workers reach the switch through {@code relay}; closing it closes the workers, then the relay. */
+    public record RelayedJob(Job job, SwitchRelay relay) implements AutoCloseable {
+        @Override
+        public void close() {
+            try {
+                job.close();
+            } finally {
+                relay.close();
+            }
+        }
+    }
+
+    /**
+     * Like {@link #job}, but the workers reach the switch through a {@link SwitchRelay}: the switch registers the
+     * relay's faces as the job's workers, and the workers join the same registration (its secret) at the relay's
+     * lanes. The switch's address as the workers know it is {@code relay().address()}.
+     */
+    public RelayedJob relayedJob(final int jobId, final int generation, final int n, final int k, final int pool,
+                                 final ClientOptions options) {
+        final List<SwitchMLClient> workers = new ArrayList<>();
+        final List<InetSocketAddress> endpoints = new ArrayList<>();
+        SwitchRelay relay = null;
+        try {
+            for (int r = 0; r < n; r++) {
+                final SwitchMLClient c = SwitchMLClient.open(options.withFaults(
+                        options.faults().withSeed(options.faults().seed() + 7919L * r)));
+                workers.add(c);
+                endpoints.add(c.localAddress());
+            }
+            relay = SwitchRelay.start(sw.address(), endpoints);
+            final JobSpec atSwitch = new JobSpec(jobId, generation, k, pool, relay.workerFaces());
+            sw.registerJob(atSwitch);
+            final JobSpec spec = new JobSpec(jobId, generation, atSwitch.secret(), k, pool, endpoints);
+            final List<JobSession> sessions = new ArrayList<>();
+            for (int r = 0; r < n; r++) {
+                sessions.add(workers.get(r).join(spec, r, relay.address()));
+            }
+            return new RelayedJob(new Job(spec, workers, sessions), relay);
+        } catch (final RuntimeException e) {
+            for (final SwitchMLClient c : workers) {
+                c.close();
+            }
+            if (relay != null) {
+                relay.close();
+            }
+            throw e;
+        }
+    }
+
     /** Runs {@code work(rank)} for every rank on its own thread; bounded; rethrows the first failure. */
     public static <T> List<T> parallel(final int n, final IntFunction<T> work) {
         final ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, n));

@@ -22,7 +22,10 @@ import java.util.concurrent.CountDownLatch;
 /**
  * The controller and job service beside a P4 switch running p4/switchml.p4 ({@code bin/switchml-controller}):
  * it becomes the switch's P4Runtime primary, pushes the program, and keeps the role while it runs, so Spark
- * drivers ask it for jobs instead of speaking P4Runtime themselves. Exit codes as {@link SwitchMain}'s.
+ * drivers ask it for jobs instead of speaking P4Runtime themselves. It arbitrates with the highest election id
+ * there is, as the standalone switch's own controller does, so by P4Runtime's arbitration no other client can
+ * become primary and change the switch under the jobs (one with the same id is refused as in use); an operator
+ * who means another controller to take over gives {@code --election-id}. Exit codes as {@link SwitchMain}'s.
  */
 @Command(name = ControllerMain.NAME, mixinStandardHelpOptions = true, sortOptions = false,
         description = "Owns a P4 switch running p4/switchml.p4 (e.g. BMv2's simple_switch_grpc) and serves the job "
@@ -37,8 +40,11 @@ public final class ControllerMain {
     @Option(names = "--device-id", paramLabel = "D", description = "P4Runtime device id (default ${DEFAULT-VALUE})")
     long deviceId;
 
-    @Option(names = "--election-id", paramLabel = "E", description = "P4Runtime election id (default ${DEFAULT-VALUE})")
-    long electionId = 1;
+    @Option(names = "--election-id", paramLabel = "E",
+            description = "P4Runtime election id, 1 to 2^63-1; by default the highest there is (2^128-1), so no other "
+                    + "client can become primary. With a lower one, a client with a higher id takes the primary role "
+                    + "and every job's installs fail until it leaves")
+    Long electionId;
 
     @Option(names = "--p4-json", paramLabel = "FILE", required = true,
             description = "the BMv2 JSON p4c compiled from p4/switchml.p4 (p4/compile.sh writes p4/build/switchml.json)")
@@ -80,6 +86,10 @@ public final class ControllerMain {
                 return 0;
             }
             o.service.check(cl);
+            if (o.electionId != null && o.electionId < 1) {
+                throw new CommandLine.ParameterException(cl, "--election-id " + o.electionId
+                        + ": an election id is 1 to 2^63-1 (omit it for the highest there is)");
+            }
             try {
                 address = SwitchAddress.parse(o.dataplane);
             } catch (final IllegalArgumentException e) {
@@ -113,8 +123,7 @@ public final class ControllerMain {
         final Tenants tokens = service.tokens(out, NAME);
         final HostTable table = HostTable.read(hosts);
         final PipelineConfig pipeline = PipelineConfig.bmv2(p4Json);
-        final SwitchController controller = SwitchController.connect(ControllerOptions.of(p4runtime)
-                .withDeviceId(deviceId).withElectionId(electionId).withHosts(table));
+        final SwitchController controller = SwitchController.connect(controllerOptions(table));
         try {
             controller.setPipeline(pipeline);
         } catch (final RuntimeException e) {
@@ -124,5 +133,11 @@ public final class ControllerMain {
         final SwitchDescription d = new SwitchDescription(address, Wire.P4_K, mtu, false, controller.poolSlots(),
                 controller.jobIndices(), controller.maxWorkersPerJob());
         return service.start(controller, d, tokens, "switch " + address);
+    }
+
+    /** How the controller connects to the target: the highest election id unless {@code --election-id} says. */
+    ControllerOptions controllerOptions(final HostTable table) {
+        final ControllerOptions o = ControllerOptions.of(p4runtime).withDeviceId(deviceId).withHosts(table);
+        return electionId == null ? o.withHighestElectionId() : o.withElectionId(electionId);
     }
 }
