@@ -95,9 +95,9 @@ for d in $designs; do
     [[ $d =~ ^(switchml|switchml-sharded|switchml-ps|mpi-ring)$ ]] \
         || usage_error "--designs takes switchml, switchml-sharded, switchml-ps and mpi-ring, got '$d'"
 done
-# wants DESIGN: whether --designs lists it.
+# wants DESIGN: whether --designs lists it (as a whole word: switchml is not switchml-sharded).
 wants() {
-    grep -qw -- "$1" <<<" $designs "
+    [[ " $(tr -s '[:space:]' ' ' <<<"$designs") " == *" $1 "* ]]
 }
 for s in $sizes $extra_sizes; do
     [[ $s =~ ^[0-9]+$ && $s -ge 11 && $s -le 26 ]] || usage_error "sizes are exponents 11..26, got '$s'"
