@@ -234,8 +234,25 @@ public final class ConnectMl implements AutoCloseable {
                 .setShouldOverwrite(overwrite))).build());
     }
 
-    /** A loaded model: its cache reference and uid. */
-    public record Loaded(String ref, String uid) {
+    /** A loaded model (its cache reference) or estimator (no reference), its uid and params. */
+    public record Loaded(String ref, String uid, Map<String, Expression.Literal> params) {
+    }
+
+    /** {@code estimator.write().overwrite().save(path)} of a new estimator with the client's uid and params. */
+    public void saveEstimator(final String estimator, final String uid, final Map<String, ?> params, final String path,
+                              final boolean overwrite) {
+        run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setWrite(MlCommand.Write.newBuilder()
+                .setOperator(MlOperator.newBuilder().setName(estimator).setUid(uid)
+                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR))
+                .setParams(params(params)).setPath(path).setShouldOverwrite(overwrite))).build());
+    }
+
+    /** {@code LogisticRegression.load(path)}: the estimator's uid and params as the server loaded them. */
+    public Loaded loadEstimator(final String estimator, final String path) {
+        final MlCommandResult r = run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setRead(
+                MlCommand.Read.newBuilder().setPath(path).setOperator(MlOperator.newBuilder().setName(estimator)
+                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR)))).build());
+        return new Loaded(null, r.getOperatorInfo().getUid(), r.getOperatorInfo().getParams().getParamsMap());
     }
 
     /** {@code LogisticRegressionModel.load(path)} (PySpark names the model's server class): the loaded model. */
@@ -243,7 +260,8 @@ public final class ConnectMl implements AutoCloseable {
         final MlCommandResult r = run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setRead(
                 MlCommand.Read.newBuilder().setPath(path).setOperator(MlOperator.newBuilder().setName(modelClass)
                         .setType(MlOperator.OperatorType.OPERATOR_TYPE_MODEL)))).build());
-        return new Loaded(r.getOperatorInfo().getObjRef().getId(), r.getOperatorInfo().getUid());
+        return new Loaded(r.getOperatorInfo().getObjRef().getId(), r.getOperatorInfo().getUid(),
+                r.getOperatorInfo().getParams().getParamsMap());
     }
 
     // ---- values ----
