@@ -345,7 +345,7 @@ public final class ConnectMl implements AutoCloseable {
     // ---- executions ----
 
     private SparkConnectServiceGrpc.SparkConnectServiceBlockingStub stub() {
-        return SparkConnectServiceGrpc.newBlockingStub(channel).withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS);
+        return stub(channel);
     }
 
     /** The request that runs {@code plan} as the reattachable operation {@code operationId}. */
@@ -371,72 +371,94 @@ public final class ConnectMl implements AutoCloseable {
      * complete is reattached from the last response, and the finished operation is released.
      */
     public List<ExecutePlanResponse> execute(final Plan plan) {
-        final String op = UUID.randomUUID().toString();
-        final List<ExecutePlanResponse> all = new ArrayList<>();
         try {
-            Iterator<ExecutePlanResponse> it = stub().executePlan(request(plan, op));
-            while (true) {
-                boolean complete = false;
-                while (it.hasNext()) {
-                    final ExecutePlanResponse r = it.next();
-                    all.add(r);
-                    complete |= r.hasResultComplete();
-                }
-                if (complete) {
-                    break;
-                }
-                final ReattachExecuteRequest.Builder again = ReattachExecuteRequest.newBuilder().setSessionId(sessionId)
-                        .setUserContext(user).setOperationId(op);
-                if (!all.isEmpty()) {
-                    again.setLastResponseId(all.get(all.size() - 1).getResponseId());
-                }
-                it = stub().reattachExecute(again.build());
-            }
-            stub().releaseExecute(ReleaseExecuteRequest.newBuilder().setSessionId(sessionId).setUserContext(user)
-                    .setOperationId(op).setReleaseAll(ReleaseExecuteRequest.ReleaseAll.getDefaultInstance()).build());
+            return drain(channel, plan, UUID.randomUUID().toString(), null);
         } catch (final StatusRuntimeException e) {
             throw failed(plan.hasCommand() ? plan.getCommand().getMlCommand().getCommandCase().toString() : "query", e);
         }
+    }
+
+    /** {@link #execute} over {@code ch} as operation {@code op}; stops reattaching once {@code gone} is set. */
+    private List<ExecutePlanResponse> drain(final ManagedChannel ch, final Plan plan, final String op,
+                                            final java.util.concurrent.atomic.AtomicBoolean gone) {
+        final List<ExecutePlanResponse> all = new ArrayList<>();
+        Iterator<ExecutePlanResponse> it = stub(ch).executePlan(request(plan, op));
+        while (true) {
+            boolean complete = false;
+            while (it.hasNext()) {
+                final ExecutePlanResponse r = it.next();
+                all.add(r);
+                complete |= r.hasResultComplete();
+            }
+            if (complete) {
+                break;
+            }
+            if (gone != null && gone.get()) {
+                throw new ConnectException("the client left operation " + op, null);
+            }
+            // The server ends a stream after spark.connect.execute.reattachable.senderMaxStreamDuration: reattach.
+            final ReattachExecuteRequest.Builder again = ReattachExecuteRequest.newBuilder().setSessionId(sessionId)
+                    .setUserContext(user).setOperationId(op);
+            if (!all.isEmpty()) {
+                again.setLastResponseId(all.get(all.size() - 1).getResponseId());
+            }
+            it = stub(ch).reattachExecute(again.build());
+        }
+        stub(ch).releaseExecute(ReleaseExecuteRequest.newBuilder().setSessionId(sessionId).setUserContext(user)
+                .setOperationId(op).setReleaseAll(ReleaseExecuteRequest.ReleaseAll.getDefaultInstance()).build());
         return all;
     }
 
+    private SparkConnectServiceGrpc.SparkConnectServiceBlockingStub stub(final ManagedChannel ch) {
+        return SparkConnectServiceGrpc.newBlockingStub(ch).withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS);
+    }
+
     /**
-     * Starts {@code plan} as the reattachable operation {@code operationId} and returns its response stream,
-     * over a connection of its own, so that {@link Started#abandon()} can drop the client as a crashed one
-     * would (the server keeps the operation until its detach timeout).
+     * Starts {@code plan} as the reattachable operation {@code operationId}, over a connection of its own so that
+     * {@link Started#abandon()} can drop the client as a crashed one would (the server then keeps the operation
+     * until its detach timeout); {@link Started#await()} follows it to its end, reattaching as {@link #execute}.
      */
     public Started start(final Plan plan, final String operationId) {
         final ManagedChannel own = channel(target);
-        final Iterator<ExecutePlanResponse> it = SparkConnectServiceGrpc.newBlockingStub(own)
-                .withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS).executePlan(request(plan, operationId));
-        return new Started(own, it);
+        final java.util.concurrent.atomic.AtomicBoolean gone = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.CompletableFuture<List<ExecutePlanResponse>> run =
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return drain(own, plan, operationId, gone);
+                    } catch (final StatusRuntimeException e) {
+                        throw failed("execution", e);
+                    } finally {
+                        own.shutdownNow();
+                    }
+                });
+        return new Started(own, gone, run);
     }
 
     /** An execution started by {@link #start}: its responses, and its connection. */
     public static final class Started {
         private final ManagedChannel channel;
-        private final Iterator<ExecutePlanResponse> responses;
+        private final java.util.concurrent.atomic.AtomicBoolean gone;
+        private final java.util.concurrent.CompletableFuture<List<ExecutePlanResponse>> run;
 
-        Started(final ManagedChannel channel, final Iterator<ExecutePlanResponse> responses) {
+        Started(final ManagedChannel channel, final java.util.concurrent.atomic.AtomicBoolean gone,
+                final java.util.concurrent.CompletableFuture<List<ExecutePlanResponse>> run) {
             this.channel = channel;
-            this.responses = responses;
+            this.gone = gone;
+            this.run = run;
         }
 
-        /** Reads the stream to its end (blocking, within the call's deadline); a failed operation throws. */
+        /** Waits for the operation's end (within the calls' deadlines); a failed operation throws. */
         public List<ExecutePlanResponse> await() {
-            final List<ExecutePlanResponse> all = new ArrayList<>();
             try {
-                responses.forEachRemaining(all::add);
-                return all;
-            } catch (final StatusRuntimeException e) {
-                throw failed("execution", e);
-            } finally {
-                channel.shutdownNow();
+                return run.join();
+            } catch (final java.util.concurrent.CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
             }
         }
 
-        /** Drops the connection at once, without telling the server: a client that is gone. */
+        /** Drops the connection at once, without telling the server, and never reattaches: a client that is gone. */
         public void abandon() {
+            gone.set(true);
             channel.shutdownNow();
         }
     }

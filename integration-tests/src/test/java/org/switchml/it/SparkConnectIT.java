@@ -70,6 +70,7 @@ class SparkConnectIT {
     private static final long RESULT_TIMEOUT_MS = 10_000;
     private static final long DETACHED_TIMEOUT_MS = 1_000;
     private static final long MAINTENANCE_MS = 250;
+    private static final long STREAM_MS = 2_000;
 
     private static Path work;
     private static Path metrics;
@@ -119,6 +120,9 @@ class SparkConnectIT {
                 "--conf", "spark.connect.grpc.binding.port=0",
                 "--conf", "spark.connect.execute.manager.detachedTimeout=" + DETACHED_TIMEOUT_MS + "ms",
                 "--conf", "spark.connect.execute.manager.maintenanceInterval=" + MAINTENANCE_MS + "ms",
+                // A server notices a client gone only when its response stream ends: at most this long after it
+                // began (default 2 minutes); a live client reattaches then, as ConnectMl and PySpark do.
+                "--conf", "spark.connect.execute.reattachable.senderMaxStreamDuration=" + STREAM_MS + "ms",
                 "--conf", "spark.driver.host=127.0.0.1",
                 "--conf", "spark.ui.enabled=false",
                 "--conf", "spark.sql.files.maxPartitionBytes=" + (Files.size(data) / 2 + 1),
@@ -273,7 +277,7 @@ class SparkConnectIT {
             final long t0 = System.nanoTime();
             started.abandon(); // the client's connection drops, as when its process dies
             assertThrows(ExecutionException.class, () -> fit.get(CALL_MS, TimeUnit.MILLISECONDS));
-            final long bound = DETACHED_TIMEOUT_MS + MAINTENANCE_MS + RESULT_TIMEOUT_MS;
+            final long bound = STREAM_MS + DETACHED_TIMEOUT_MS + MAINTENANCE_MS + RESULT_TIMEOUT_MS;
             assertCancelledCleanly(uid, loop, logAt, t0, bound);
             // The server kept the detached execution until its timeout, and it is the timeout that ended the fit:
             // the execution expired before the loop's stage ended.
