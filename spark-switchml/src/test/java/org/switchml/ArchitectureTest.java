@@ -315,8 +315,20 @@ class ArchitectureTest {
     @Test
     void theSparkApiKnowsNoEstimator() {
         noClasses().that().resideInAPackage("org.switchml.spark..")
-                .and().resideOutsideOfPackage("org.switchml.spark.ml..")
+                .and().resideOutsideOfPackages("org.switchml.spark.ml..", "org.switchml.spark.connect..")
                 .should().dependOnClassesThat().resideInAPackage("org.switchml.spark.ml..")
+                .check(classes);
+    }
+
+    @Test
+    void sparkConnectIsTheTopAndKnowsOnlyTheEstimatorsAndThePublicApi() {
+        // The Connect plugin names drop-ins of spark.ml; what lies below the public API is none of its business.
+        classes().that().resideInAPackage("org.switchml.spark.connect..")
+                .should().onlyDependOnClassesThat().resideInAnyPackage("org.switchml.spark", "org.switchml.spark.ml..",
+                        "org.switchml.spark.connect..", "java..", "scala..", "org.apache.spark..", "org.slf4j..")
+                .check(classes);
+        noClasses().that().resideOutsideOfPackage("org.switchml.spark.connect..")
+                .should().dependOnClassesThat().resideInAPackage("org.switchml.spark.connect..")
                 .check(classes);
     }
 

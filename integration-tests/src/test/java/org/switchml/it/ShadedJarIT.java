@@ -183,6 +183,33 @@ class ShadedJarIT {
         }
     }
 
+    /**
+     * What a Spark Connect server needs of the jar: the ML backend plugin, and every drop-in it names listed for
+     * ServiceLoader as an Estimator; and what it must not get from it: a second copy of the Connect protos, of
+     * their relocated gRPC and protobuf, or service files for them.
+     */
+    @Test
+    void aSparkConnectServerFindsThePluginAndItsDropInsAndNothingOfItsOwn() throws Exception {
+        try (JarFile jar = new JarFile(libraryJar().toFile())) {
+            assertTrue(jar.getJarEntry("org/switchml/spark/connect/SwitchMLBackend.class") != null, "no plugin");
+            final List<String> estimators = text(jar, "META-INF/services/org.apache.spark.ml.Estimator").lines()
+                    .map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
+            assertEquals(List.of("org.switchml.spark.ml.classification.SwitchMLLogisticRegression"), estimators);
+            for (final String provider : estimators) {
+                assertTrue(jar.getJarEntry(provider.replace('.', '/') + ".class") != null, provider);
+            }
+            final List<String> foreign = new ArrayList<>();
+            for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
+                final String name = e.nextElement().getName();
+                if (name.startsWith("org/apache/spark/") || name.startsWith("org/sparkproject/")
+                        || name.startsWith("spark/connect/") || name.startsWith("META-INF/services/org.sparkproject")) {
+                    foreign.add(name);
+                }
+            }
+            assertTrue(foreign.isEmpty(), "Spark's own classes or Connect files in the jar: " + foreign);
+        }
+    }
+
     @Test
     void p4RuntimeKeepsItsWireNames() throws Exception {
         // The class is relocated, but the gRPC service name must stay what every P4Runtime server serves.

@@ -81,9 +81,17 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         setDefault(checkpointInterval, 0);
     }
 
-    /** Loads an estimator saved with {@code write().save(path)}. */
+    /**
+     * Loads an estimator saved with {@code write().save(path)}: this one's, or a stock {@link LogisticRegression}'s
+     * (then as the drop-in, with its uid and params). A Spark Connect server with spark-switchml's ML backend plugin
+     * loads every {@code LogisticRegression} through this method.
+     */
     public static SwitchMLLogisticRegression load(final String path) {
-        return (SwitchMLLogisticRegression) LogisticRegression.load(path);
+        final LogisticRegression saved = LogisticRegression.load(path);
+        if (saved instanceof SwitchMLLogisticRegression dropIn) {
+            return dropIn;
+        }
+        return saved.copyValues(new SwitchMLLogisticRegression(saved.uid()), ParamMap.empty());
     }
 
     /**
