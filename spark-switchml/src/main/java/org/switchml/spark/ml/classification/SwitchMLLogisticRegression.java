@@ -1,29 +1,26 @@
 package org.switchml.spark.ml.classification;
 
-import org.apache.spark.SparkContext;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
-import org.apache.spark.ml.param.ParamValidators;
 import org.apache.spark.ml.util.DatasetUtils$;
-import org.apache.spark.ml.util.Identifiable$;
 import org.apache.spark.ml.util.MetadataUtils;
+import org.apache.spark.ml.util.Identifiable$;
 import org.apache.spark.sql.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.optim.QuasiNewton;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLDriver;
-import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.ml.linear.LogisticObjective;
+import org.switchml.spark.ml.linear.FitListener;
+import org.switchml.spark.ml.linear.FitReport;
+import org.switchml.spark.ml.linear.FitReports;
+import org.switchml.spark.ml.linear.LinearFit;
+import org.switchml.spark.ml.linear.SwitchMLParams;
 import scala.Option;
-
-import java.util.Locale;
-import java.util.Optional;
 
 /**
  * MLlib's {@link LogisticRegression} trained through the switch: a drop-in subclass with the same
@@ -39,10 +36,9 @@ import java.util.Optional;
  * {@link #checkpointInterval()} (return the optimizer state to the driver every that many evaluations, so a
  * failure retries from there; 0 = never).
  *
- * <p>The fit, step by step: the input read into cached batches ({@link InputBatches}), the statistics
- * ({@link StatisticsStage}), the problem with MLlib's checks ({@link LogisticProblem}, {@link LogisticChecks}),
- * the optimizer ({@link OptimizerChoice}) run in the replicated loop ({@link FitLoop}), the model
- * ({@link LogisticModels}); or stock MLlib where the switch cannot be used ({@link StockFallback}).
+ * <p>The fit, step by step ({@link LinearFit}): the input read into cached batches, the statistics, the problem
+ * with MLlib's checks ({@link LogisticProblem}, {@link LogisticChecks}), the optimizer MLlib would pick run in the
+ * replicated loop, the model ({@link LogisticModels}); or stock MLlib where the switch cannot be used.
  *
  * <p>Partitions: any number, as they come (no repartition): each executor sums its tasks' parts in
  * memory and is one worker of the switch job.
@@ -58,17 +54,11 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     /** Label slots in the statistics when the label column carries no class count. */
     private static final int DEFAULT_LABEL_CAPACITY = 64;
 
-    private final Param<String> precision = new Param<>(this, "precision",
-            "precision of the sums through the switch during the fit: fp64 or fp32 (statistics always use fp64); "
-                    + "unset, spark.switchml.precision decides",
-            ParamValidators.inArray(new String[] {"fp64", "fp32"}));
-    private final IntParam checkpointInterval = new IntParam(this, "checkpointInterval",
-            "return the optimizer state to the driver every this many evaluations, so that a failure retries "
-                    + "from there (0: never)", ParamValidators.gtEq(0));
+    private final Param<String> precision = SwitchMLParams.precision(this);
+    private final IntParam checkpointInterval = SwitchMLParams.checkpointInterval(this);
 
     private LogisticRegressionModel initialModel;
-    private transient volatile FitReport lastFit;
-    private transient volatile FitListener listener;
+    private final FitReports reports = new FitReports();
 
     /** With a random uid. */
     public SwitchMLLogisticRegression() {
@@ -102,7 +92,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
 
     /** @see #precision() */
     public SwitchMLLogisticRegression setPrecision(final String value) {
-        set(precision, value.toLowerCase(Locale.ROOT));
+        set(precision, SwitchMLParams.normalized(value));
         return this;
     }
 
@@ -128,7 +118,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
      * their own {@code lastFit} and to the {@link #setListener listener} they share.
      */
     public FitReport lastFit() {
-        return lastFit;
+        return reports.last();
     }
 
     /**
@@ -138,13 +128,13 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
      * threads at once with {@code CrossValidator.setParallelism}).
      */
     public SwitchMLLogisticRegression setListener(final FitListener value) {
-        this.listener = value;
+        reports.listener(value);
         return this;
     }
 
     /** @see #setListener */
     public FitListener getListener() {
-        return listener;
+        return reports.listener();
     }
 
     /** MLlib keeps the initial model private; it is captured here as well. */
@@ -157,114 +147,39 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     /** MLlib's copy (params; as in MLlib, not the initial model), keeping the {@link #setListener listener}. */
     @Override
     public SwitchMLLogisticRegression copy(final ParamMap extra) {
-        return ((SwitchMLLogisticRegression) defaultCopy(extra)).setListener(listener);
+        return ((SwitchMLLogisticRegression) defaultCopy(extra)).setListener(getListener());
     }
 
     @Override
     public LogisticRegressionModel train(final Dataset<?> dataset) {
-        final SparkContext sc = dataset.sparkSession().sparkContext();
-        final Optional<StockFallback.Reason> stock = StockFallback.reason(sc);
-        if (stock.isPresent()) {
-            return StockFallback.train(sc, LOG, uid(), "LogisticRegression", stock.get(), () -> super.train(dataset),
-                    m -> m.summary().totalIterations(), this::finish);
-        }
-        try (JobNames names = new JobNames(sc, "SwitchMLLogisticRegression " + uid())) {
-            names.describe("reading the input into the cache");
-            final JavaRDD<InstanceBatch> batches = InputBatches.cached(InputBatches.instances(dataset,
-                    DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()), get(weightCol()),
-                    getFeaturesCol()));
-            try {
-                return train(dataset, sc, batches, names);
-            } finally {
-                batches.unpersist(false);
-            }
-        }
+        return LinearFit.train(new LinearFit.Estimator(uid(), "SwitchMLLogisticRegression", "LogisticRegression", LOG,
+                        reports), dataset,
+                new LinearFit.Columns(DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
+                        get(weightCol()), getFeaturesCol()),
+                () -> super.train(dataset), m -> m.summary().totalIterations(), fit -> train(dataset, fit));
     }
 
-    /** MLlib's training on the cached batches, every sum through the switch; reports the fit at its end. */
-    private LogisticRegressionModel train(final Dataset<?> dataset, final SparkContext sc,
-                                          final JavaRDD<InstanceBatch> batches, final JobNames names) {
-        final SwitchUse use = new SwitchUse(SwitchMLDriver.of(sc));
-        final Stopwatch clock = new Stopwatch();
-        final int numFeatures = InputBatches.numFeatures(batches);
-        final long readMs = clock.lapMs();
+    /** MLlib's training on the cached batches, every sum through the switch. */
+    private LogisticRegressionModel train(final Dataset<?> dataset, final LinearFit fit) {
+        final int numFeatures = fit.numFeatures();
         final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
-        names.describe("feature statistics (one barrier stage, 2 allreduces)");
-        final LogisticProblem problem = LogisticProblem.of(this, metaClasses, StatisticsStage.run(batches, numFeatures,
-                metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY, use,
-                uid()), numFeatures);
+        final LogisticProblem problem = LogisticProblem.of(this, metaClasses, fit.statistics(metaClasses.isDefined()
+                ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY), numFeatures);
         if (getFitIntercept() && problem.constantLabel() && !LogisticChecks.bounded(this)) {
             LOG.warn("All labels are the same value and fitIntercept=true, so the coefficients will be zeros. "
                     + "Training is not needed.");
-            final LogisticRegressionModel constant = LogisticModels.withoutTraining(this, dataset, problem);
-            finish(new FitReport(use.viaSwitch(), "ALL_LABELS_EQUAL (MLlib's model without training)",
-                    new FitReport.Timing(readMs, clock.lapMs(), 0, 0, Double.NaN), new FitReport.Loop(0, 0, 0, 0),
-                    use.traffic()));
-            return constant;
+            return fit.withoutTraining(LogisticModels.withoutTraining(this, dataset, problem), "ALL_LABELS_EQUAL");
         }
         if (!getFitIntercept() && problem.constantLabel()) {
             LOG.warn("All labels belong to a single class and fitIntercept=false. It's a dangerous ground, so the "
                     + "algorithm may not converge.");
         }
-        // for an executor that did not keep the statistics stage's result (see Standardization.kept)
-        final Broadcast<MeanStd> statistics = JavaSparkContext.fromSparkContext(sc)
-                .broadcast(new MeanStd(problem.stats().mean(), problem.stats().std()));
-        final LogisticObjective objective;
-        final QuasiNewton optimizer;
-        final FitLoop.Fitted fitted;
-        final long statisticsMs;
-        try {
-            objective = problem.objective(this, statistics);
-            final double[][] bounds = problem.bounds(this, objective.layout());
-            optimizer = problem.optimizer(this, objective.layout(), bounds);
-            final double[] x0 = problem.initialPoint(this, initialModel, objective, bounds, LOG);
-            statisticsMs = clock.lapMs();
-            fitted = FitLoop.run(batches, objective, optimizer, x0, new FitLoop.Settings(uid(), LOG, getMaxIter(),
-                    getCheckpointInterval(), precision(sc), listener), use, names);
-        } finally {
-            statistics.destroy();
-        }
-        final long fitMs = clock.lapMs();
-        final LogisticRegressionModel model = LogisticModels.trained(this, dataset, problem, objective, optimizer,
-                fitted.state());
-        final long modelMs = clock.lapMs();
-        finish(new FitReport(use.viaSwitch(), optimizer.reason(fitted.state()).name(),
-                new FitReport.Timing(readMs, statisticsMs, fitMs, modelMs, fitted.msPerEvaluation()),
-                new FitReport.Loop(fitted.evaluations(), optimizer.iterations(fitted.state()), fitted.stages(),
-                        fitted.nonFinite()),
-                use.traffic()));
-        return model;
-    }
-
-    /** The fit's precision: the estimator's, else {@code spark.switchml.precision} as for every call. */
-    private SwitchMLConfig.Precision precision(final SparkContext sc) {
-        return isSet(precision) ? SwitchMLConfig.Precision.valueOf(getPrecision().toUpperCase(Locale.ROOT))
-                : SwitchMLConfig.PRECISION.from(SwitchMLConfig.forCall(sc));
-    }
-
-    /** Reports a fit: {@link #lastFit()}, the log, and the listener. */
-    private void finish(final FitReport report) {
-        lastFit = report;
-        LOG.info("{}: {}", uid(), report);
-        final FitListener l = listener;
-        if (l != null) {
-            try {
-                l.onFitEnd(report);
-            } catch (final RuntimeException e) {
-                LOG.warn("{}: the fit listener failed at the fit's end: {}", uid(), e.toString());
-            }
-        }
-    }
-
-    /** Milliseconds between consecutive laps, from its creation on. */
-    private static final class Stopwatch {
-        private long last = System.nanoTime();
-
-        long lapMs() {
-            final long now = System.nanoTime();
-            final long ms = (now - last) / 1_000_000;
-            last = now;
-            return ms;
-        }
+        final LogisticObjective objective = problem.objective(this, fit.standardization());
+        final double[][] bounds = problem.bounds(this, objective.layout());
+        final QuasiNewton optimizer = problem.optimizer(this, objective.layout(), bounds);
+        final double[] x0 = problem.initialPoint(this, initialModel, objective, bounds, LOG);
+        final double[] state = fit.run(objective, optimizer, x0, getMaxIter(), getCheckpointInterval(),
+                SwitchMLParams.precision(fit.sparkContext(), this, precision));
+        return fit.trained(LogisticModels.trained(this, dataset, problem, objective, optimizer, state), optimizer);
     }
 }
