@@ -1,7 +1,8 @@
 /**
  * Drop-in MLlib classifiers whose gradient sums go through the switch:
- * {@link org.switchml.spark.ml.classification.SwitchMLLogisticRegression}. It holds its params, MLlib's checks of
- * its problem and its genuine MLlib model; the fit itself (input, statistics, objective, optimizer, loop, reports,
+ * {@link org.switchml.spark.ml.classification.SwitchMLLogisticRegression} and
+ * {@link org.switchml.spark.ml.classification.SwitchMLLinearSVC}. Each holds its params, MLlib's checks of its
+ * problem and its genuine MLlib model; the fit itself (input, statistics, objective, optimizer, loop, reports,
  * fallback) is {@code org.switchml.spark.ml.linear}'s.
  */
 package org.switchml.spark.ml.classification;
