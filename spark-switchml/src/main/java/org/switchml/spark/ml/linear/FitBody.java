@@ -47,8 +47,13 @@ final class FitBody implements ReplicatedLoop.Body<InstanceBatch> {
     static final int COMPUTE_MS = 7;
     static final int UPDATE_MS = 8;
 
-    /** Time of this task's last contribution (a profile; never enters the state). */
+    /**
+     * Time of this task's contributions to the last evaluation (a profile; never enters the state): with exact sums a
+     * task contributes once per source partition it read.
+     */
     private transient double contributionMs;
+    /** The evaluation {@link #contributionMs} is of. */
+    private transient int contributionIteration = -1;
 
     /** Names this fit's {@link EvaluationCache} in every JVM. */
     private final long fitId = ThreadLocalRandom.current().nextLong();
@@ -98,7 +103,9 @@ final class FitBody implements ReplicatedLoop.Body<InstanceBatch> {
                                  final double[] spare) {
         final long t0 = System.nanoTime();
         final double[] v = objective.contribution(partition, pending(cache(), state).prepared, spare);
-        contributionMs = (System.nanoTime() - t0) / 1e6;
+        final double ms = (System.nanoTime() - t0) / 1e6;
+        contributionMs = iteration == contributionIteration ? contributionMs + ms : ms;
+        contributionIteration = iteration;
         return v;
     }
 
