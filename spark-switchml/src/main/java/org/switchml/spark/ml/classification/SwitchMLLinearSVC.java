@@ -6,8 +6,6 @@ import org.apache.spark.ml.classification.LinearSVCModel;
 import org.apache.spark.ml.classification.LinearSVCTrainingSummaryImpl;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.ml.linalg.Vectors;
-import org.apache.spark.ml.param.IntParam;
-import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.util.DatasetUtils$;
 import org.apache.spark.ml.util.Identifiable$;
@@ -17,13 +15,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.optim.QuasiNewton;
 import org.switchml.spark.ml.linear.FeatureSummary;
-import org.switchml.spark.ml.linear.FitListener;
-import org.switchml.spark.ml.linear.FitReport;
-import org.switchml.spark.ml.linear.FitReports;
 import org.switchml.spark.ml.linear.HingeObjective;
 import org.switchml.spark.ml.linear.LinearFit;
 import org.switchml.spark.ml.linear.OptimizerChoice;
+import org.switchml.spark.ml.linear.SwitchMLEstimator;
 import org.switchml.spark.ml.linear.SwitchMLParams;
+import org.switchml.spark.ml.linear.SwitchMLParts;
 import scala.Option;
 import scala.Tuple3;
 
@@ -42,13 +39,11 @@ import scala.Tuple3;
  * <p>Where the switch cannot be used (a cluster master without the plugin, or dynamic allocation), the fit is
  * stock MLlib's, with one warning per application and the reason in {@link #lastFit()}.
  */
-public class SwitchMLLinearSVC extends LinearSVC {
+public class SwitchMLLinearSVC extends LinearSVC implements SwitchMLEstimator<SwitchMLLinearSVC> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLLinearSVC.class);
 
-    private final Param<String> precision = SwitchMLParams.precision(this);
-    private final IntParam checkpointInterval = SwitchMLParams.checkpointInterval(this);
-    private final FitReports reports = new FitReports();
+    private final SwitchMLParts switchml;
 
     /** With a random uid. */
     public SwitchMLLinearSVC() {
@@ -58,8 +53,7 @@ public class SwitchMLLinearSVC extends LinearSVC {
     /** With the given uid (used by copy and load). */
     public SwitchMLLinearSVC(final String uid) {
         super(uid);
-        setDefault(precision, "fp64");
-        setDefault(checkpointInterval, 0);
+        switchml = new SwitchMLParts(this);
     }
 
     /** Loads an estimator saved with {@code write().save(path)}. */
@@ -67,55 +61,9 @@ public class SwitchMLLinearSVC extends LinearSVC {
         return (SwitchMLLinearSVC) LinearSVC.load(path);
     }
 
-    /**
-     * Precision of the fit's sums through the switch: {@code fp64} (the default) or {@code fp32}. Unset, the fit
-     * uses {@code spark.switchml.precision} (the application's conf, or the thread's local property).
-     */
-    public Param<String> precision() {
-        return precision;
-    }
-
-    /** @see #precision() */
-    public String getPrecision() {
-        return getOrDefault(precision);
-    }
-
-    /** @see #precision() */
-    public SwitchMLLinearSVC setPrecision(final String value) {
-        set(precision, SwitchMLParams.normalized(value));
-        return this;
-    }
-
-    /** Evaluations between checkpoints of the optimizer state to the driver (0, the default: never). */
-    public IntParam checkpointInterval() {
-        return checkpointInterval;
-    }
-
-    /** @see #checkpointInterval() */
-    public int getCheckpointInterval() {
-        return (Integer) getOrDefault(checkpointInterval);
-    }
-
-    /** @see #checkpointInterval() */
-    public SwitchMLLinearSVC setCheckpointInterval(final int value) {
-        set(checkpointInterval, value);
-        return this;
-    }
-
-    /** How the last fit of this instance went (null before the first); see {@link SwitchMLLogisticRegression#lastFit}. */
-    public FitReport lastFit() {
-        return reports.last();
-    }
-
-    /** Sets the listener of every fit (null: none); see {@link SwitchMLLogisticRegression#setListener}. */
-    public SwitchMLLinearSVC setListener(final FitListener value) {
-        reports.listener(value);
-        return this;
-    }
-
-    /** @see #setListener */
-    public FitListener getListener() {
-        return reports.listener();
+    @Override
+    public SwitchMLParts switchml() {
+        return switchml;
     }
 
     /** MLlib's copy (params), keeping the {@link #setListener listener}. */
@@ -126,7 +74,7 @@ public class SwitchMLLinearSVC extends LinearSVC {
 
     @Override
     public LinearSVCModel train(final Dataset<?> dataset) {
-        return LinearFit.train(new LinearFit.Estimator(uid(), "SwitchMLLinearSVC", "LinearSVC", LOG, reports), dataset,
+        return LinearFit.train(new LinearFit.Estimator(uid(), "SwitchMLLinearSVC", "LinearSVC", LOG, switchml.reports()), dataset,
                 new LinearFit.Columns(DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.apply(2)),
                         get(weightCol()), getFeaturesCol()),
                 () -> super.train(dataset), m -> m.summary().totalIterations(), fit -> train(dataset, fit));
@@ -147,7 +95,7 @@ public class SwitchMLLinearSVC extends LinearSVC {
                 getStandardization(), fit.standardization());
         final QuasiNewton optimizer = OptimizerChoice.orthantWise(objective.layout(), getMaxIter(), getTol());
         final double[] state = fit.run(objective, optimizer, objective.initialPoint(), getMaxIter(),
-                getCheckpointInterval(), SwitchMLParams.precision(fit.sparkContext(), this, precision));
+                getCheckpointInterval(), SwitchMLParams.precision(fit.sparkContext(), this, precision()));
         final double[][] model = objective.toModel(optimizer.solution(state));
         return fit.trained(model(dataset, Vectors.dense(model[0]).compressed(), model[1][0],
                 optimizer.objectiveHistory(state)), optimizer);

@@ -2,8 +2,6 @@ package org.switchml.spark.ml.classification;
 
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
-import org.apache.spark.ml.param.IntParam;
-import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.util.DatasetUtils$;
 import org.apache.spark.ml.util.MetadataUtils;
@@ -15,11 +13,10 @@ import org.switchml.optim.QuasiNewton;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.ml.linear.LogisticObjective;
-import org.switchml.spark.ml.linear.FitListener;
-import org.switchml.spark.ml.linear.FitReport;
-import org.switchml.spark.ml.linear.FitReports;
 import org.switchml.spark.ml.linear.LinearFit;
+import org.switchml.spark.ml.linear.SwitchMLEstimator;
 import org.switchml.spark.ml.linear.SwitchMLParams;
+import org.switchml.spark.ml.linear.SwitchMLParts;
 import scala.Option;
 
 /**
@@ -48,17 +45,15 @@ import scala.Option;
  * {@code spark.dynamicAllocation.enabled=true} on a cluster, under which Spark refuses barrier stages
  * ({@link SwitchMLDriver#barrierStagesRefused}).
  */
-public class SwitchMLLogisticRegression extends LogisticRegression {
+public class SwitchMLLogisticRegression extends LogisticRegression implements SwitchMLEstimator<SwitchMLLogisticRegression> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLLogisticRegression.class);
     /** Label slots in the statistics when the label column carries no class count. */
     private static final int DEFAULT_LABEL_CAPACITY = 64;
 
-    private final Param<String> precision = SwitchMLParams.precision(this);
-    private final IntParam checkpointInterval = SwitchMLParams.checkpointInterval(this);
 
     private LogisticRegressionModel initialModel;
-    private final FitReports reports = new FitReports();
+    private final SwitchMLParts switchml;
 
     /** With a random uid. */
     public SwitchMLLogisticRegression() {
@@ -68,8 +63,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     /** With the given uid (used by copy and load). */
     public SwitchMLLogisticRegression(final String uid) {
         super(uid);
-        setDefault(precision, "fp64");
-        setDefault(checkpointInterval, 0);
+        switchml = new SwitchMLParts(this);
     }
 
     /** Loads an estimator saved with {@code write().save(path)}. */
@@ -77,64 +71,9 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         return (SwitchMLLogisticRegression) LogisticRegression.load(path);
     }
 
-    /**
-     * Precision of the fit's sums through the switch: {@code fp64} (the default) or {@code fp32}. Unset, the fit
-     * uses {@code spark.switchml.precision} (the application's conf, or the thread's local property).
-     */
-    public Param<String> precision() {
-        return precision;
-    }
-
-    /** @see #precision() */
-    public String getPrecision() {
-        return getOrDefault(precision);
-    }
-
-    /** @see #precision() */
-    public SwitchMLLogisticRegression setPrecision(final String value) {
-        set(precision, SwitchMLParams.normalized(value));
-        return this;
-    }
-
-    /** Evaluations between checkpoints of the optimizer state to the driver (0, the default: never). */
-    public IntParam checkpointInterval() {
-        return checkpointInterval;
-    }
-
-    /** @see #checkpointInterval() */
-    public int getCheckpointInterval() {
-        return (Integer) getOrDefault(checkpointInterval);
-    }
-
-    /** @see #checkpointInterval() */
-    public SwitchMLLogisticRegression setCheckpointInterval(final int value) {
-        set(checkpointInterval, value);
-        return this;
-    }
-
-    /**
-     * How the last fit of this instance went (null before the first), switch counters included. Copies
-     * made by {@link #copy} (as {@code CrossValidator} and {@code fit(dataset, paramMap)} do) report to
-     * their own {@code lastFit} and to the {@link #setListener listener} they share.
-     */
-    public FitReport lastFit() {
-        return reports.last();
-    }
-
-    /**
-     * Sets the listener told about every iteration of each fit while it runs, and about each fit's
-     * end (null: none). Not a Spark ML param: it is not saved with the estimator; {@link #copy} keeps
-     * it, so fits inside {@code Pipeline} or {@code CrossValidator} report to it as well (from several
-     * threads at once with {@code CrossValidator.setParallelism}).
-     */
-    public SwitchMLLogisticRegression setListener(final FitListener value) {
-        reports.listener(value);
-        return this;
-    }
-
-    /** @see #setListener */
-    public FitListener getListener() {
-        return reports.listener();
+    @Override
+    public SwitchMLParts switchml() {
+        return switchml;
     }
 
     /** MLlib keeps the initial model private; it is captured here as well. */
@@ -153,7 +92,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
     @Override
     public LogisticRegressionModel train(final Dataset<?> dataset) {
         return LinearFit.train(new LinearFit.Estimator(uid(), "SwitchMLLogisticRegression", "LogisticRegression", LOG,
-                        reports), dataset,
+                        switchml.reports()), dataset,
                 new LinearFit.Columns(DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
                         get(weightCol()), getFeaturesCol()),
                 () -> super.train(dataset), m -> m.summary().totalIterations(), fit -> train(dataset, fit));
@@ -179,7 +118,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression {
         final QuasiNewton optimizer = problem.optimizer(this, objective.layout(), bounds);
         final double[] x0 = problem.initialPoint(this, initialModel, objective, bounds, LOG);
         final double[] state = fit.run(objective, optimizer, x0, getMaxIter(), getCheckpointInterval(),
-                SwitchMLParams.precision(fit.sparkContext(), this, precision));
+                SwitchMLParams.precision(fit.sparkContext(), this, precision()));
         return fit.trained(LogisticModels.trained(this, dataset, problem, objective, optimizer, state), optimizer);
     }
 }

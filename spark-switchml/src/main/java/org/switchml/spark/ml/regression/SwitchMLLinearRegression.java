@@ -2,8 +2,6 @@ package org.switchml.spark.ml.regression;
 
 import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.ml.optim.WeightedLeastSquares$;
-import org.apache.spark.ml.param.IntParam;
-import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.regression.LinearRegression;
 import org.apache.spark.ml.regression.LinearRegression$;
@@ -16,13 +14,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.optim.QuasiNewton;
 import org.switchml.spark.ml.linear.FeatureSummary;
-import org.switchml.spark.ml.linear.FitListener;
-import org.switchml.spark.ml.linear.FitReport;
-import org.switchml.spark.ml.linear.FitReports;
 import org.switchml.spark.ml.linear.LeastSquaresObjective;
 import org.switchml.spark.ml.linear.LinearFit;
 import org.switchml.spark.ml.linear.OptimizerChoice;
+import org.switchml.spark.ml.linear.SwitchMLEstimator;
 import org.switchml.spark.ml.linear.SwitchMLParams;
+import org.switchml.spark.ml.linear.SwitchMLParts;
 import scala.Option;
 import scala.Tuple2;
 
@@ -47,15 +44,13 @@ import scala.Tuple2;
  * <p>Where the switch cannot be used (a cluster master without the plugin, or dynamic allocation), the fit is
  * stock MLlib's, with one warning per application and the reason in {@link #lastFit()}.
  */
-public class SwitchMLLinearRegression extends LinearRegression {
+public class SwitchMLLinearRegression extends LinearRegression implements SwitchMLEstimator<SwitchMLLinearRegression> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLLinearRegression.class);
     /** MLlib's limit of the normal equations, which solver=auto takes up to it. */
     public static final int NORMAL_SOLVER_FEATURES = 4096;
 
-    private final Param<String> precision = SwitchMLParams.precision(this);
-    private final IntParam checkpointInterval = SwitchMLParams.checkpointInterval(this);
-    private final FitReports reports = new FitReports();
+    private final SwitchMLParts switchml;
 
     /** With a random uid. */
     public SwitchMLLinearRegression() {
@@ -65,8 +60,7 @@ public class SwitchMLLinearRegression extends LinearRegression {
     /** With the given uid (used by copy and load). */
     public SwitchMLLinearRegression(final String uid) {
         super(uid);
-        setDefault(precision, "fp64");
-        setDefault(checkpointInterval, 0);
+        switchml = new SwitchMLParts(this);
     }
 
     /** Loads an estimator saved with {@code write().save(path)}. */
@@ -74,62 +68,9 @@ public class SwitchMLLinearRegression extends LinearRegression {
         return (SwitchMLLinearRegression) LinearRegression.load(path);
     }
 
-    /**
-     * Precision of the fit's sums through the switch: {@code fp64} (the default) or {@code fp32}. Unset, the fit
-     * uses {@code spark.switchml.precision} (the application's conf, or the thread's local property).
-     */
-    public Param<String> precision() {
-        return precision;
-    }
-
-    /** @see #precision() */
-    public String getPrecision() {
-        return getOrDefault(precision);
-    }
-
-    /** @see #precision() */
-    public SwitchMLLinearRegression setPrecision(final String value) {
-        set(precision, SwitchMLParams.normalized(value));
-        return this;
-    }
-
-    /** Evaluations between checkpoints of the optimizer state to the driver (0, the default: never). */
-    public IntParam checkpointInterval() {
-        return checkpointInterval;
-    }
-
-    /** @see #checkpointInterval() */
-    public int getCheckpointInterval() {
-        return (Integer) getOrDefault(checkpointInterval);
-    }
-
-    /** @see #checkpointInterval() */
-    public SwitchMLLinearRegression setCheckpointInterval(final int value) {
-        set(checkpointInterval, value);
-        return this;
-    }
-
-    /**
-     * How the last fit of this instance went (null before the first), switch counters included. Copies made by
-     * {@link #copy} (as {@code CrossValidator} does) report to their own {@code lastFit} and to the listener they
-     * share.
-     */
-    public FitReport lastFit() {
-        return reports.last();
-    }
-
-    /**
-     * Sets the listener told about every iteration of each fit while it runs, and about each fit's end (null: none).
-     * Not an ML param: not saved with the estimator; {@link #copy} keeps it.
-     */
-    public SwitchMLLinearRegression setListener(final FitListener value) {
-        reports.listener(value);
-        return this;
-    }
-
-    /** @see #setListener */
-    public FitListener getListener() {
-        return reports.listener();
+    @Override
+    public SwitchMLParts switchml() {
+        return switchml;
     }
 
     /** MLlib's copy (params), keeping the {@link #setListener listener}. */
@@ -141,7 +82,7 @@ public class SwitchMLLinearRegression extends LinearRegression {
     @Override
     public LinearRegressionModel train(final Dataset<?> dataset) {
         final LinearFit.Estimator estimator = new LinearFit.Estimator(uid(), "SwitchMLLinearRegression",
-                "LinearRegression", LOG, reports);
+                "LinearRegression", LOG, switchml.reports());
         final String otherPath = otherPath(dataset);
         if (otherPath != null) {
             return LinearFit.stock(estimator, dataset.sparkSession().sparkContext(), otherPath,
@@ -224,7 +165,7 @@ public class SwitchMLLinearRegression extends LinearRegression {
         final QuasiNewton optimizer = OptimizerChoice.of(objective.layout(), effectiveRegParam, getElasticNetParam(),
                 getStandardization(), std, null, getMaxIter(), getTol());
         final double[] state = fit.run(objective, optimizer, objective.initialPoint(), getMaxIter(),
-                getCheckpointInterval(), SwitchMLParams.precision(fit.sparkContext(), this, precision));
+                getCheckpointInterval(), SwitchMLParams.precision(fit.sparkContext(), this, precision()));
         final double[] coefficients = objective.coefficients(optimizer.solution(state));
         double intercept = 0.0;
         if (getFitIntercept()) {
