@@ -25,7 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * own P4Runtime server, beside the dataplane), control (the controller)}. Inside Spark:
  * spark.config ← spark.messages ← {spark.registrar, spark.executor} ← spark.driver ← spark (the public API)
  * ← spark.ml (the estimators), which run the optimizers of optim (plain Java, below everything);
- * spark.shard (the switch shard an executor hosts) ← spark.executor.
+ * spark.shard (the switch shard an executor hosts) ← spark.executor. Inside spark.ml: spark.ml.linear (what every
+ * linear estimator shares: input, statistics, objectives, loop, reports) ← {spark.ml.classification,
+ * spark.ml.regression} (the estimators, each knowing only its own MLlib parent's ways).
  */
 class ArchitectureTest {
     private static JavaClasses classes;
@@ -339,6 +341,24 @@ class ArchitectureTest {
                         "org.switchml.spark.messages..", "org.switchml.spark.registrar..", "org.switchml.spark.executor..",
                         "org.switchml.spark.driver..", "org.switchml.client..", "org.switchml.transport..",
                         "org.switchml.dataplane..", "org.switchml.control..", "org.switchml.p4info..")
+                .check(classes);
+    }
+
+    @Test
+    void theSharedLinearPartsKnowNoEstimator() {
+        noClasses().that().resideInAPackage("org.switchml.spark.ml.linear..")
+                .should().dependOnClassesThat().resideInAnyPackage("org.switchml.spark.ml.classification..",
+                        "org.switchml.spark.ml.regression..")
+                .check(classes);
+    }
+
+    @Test
+    void classifiersAndRegressorsKnowEachOtherNot() {
+        noClasses().that().resideInAPackage("org.switchml.spark.ml.classification..")
+                .should().dependOnClassesThat().resideInAPackage("org.switchml.spark.ml.regression..")
+                .check(classes);
+        noClasses().that().resideInAPackage("org.switchml.spark.ml.regression..")
+                .should().dependOnClassesThat().resideInAPackage("org.switchml.spark.ml.classification..")
                 .check(classes);
     }
 

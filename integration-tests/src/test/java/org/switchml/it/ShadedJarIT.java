@@ -194,7 +194,9 @@ class ShadedJarIT {
             assertTrue(jar.getJarEntry("org/switchml/spark/connect/SwitchMLBackend.class") != null, "no plugin");
             final List<String> estimators = text(jar, "META-INF/services/org.apache.spark.ml.Estimator").lines()
                     .map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
-            assertEquals(List.of("org.switchml.spark.ml.classification.SwitchMLLogisticRegression"), estimators);
+            assertEquals(List.of("org.switchml.spark.ml.classification.SwitchMLLogisticRegression",
+                    "org.switchml.spark.ml.classification.SwitchMLLinearSVC",
+                    "org.switchml.spark.ml.regression.SwitchMLLinearRegression"), estimators);
             for (final String provider : estimators) {
                 assertTrue(jar.getJarEntry(provider.replace('.', '/') + ".class") != null, provider);
             }

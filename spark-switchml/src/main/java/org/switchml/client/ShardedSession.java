@@ -84,6 +84,21 @@ public final class ShardedSession {
         run(VectorCodec.forDoubles(in, out, job.k(), job.numWorkers(), fp64), timeoutMs, waitOn);
     }
 
+    /**
+     * As {@link #allReduce(double[], double[], boolean, long, BooleanSupplier)}, for a codec of the caller's, e.g. one
+     * worker's share of a sum of several terms ({@link VectorCodec#forTerms}); its k must be the job's.
+     */
+    public void allReduce(final VectorCodec codec, final long timeoutMs, final BooleanSupplier waitOn) {
+        if (timeoutMs < 1) {
+            throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
+        }
+        if (codec.k() != job.k()) {
+            throw new IllegalArgumentException(describe() + ": the codec has k = " + codec.k() + ", the job "
+                    + job.k());
+        }
+        run(codec, timeoutMs, waitOn);
+    }
+
     /** Fails the call in progress (if any) with {@code reason}, from any thread; the session is then broken. */
     public void cancel(final RuntimeException reason) {
         broken = true;

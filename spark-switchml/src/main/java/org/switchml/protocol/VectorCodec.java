@@ -24,9 +24,12 @@ public abstract class VectorCodec {
     private final short[] localExponents;
     /** One packet's lanes, so payloads move in one bulk copy. Codecs are used by one thread at a time. */
     protected final int[] lanes;
+    /** Whether this codec holds every term of the sum (one worker), so that {@link #sumAlone} is its result. */
+    private boolean alone;
 
     private VectorCodec(final Encoding encoding, final int k, final int numWorkers, final int length) {
         this(encoding, k, Quantization.scaleBits(numWorkers), length, false);
+        this.alone = numWorkers == 1;
     }
 
     /** @param scaleBits B(n) */
@@ -55,6 +58,42 @@ public abstract class VectorCodec {
     public static VectorCodec forDoubles(final double[] in, final double[] out, final int k, final int numWorkers,
                                          final boolean fp64) {
         return fp64 ? new DoubleSplit(in, out, k, numWorkers) : new DoubleBlock(in, out, k, numWorkers);
+    }
+
+    /**
+     * Codec for one worker's share of a sum of {@code terms} vectors over all workers: its vectors {@code in} (each
+     * worker holds some of the terms, e.g. one per source partition it read), FP64_SPLIT when {@code fp64}, else
+     * FP32_BLOCK. Each vector is quantized on its own, with the block exponents agreed over every worker (a worker's
+     * local exponent is the largest of its vectors'), and the worker sends the integer sum of its vectors' lanes. As
+     * integers add exactly, in any order, the result is the same bits however the terms are spread over the workers
+     * and in whichever order each worker holds them: it depends only on the terms. The headroom {@code B(terms)}
+     * covers the sum of every term, so it is smaller than a per-worker {@code B(n)} when a worker holds several.
+     *
+     * @param out   the result, which may be one of {@code in} (each block is read before its result is written)
+     * @param terms the vectors summed over all workers, at least {@code in.length}
+     */
+    public static VectorCodec forTerms(final double[][] in, final double[] out, final int k, final int terms,
+                                       final boolean fp64) {
+        if (in.length < 1 || terms < in.length) {
+            throw new IllegalArgumentException("a worker holds 1.." + terms + " of the " + terms + " terms, got "
+                    + in.length);
+        }
+        final int bits = headroomBits(terms);
+        final VectorCodec c = fp64 ? new DoubleSplit(in, out, k, bits) : new DoubleBlock(in, out, k, bits);
+        c.alone = in.length == terms;
+        return c;
+    }
+
+    /** The largest {@code b} with {@code terms * 2^b <= 2^31 - 1}: B(n) for any number of terms. */
+    static int headroomBits(final int terms) {
+        if (terms < 1 || terms > 1 << 24) {
+            throw new IllegalArgumentException("terms of a sum must be 1.." + (1 << 24) + ", got " + terms);
+        }
+        int b = 30;
+        while (((long) terms << b) > Integer.MAX_VALUE) {
+            b--;
+        }
+        return b;
     }
 
     /** Codec for an {@code int[]}: INT32, sums wrap modulo 2^32. */
@@ -99,12 +138,13 @@ public abstract class VectorCodec {
      * Stores in the output what the switch returns to a job whose only worker is this one: each block
      * encoded with its own exponent (the maximum over one worker), summed over that one contribution and
      * decoded, through the same {@link #encode} and {@link #decode} as the packets. The bits are those of
-     * an allreduce in a one-worker job, without a packet. The codec must be made for one worker.
+     * an allreduce in a one-worker job, without a packet. The codec must be made for one worker, or hold every term
+     * of a sum ({@link #forTerms}).
      */
     public final void sumAlone() {
-        if (b != Quantization.scaleBits(1)) {
-            throw new IllegalStateException("sumAlone needs a codec made for one worker (B = "
-                    + Quantization.scaleBits(1) + "), this one has B = " + b);
+        if (!alone) {
+            throw new IllegalStateException("sumAlone needs a codec made for one worker, or holding every term of "
+                    + "the sum (this one has B = " + b + ")");
         }
         final ByteBuf payload = Unpooled.buffer(4 * k, 4 * k);
         try {
@@ -161,6 +201,25 @@ public abstract class VectorCodec {
         }
     }
 
+    /** As {@link #scanExponents(DoubleAt)}, over several vectors of one length: each block's largest magnitude. */
+    protected final void scanExponents(final double[][] parts) {
+        for (int c = 0; c < blocks; c++) {
+            double max = 0.0;
+            for (int p = 0; p < parts.length; p++) {
+                final double[] v = parts[p];
+                for (int i = blockStart(c), end = blockEnd(c); i < end; i++) {
+                    final double x = v[i];
+                    if (!Double.isFinite(x)) {
+                        throw new IllegalArgumentException("input element " + i + (parts.length > 1 ? " of vector "
+                                + p : "") + " is " + x + "; only finite values can be aggregated");
+                    }
+                    max = Math.max(max, Math.abs(x));
+                }
+            }
+            localExponents[c] = Quantization.exponentOf(max);
+        }
+    }
+
     /** Indexed read of the input as double, so one scan serves float[] and double[]. */
     @FunctionalInterface
     protected interface DoubleAt {
@@ -177,6 +236,11 @@ public abstract class VectorCodec {
     private abstract static class Fp32Block extends VectorCodec {
         Fp32Block(final int k, final int n, final int length) {
             super(Encoding.FP32_BLOCK, k, n, length);
+        }
+
+        /** With headroom {@code bits} ({@code withBits} only tells this constructor from the other). */
+        Fp32Block(final int k, final int bits, final int length, final boolean withBits) {
+            super(Encoding.FP32_BLOCK, k, bits, length, false);
         }
 
         abstract double in(int i);
@@ -238,39 +302,84 @@ public abstract class VectorCodec {
         }
     }
 
+    /** FP32_BLOCK over one vector, or over the integer sum of several, each quantized on its own. */
     private static final class DoubleBlock extends Fp32Block {
-        private final double[] in;
+        private final double[][] in;
         private final double[] out;
 
         DoubleBlock(final double[] in, final double[] out, final int k, final int n) {
             super(k, n, in.length);
             checkLengths(in.length, out.length);
-            this.in = in;
+            this.in = new double[][] {in};
             this.out = out;
             scanExponents(i -> in[i]);
         }
 
+        /** Several vectors, with headroom {@code bits}. */
+        DoubleBlock(final double[][] in, final double[] out, final int k, final int bits) {
+            super(k, bits, in[0].length, true);
+            for (final double[] v : in) {
+                checkLengths(v.length, out.length);
+            }
+            this.in = in.clone();
+            this.out = out;
+            scanExponents(this.in);
+        }
+
         @Override
         double in(final int i) {
-            return in[i];
+            return in[0][i];
         }
 
         @Override
         void out(final int i, final double v) {
             out[i] = v;
         }
+
+        @Override
+        public void encode(final int block, final short e, final ByteBuf buf, final int offset) {
+            if (in.length == 1) {
+                super.encode(block, e, buf, offset);
+                return;
+            }
+            final int shift = Quantization.shift32(e, b);
+            final double f = Quantization.factor(shift);
+            final int start = blockStart(block);
+            final int count = blockEnd(block) - start;
+            for (int j = 0; j < count; j++) {
+                long q = 0;
+                for (final double[] v : in) {
+                    q += (long) Math.rint(Quantization.scale(v[start + j], shift, f));
+                }
+                lanes[j] = (int) q; // |q| <= terms here * 2^B: within int32 by B(terms)
+            }
+            Arrays.fill(lanes, count, k(), 0);
+            Wire.writeInts(buf, offset, lanes, 0, k());
+        }
     }
 
+    /** FP64_SPLIT over one vector, or over the integer sum of several, each quantized on its own. */
     private static final class DoubleSplit extends VectorCodec {
-        private final double[] in;
+        private final double[][] in;
         private final double[] out;
 
         DoubleSplit(final double[] in, final double[] out, final int k, final int n) {
             super(Encoding.FP64_SPLIT, k, n, in.length);
             checkLengths(in.length, out.length);
-            this.in = in;
+            this.in = new double[][] {in};
             this.out = out;
             scanExponents(i -> in[i]);
+        }
+
+        /** Several vectors, with headroom {@code bits}. */
+        DoubleSplit(final double[][] in, final double[] out, final int k, final int bits) {
+            super(Encoding.FP64_SPLIT, k, bits, in[0].length, false);
+            for (final double[] v : in) {
+                checkLengths(v.length, out.length);
+            }
+            this.in = in.clone();
+            this.out = out;
+            scanExponents(this.in);
         }
 
         @Override
@@ -279,10 +388,24 @@ public abstract class VectorCodec {
             final double f = Quantization.factor(shift);
             final int start = blockStart(block);
             final int count = blockEnd(block) - start;
-            for (int j = 0; j < count; j++) {
-                final long q = (long) Math.rint(Quantization.scale(in[start + j], shift, f));
-                lanes[2 * j] = Quantization.high(q, b);
-                lanes[2 * j + 1] = Quantization.low(q, b);
+            if (in.length == 1) {
+                final double[] v = in[0];
+                for (int j = 0; j < count; j++) {
+                    final long q = (long) Math.rint(Quantization.scale(v[start + j], shift, f));
+                    lanes[2 * j] = Quantization.high(q, b);
+                    lanes[2 * j + 1] = Quantization.low(q, b);
+                }
+            } else {
+                for (int j = 0; j < count; j++) {
+                    // each |term| <= 2^(2B+1), so the sum of this worker's terms fits a long, and its high lane
+                    // (at most its terms times 2^B) an int32 whose sum over all workers does too, by B(terms)
+                    long q = 0;
+                    for (final double[] v : in) {
+                        q += (long) Math.rint(Quantization.scale(v[start + j], shift, f));
+                    }
+                    lanes[2 * j] = Quantization.high(q, b);
+                    lanes[2 * j + 1] = Quantization.low(q, b);
+                }
             }
             Arrays.fill(lanes, 2 * count, k(), 0);
             Wire.writeInts(buf, offset, lanes, 0, k());

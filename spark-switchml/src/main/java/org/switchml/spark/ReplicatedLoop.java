@@ -35,7 +35,9 @@ import java.util.concurrent.ConcurrentMap;
  * trip per iteration; the driver gets the final state and the per-iteration scalars from task 0 only.
  *
  * <p>Any number of partitions works: each task of the stage reads the partitions the stage's plan gives
- * it (those cached on its executor first) once, and keeps their records for every iteration.
+ * it (those cached on its executor first) once, and keeps their records for every iteration. With exact sums
+ * ({@code spark.switchml.exactSums}, the default) a task computes each source partition's contribution apart, and
+ * the sums are the same bits whichever executor reads which partition; then a contribution is one partition's.
  *
  * <p>Checkpoints ({@link Options#checkpointIterations}, {@link Options#checkpointSeconds}) end the
  * stage and return the state to the driver, which starts the next stage from it: a failure then retries
@@ -457,7 +459,9 @@ public final class ReplicatedLoop {
 
         private TaskOutcome iterate(final StageMember m, final int task) {
             final long t1 = System.nanoTime();
-            final List<T> records = TaskFrame.readAll(source, m.partitions());
+            // Exact sums take each source partition's contribution apart; else the task's records are one.
+            final List<List<T>> records = m.exactSums() ? TaskFrame.readEach(source, m.partitions())
+                    : List.of(TaskFrame.readAll(source, m.partitions()));
             final long t2 = System.nanoTime();
             // The executor's tasks share one copy of the first state, as they share every later one (the
             // update runs once per executor): one array and one pending point per executor, not per task.
@@ -472,7 +476,7 @@ public final class ReplicatedLoop {
             }
         }
 
-        private TaskOutcome iterate(final StageMember m, final int task, double[] s, final List<T> records,
+        private TaskOutcome iterate(final StageMember m, final int task, double[] s, final List<List<T>> records,
                                     final long t1, final long t2, final String key) {
             final boolean timed = options.checkpointSeconds() > 0;
             final long deadline = System.nanoTime() + (long) (options.checkpointSeconds() * 1e9);
@@ -480,13 +484,18 @@ public final class ReplicatedLoop {
             final List<double[]> scalars = new ArrayList<>();
             int it = start;
             boolean converged = false;
-            double[] spare = null;
+            double[][] spares = new double[records.size()][];
             while (it < options.maxIterations()) {
-                final double[] v = body.contribution(records, s, it, spare);
-                Inputs.requireVector(v, length, "the contribution of task " + task + " at iteration " + it);
-                final double[] in = timed ? Arrays.copyOf(v, length + 1) : v;
+                final double[][] vs = new double[records.size()][];
+                final double[][] in = new double[records.size()][];
+                for (int p = 0; p < vs.length; p++) {
+                    final double[] v = body.contribution(records.get(p), s, it, spares[p]);
+                    Inputs.requireVector(v, length, "the contribution of task " + task + " at iteration " + it);
+                    vs[p] = v;
+                    in[p] = timed ? Arrays.copyOf(v, length + 1) : v;
+                }
                 if (timed && task == 0 && System.nanoTime() - deadline >= 0) {
-                    in[length] = 1; // task 0's clock decides; the sum tells everyone
+                    in[0][length] = 1; // task 0's clock decides; the sum tells everyone
                 }
                 final double[] current = s;
                 final int iteration = it;
@@ -494,7 +503,7 @@ public final class ReplicatedLoop {
                         body.update(current, timed ? Arrays.copyOf(sum, length) : sum, iteration),
                         timed && sum[length] > 0));
                 s = step.step().state();
-                spare = v; // the step is over on this executor: nothing reads v any more
+                spares = vs; // the step is over on this executor: nothing reads them any more
                 if (it == start) {
                     FIRST_STATES.remove(key); // every local task has taken it; the step replaced it
                 }

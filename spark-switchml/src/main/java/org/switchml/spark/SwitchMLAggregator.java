@@ -8,6 +8,7 @@ import org.switchml.spark.executor.Inputs;
 import org.switchml.spark.executor.TaskFrame;
 import org.switchml.spark.messages.TaskOutcome;
 import org.switchml.spark.messages.TaskSettings;
+import org.apache.spark.Partition;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
@@ -214,14 +215,28 @@ public final class SwitchMLAggregator {
         public Iterator<TaskOutcome> apply(final Iterator<Integer> ignored) {
             return TaskFrame.member(settings, (m, task) -> {
                 final long t1 = System.nanoTime();
-                final double[] start = zero == null ? new double[length] : Arrays.copyOf(zero, length);
-                final double[][] acc = {start};
-                TaskFrame.read(source, m.partitions(), r -> acc[0] = seqOp.apply(acc[0], r));
-                Inputs.requireVector(acc[0], length, "the fold of task " + task);
+                // Exact sums fold each source partition apart (from the zero, as the sum's definition says);
+                // else the task folds its partitions into one vector.
+                final Partition[][] folds;
+                if (m.exactSums()) {
+                    folds = new Partition[m.partitions().length][];
+                    for (int p = 0; p < folds.length; p++) {
+                        folds[p] = new Partition[] {m.partitions()[p]};
+                    }
+                } else {
+                    folds = new Partition[][] {m.partitions()};
+                }
+                final double[][] mine = new double[folds.length][];
+                for (int p = 0; p < folds.length; p++) {
+                    final double[] start = zero == null ? new double[length] : Arrays.copyOf(zero, length);
+                    final double[][] acc = {start};
+                    TaskFrame.read(source, folds[p], r -> acc[0] = seqOp.apply(acc[0], r));
+                    Inputs.requireVector(acc[0], length, "the fold of task " + task);
+                    // The executor sums its tasks' vectors into the first: hand it an array of ours, never one the
+                    // seqOp may have returned from elsewhere (a cached record, say).
+                    mine[p] = acc[0] == start ? start : acc[0].clone();
+                }
                 final long t2 = System.nanoTime();
-                // The executor sums its tasks' vectors into the first: hand it an array of ours, never one the
-                // seqOp may have returned from elsewhere (a cached record, say).
-                final double[] mine = acc[0] == start ? start : acc[0].clone();
                 final double[] sum = m.step(mine, global -> global);
                 final TaskOutcome o = TaskOutcome.ok(task, m.reports() ? sum : null);
                 o.workers = m.plan().workers();

@@ -62,8 +62,8 @@ class KryoRegistrationTest {
         // The estimator's input blocks and broadcast statistics come in through its KryoClasses service.
         assertEquals(Set.of(TaskOutcome.class.getName(), TaskSettings.class.getName(),
                         ReplicatedLoop.Step.class.getName(), ReplicatedLoop.Options.class.getName(),
-                        "org.switchml.spark.ml.classification.InstanceBatch",
-                        "org.switchml.spark.ml.classification.MeanStd"),
+                        "org.switchml.spark.ml.linear.InstanceBatch",
+                        "org.switchml.spark.ml.linear.MeanStd"),
                 SwitchMLKryoRegistrator.registeredClasses().stream().map(Class::getName).collect(Collectors.toSet()));
     }
 }

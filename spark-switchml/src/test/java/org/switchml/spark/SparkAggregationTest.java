@@ -72,8 +72,16 @@ class SparkAggregationTest {
         jsc.setLocalProperty("spark.switchml.k", null);
     }
 
-    /** The expected sum of {@code rdd} through the switch: the executor's vector, quantized as one worker. */
+    /**
+     * The expected sum of {@code rdd} through the switch with exact sums (the default): each partition's fold a term
+     * of its own, quantized with the exponents over all of them, summed as integers (B of the partitions).
+     */
     private static double[] expectedFp64(final JavaRDD<double[]> rdd, final int dim) {
+        return Reference.fp64(SparkTestSupport.partials(rdd, dim), K);
+    }
+
+    /** The expected sum with {@code spark.switchml.exactSums=false}: the executor's float vector, as one worker. */
+    private static double[] expectedFloatPathFp64(final JavaRDD<double[]> rdd, final int dim) {
         return Reference.fp64(new double[][] {SparkTestSupport.oneExecutorVector(rdd, dim, Math.min(TASKS, rdd.getNumPartitions()))}, K);
     }
 
@@ -94,6 +102,14 @@ class SparkAggregationTest {
         assertArrayEquals(expectedFp64(rdd, dim), r.sum(), 0.0);
         assertEquals(List.of(0), runtime().generationsOf(r.jobId()));
         assertEquals(0, runtime().fallbackCount());
+        // the float path: the executor adds its tasks' folds first
+        jsc.setLocalProperty("spark.switchml.exactSums", "false");
+        try {
+            assertArrayEquals(expectedFloatPathFp64(rdd, dim), SwitchMLAggregator.aggregate(rdd, dim, new double[dim],
+                    SparkTestSupport::addRow), 0.0);
+        } finally {
+            jsc.setLocalProperty("spark.switchml.exactSums", null);
+        }
     }
 
     @Test
@@ -123,11 +139,12 @@ class SparkAggregationTest {
         final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 40, dim, 4).cache();
         jsc.setLocalProperty("spark.switchml.precision", "fp32");
         final double[] sum = SwitchMLAggregator.aggregate(rdd, dim, new double[dim], SparkTestSupport::addRow);
-        final double[][] executor = {SparkTestSupport.oneExecutorVector(rdd, dim, TASKS)};
-        assertArrayEquals(Reference.fp32(executor, K), sum, 0.0);
-        final double worst = Reference.worstBoundRatio(executor, sum, org.switchml.protocol.Encoding.FP32_BLOCK, K, false);
+        // exact sums: each partition's fold a term of its own
+        final double[][] terms = SparkTestSupport.partials(rdd, dim);
+        assertArrayEquals(Reference.fp32(terms, K), sum, 0.0);
+        final double worst = Reference.worstBoundRatio(terms, sum, org.switchml.protocol.Encoding.FP32_BLOCK, K, false);
         assertTrue(worst <= 1.0, "fp32 error exceeds n*2^(E-B-1) by a factor " + worst);
-        // About 29 bits of the block maximum for one worker: within 1e-7 of treeAggregate.
+        // About 28 bits of the block maximum for four partitions: within 1e-7 of treeAggregate.
         final double[] tree = SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow);
         SparkTestSupport.assertWithinBlockRelative(tree, sum, K, 1e-7);
     }

@@ -188,6 +188,16 @@ public final class SwitchMLConfig {
                     + "`false` sends it through the switch all the same. Per call.",
             "true", SwitchMLConfig::parseBoolean, v -> true, "true or false");
 
+    public static final ConfigEntry<Boolean> EXACT_SUMS = new ConfigEntry<>("spark.switchml.exactSums",
+            "Each source partition's vector is quantized on its own, with the block exponents agreed over every "
+                    + "partition, and an executor sums its partitions' integers: the sum, and so a fit, depends only "
+                    + "on the data, its partitioning and the params, never on which executor ran which partition or "
+                    + "in which order (same bits run after run, whatever the placement). The headroom then covers "
+                    + "the partitions, not the executors (fp64 keeps 63 - 2 log2(partitions) bits of each block's "
+                    + "largest value), and an executor keeps one vector per partition it reads during a step. "
+                    + "`false` sums an executor's partitions in floating point first. Per call.",
+            "true", SwitchMLConfig::parseBoolean, v -> true, "true or false");
+
     /** Where a stage's aggregation runs when no external switch is configured. */
     public enum Placement {
         /**
@@ -233,7 +243,7 @@ public final class SwitchMLConfig {
     public static final List<ConfigEntry<?>> ENTRIES = List.of(SWITCH_ADDRESS, JOB_SERVICE_ADDRESS,
             AUTH_TOKEN_FILE, TLS_TRUST_CERT, TLS_CERT, TLS_KEY, ADMISSION_TIMEOUT, REGISTRAR, SWITCH_HOST,
             SWITCH_LANES, PLACEMENT, SHARD_LANES, SHARD_EXTRA_HOSTS, K, POOL_SIZE, PRECISION, FALLBACK, RESULT_TIMEOUT, RETRANSMIT_TIMEOUT, START_TIMEOUT,
-            STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST, LOCAL_SHORTCUT);
+            STAGE_ATTEMPTS, KILL_POLL_INTERVAL, SLOT_WAIT, WORKER_HOST, LOCAL_SHORTCUT, EXACT_SUMS);
 
     /** Settings from a SparkConf. */
     public static Function<String, String> of(final SparkConf conf) {

@@ -1,11 +1,15 @@
 package org.switchml.spark.connect;
 
 import org.apache.spark.ml.Estimator;
+import org.apache.spark.ml.classification.LinearSVC;
 import org.apache.spark.ml.classification.LogisticRegression;
+import org.apache.spark.ml.regression.LinearRegression;
 import org.apache.spark.sql.connect.plugin.MLBackendPlugin;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.spark.ml.classification.SwitchMLLinearSVC;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
+import org.switchml.spark.ml.regression.SwitchMLLinearRegression;
 
 import java.util.Map;
 import java.util.Optional;
@@ -17,8 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The Spark Connect server's ML backend plugin of spark-switchml: a stock MLlib estimator that a Connect client
  * fits (for PySpark, {@code pyspark.ml.classification.LogisticRegression}, whose server class is
- * {@code org.apache.spark.ml.classification.LogisticRegression}) is created as its drop-in instead, here
- * {@link SwitchMLLogisticRegression}, with the client's uid and params. The drop-in returns MLlib's own model
+ * {@code org.apache.spark.ml.classification.LogisticRegression}) is created as its drop-in instead (here
+ * {@link SwitchMLLogisticRegression}; likewise {@code LinearSVC} as {@link SwitchMLLinearSVC} and
+ * {@code LinearRegression} as {@link SwitchMLLinearRegression}), with the client's uid and params. The drop-in returns MLlib's own model
  * class, so what the client does with the model (attributes, summary, transform, save, load) is MLlib's.
  *
  * <p>Enable it on the server, with the library's jar on its classpath:
@@ -38,7 +43,9 @@ public final class SwitchMLBackend implements MLBackendPlugin {
 
     /** Stock estimator class name to the drop-in that trains in its place: one entry per drop-in. */
     private static final Map<String, String> DROP_INS = Map.ofEntries(
-            dropIn(LogisticRegression.class, SwitchMLLogisticRegression.class));
+            dropIn(LogisticRegression.class, SwitchMLLogisticRegression.class),
+            dropIn(LinearSVC.class, SwitchMLLinearSVC.class),
+            dropIn(LinearRegression.class, SwitchMLLinearRegression.class));
 
     /** Names already announced (once per JVM and name, at INFO) or warned about. */
     private static final Set<String> SAID = ConcurrentHashMap.newKeySet();

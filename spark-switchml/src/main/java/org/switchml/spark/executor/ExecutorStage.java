@@ -26,8 +26,13 @@ import java.util.function.BooleanSupplier;
  * executor is one worker of the switch job) and runs the executor-level step on the sum; every task of
  * the executor then gets that step's outcome.
  *
- * <p>The in-memory sum is taken in the tasks' local order, so a given placement of partitions always
- * gives the same bits; the switch's integer sum then gives every executor the same bits.
+ * <p>With exact sums ({@code spark.switchml.exactSums}, the default) each task hands one vector per source
+ * partition it read, and the executor streams them as one worker's share of a sum over every partition
+ * ({@link VectorCodec#forTerms}): each partition's vector quantized on its own with the block exponents agreed over
+ * all of them, the executor's integers summed exactly. So the bits depend only on the partitions' vectors, never on
+ * which executor ran which partition or in which order. Without, each task hands one vector and the in-memory sum
+ * is taken in floating point in the tasks' local order, so a given placement of partitions always gives the same
+ * bits, another placement possibly others; the switch's integer sum then gives every executor the same bits.
  *
  * <p>When the plan says the stage's only executor sums in memory, that executor applies the switch's
  * arithmetic itself (quantize, sum over one worker, dequantize): the bits the switch would return, with
@@ -47,7 +52,10 @@ public final class ExecutorStage {
     private final int localCount;
 
     private int entered;
-    private final double[][] partials;
+    /** Per local task: its vectors of the step in progress (one per source partition with exact sums). */
+    private final double[][][] partials;
+    /** Source partitions of the stage: the terms of an exact sum. */
+    private final int terms;
     private int arrived;
     private long cycle;
     private Object result;
@@ -70,7 +78,12 @@ public final class ExecutorStage {
         this.rank = rank;
         this.settings = settings;
         this.localCount = plan.localCount()[rank];
-        this.partials = new double[localCount][];
+        this.partials = new double[localCount][][];
+        int p = 0;
+        for (final int[] mine : plan.partitions()) {
+            p += mine.length;
+        }
+        this.terms = Math.max(1, p);
     }
 
     String key() {
@@ -110,14 +123,19 @@ public final class ExecutorStage {
     }
 
     /**
-     * Contributes this task's vector to the executor's sum; the last local task to arrive allreduces it
-     * through the switch and applies {@code fn}. Returns {@code fn}'s result to every local task.
+     * Contributes this task's vectors (one, or with exact sums one per source partition it read) to the executor's
+     * sum; the last local task to arrive allreduces it through the switch and applies {@code fn}. Returns
+     * {@code fn}'s result to every local task.
      *
      * @throws SwitchUnreachableException when the switch did not answer within the bound or refused the job
      */
     @SuppressWarnings("unchecked")
-    <R> R step(final int localIndex, final double[] partial, final TaskSettings s, final StepFunction<R> fn) {
-        final double[][] mine;
+    <R> R step(final int localIndex, final double[][] partial, final TaskSettings s, final StepFunction<R> fn) {
+        if (partial.length < 1 || (!s.exactSums() && partial.length != 1)) {
+            throw new IllegalArgumentException("task " + localIndex + " of executor " + runtime.executorId()
+                    + " handed " + partial.length + " vectors to one step of stage " + key);
+        }
+        final double[][][] mine;
         final long myCycle;
         synchronized (this) {
             throwIfFailed();
@@ -155,7 +173,7 @@ public final class ExecutorStage {
         }
         final R r;
         try {
-            r = fn.apply(allReduce(sum(mine), s));
+            r = fn.apply(s.exactSums() ? allReduceTerms(flatten(mine), s) : allReduce(sum(mine), s));
         } catch (final RuntimeException e) {
             fail(e);
             throw e;
@@ -172,10 +190,10 @@ public final class ExecutorStage {
      * The local vectors summed in local task order (the same bits for the same placement), into the first
      * of them: a step owns the vectors its tasks hand it, and with 10^7 elements a copy is 80 MB per step.
      */
-    private static double[] sum(final double[][] parts) {
-        final double[] out = parts[0];
+    private static double[] sum(final double[][][] parts) {
+        final double[] out = parts[0][0];
         for (int t = 1; t < parts.length; t++) {
-            final double[] p = parts[t];
+            final double[] p = parts[t][0];
             if (p.length != out.length) {
                 throw new IllegalArgumentException("tasks of one executor contributed vectors of lengths "
                         + out.length + " and " + p.length);
@@ -185,6 +203,51 @@ public final class ExecutorStage {
             }
         }
         return out;
+    }
+
+    /** Every vector the tasks handed over, in local task order. */
+    private static double[][] flatten(final double[][][] parts) {
+        int n = 0;
+        for (final double[][] p : parts) {
+            n += p.length;
+        }
+        final double[][] out = new double[n][];
+        int i = 0;
+        for (final double[][] p : parts) {
+            for (final double[] v : p) {
+                if (v.length != parts[0][0].length) {
+                    throw new IllegalArgumentException("tasks of one executor contributed vectors of lengths "
+                            + parts[0][0].length + " and " + v.length);
+                }
+                out[i++] = v;
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The exact sum of the stage's terms (one vector per source partition) through the switch, this executor's terms
+     * being {@code terms}; the result goes into the first of them (in place, as {@link #allReduce}).
+     */
+    private double[] allReduceTerms(final double[][] mine, final TaskSettings s) {
+        final double[] out = mine[0];
+        final VectorCodec codec = VectorCodec.forTerms(mine, out, plan.k(), terms, s.fp64());
+        if (plan.inMemory()) {
+            final long t0 = System.nanoTime();
+            codec.sumAlone();
+            switchEnd = System.nanoTime();
+            switchStart = t0;
+            switchNs = switchEnd - t0;
+            runtime.countAllReduce(bytes(out, s), switchNs);
+            return out;
+        }
+        return stream(out, s, (js, waitOn) -> js.allReduce(codec, s.resultTimeoutMs(), waitOn));
+    }
+
+    /** One streaming call of this executor's session, with the stage's first-call wait and the profile. */
+    @FunctionalInterface
+    private interface Call {
+        void run(ShardedSession session, BooleanSupplier waitOn);
     }
 
     /**
@@ -203,6 +266,13 @@ public final class ExecutorStage {
             runtime.countAllReduce(bytes(v, s), switchNs);
             return v;
         }
+        // In place: v is the executor's own sum (of vectors its tasks handed over), and with 10^7 elements a result
+        // array would be 80 MB of new garbage per step.
+        return stream(v, s, (js, waitOn) -> js.allReduce(v, v, s.fp64(), s.resultTimeoutMs(), waitOn));
+    }
+
+    private double[] stream(final double[] v, final TaskSettings s, final Call call) {
+        final long t0 = System.nanoTime();
         final ShardedSession js = session(s);
         BooleanSupplier waitOn = null;
         if (first) {
@@ -213,9 +283,7 @@ public final class ExecutorStage {
                     && !Boolean.TRUE.equals(runtime.ask(new Rendezvous.AllStreaming(key)));
         }
         try {
-            // In place: v is the executor's own sum (of vectors its tasks handed over), and with 10^7 elements
-            // a result array would be 80 MB of new garbage per step.
-            js.allReduce(v, v, s.fp64(), s.resultTimeoutMs(), waitOn);
+            call.run(js, waitOn);
             runtime.countAllReduce(bytes(v, s), System.nanoTime() - t0);
             return v;
         } catch (final SwitchMLTimeoutException e) {

@@ -141,10 +141,32 @@ public final class StageMember implements AutoCloseable {
         return stage.plan();
     }
 
-    /** This task's contribution to one step; every task of the executor gets {@code fn}'s result. */
+    /** Whether the stage sums exactly: one vector per source partition, quantized on its own. */
+    public boolean exactSums() {
+        return settings.exactSums();
+    }
+
+    /**
+     * This task's contribution to one step; every task of the executor gets {@code fn}'s result. With exact sums
+     * ({@link TaskSettings#exactSums()}) a task that read more than one source partition hands one vector each
+     * ({@link #step(double[][], ExecutorStage.StepFunction)}).
+     */
     public <R> R step(final double[] partial, final ExecutorStage.StepFunction<R> fn) {
+        return step(new double[][] {partial}, fn);
+    }
+
+    /**
+     * This task's contribution to one step as one vector per source partition it read, in the order of
+     * {@link #partitions()} (with exact sums; without, exactly one vector, the task's sum); every task of the
+     * executor gets {@code fn}'s result.
+     */
+    public <R> R step(final double[][] partials, final ExecutorStage.StepFunction<R> fn) {
+        if (settings.exactSums() && partials.length != partitions.length) {
+            throw new IllegalArgumentException("task " + task + " read " + partitions.length + " source partitions "
+                    + "but handed " + partials.length + " vectors to an exact sum");
+        }
         try {
-            return stage.step(localIndex, partial, settings, fn);
+            return stage.step(localIndex, partials, settings, fn);
         } catch (final SwitchUnreachableException e) {
             ctx.killTaskIfInterrupted(); // a kill explains the failure better than its symptom
             throw e;

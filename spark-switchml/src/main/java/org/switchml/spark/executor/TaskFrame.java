@@ -71,6 +71,18 @@ public final class TaskFrame {
     }
 
     /**
+     * The records of each source partition of {@code parts} apart, in order, kept for a task that uses them in
+     * every iteration (as {@link #readAll}).
+     */
+    public static <T> List<List<T>> readEach(final RDD<T> source, final Partition[] parts) {
+        final List<List<T>> out = new ArrayList<>(parts.length);
+        for (final Partition p : parts) {
+            out.add(readAll(source, new Partition[] {p}));
+        }
+        return out;
+    }
+
+    /**
      * The records of source partitions {@code parts}, kept for a task that uses them in every iteration
      * (the source's iterators must not reuse their objects, as RDDs of objects do not).
      */

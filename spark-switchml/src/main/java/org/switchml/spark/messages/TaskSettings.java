@@ -21,14 +21,16 @@ import java.util.function.Function;
  * @param killPollMs        how often a task checks whether Spark killed it
  * @param mayShard          whether a stage of two or more executors may run on the executors' switch shards
  *                          ({@code spark.switchml.switch.placement} of the call is not {@code driver})
+ * @param exactSums         each source partition's vector quantized on its own and an executor's partitions summed
+ *                          as integers ({@code spark.switchml.exactSums}), else in floating point
  */
 public record TaskSettings(int jobId, int generation, int tasks, int k, int poolSize, boolean fp64, long resultTimeoutMs,
-                    long startTimeoutMs, long killPollMs, boolean mayShard) implements Serializable {
+                    long startTimeoutMs, long killPollMs, boolean mayShard, boolean exactSums) implements Serializable {
 
-    /** Settings of a call that may run on the executors' shards. */
+    /** Settings of a call that may run on the executors' shards, with exact sums. */
     public TaskSettings(final int jobId, final int generation, final int tasks, final int k, final int poolSize,
                         final boolean fp64, final long resultTimeoutMs, final long startTimeoutMs, final long killPollMs) {
-        this(jobId, generation, tasks, k, poolSize, fp64, resultTimeoutMs, startTimeoutMs, killPollMs, true);
+        this(jobId, generation, tasks, k, poolSize, fp64, resultTimeoutMs, startTimeoutMs, killPollMs, true, true);
     }
 
     /**
@@ -48,7 +50,7 @@ public record TaskSettings(int jobId, int generation, int tasks, int k, int pool
         return new TaskSettings(jobId, generation, tasks, k, SwitchMLConfig.POOL_SIZE.from(s), fp64,
                 SwitchMLConfig.RESULT_TIMEOUT.from(s), SwitchMLConfig.START_TIMEOUT.from(s),
                 SwitchMLConfig.KILL_POLL_INTERVAL.from(s),
-                SwitchMLConfig.PLACEMENT.from(s) != SwitchMLConfig.Placement.DRIVER);
+                SwitchMLConfig.PLACEMENT.from(s) != SwitchMLConfig.Placement.DRIVER, SwitchMLConfig.EXACT_SUMS.from(s));
     }
 
     /** Identifies this stage attempt in the rendezvous. */

@@ -51,6 +51,10 @@ class SwitchMLBackendTest {
         final MLBackendPlugin p = plugin();
         assertEquals(Optional.of("org.switchml.spark.ml.classification.SwitchMLLogisticRegression"),
                 p.transform("org.apache.spark.ml.classification.LogisticRegression"));
+        assertEquals(Optional.of("org.switchml.spark.ml.classification.SwitchMLLinearSVC"),
+                p.transform("org.apache.spark.ml.classification.LinearSVC"));
+        assertEquals(Optional.of("org.switchml.spark.ml.regression.SwitchMLLinearRegression"),
+                p.transform("org.apache.spark.ml.regression.LinearRegression"));
         // Models (a load names the model class), other estimators, evaluators: Spark's own.
         for (final String other : List.of("org.apache.spark.ml.classification.LogisticRegressionModel",
                 "org.apache.spark.ml.classification.RandomForestClassifier",

@@ -3,6 +3,7 @@ package org.switchml.spark.ml.classification;
 import org.apache.spark.SparkException;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.linalg.Matrix;
+import org.switchml.spark.ml.linear.FeatureSummary;
 import scala.Option;
 
 import java.util.Locale;

@@ -15,6 +15,7 @@ import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.switchml.optim.QuasiNewton;
+import org.switchml.spark.ml.linear.LogisticObjective;
 import scala.Option;
 import scala.Tuple3;
 

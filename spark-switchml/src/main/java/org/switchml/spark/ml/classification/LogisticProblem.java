@@ -1,11 +1,15 @@
 package org.switchml.spark.ml.classification;
 
-import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.linalg.Matrix;
 import org.slf4j.Logger;
 import org.switchml.optim.QuasiNewton;
+import org.switchml.spark.ml.linear.CoefficientLayout;
+import org.switchml.spark.ml.linear.FeatureSummary;
+import org.switchml.spark.ml.linear.LogisticObjective;
+import org.switchml.spark.ml.linear.OptimizerChoice;
+import org.switchml.spark.ml.linear.Standardization;
 import scala.Option;
 
 import java.util.Arrays;
@@ -19,17 +23,15 @@ import java.util.Arrays;
  * @param numClasses    classes: the label column's, else the largest label plus one
  * @param multinomial   whether the family is multinomial
  * @param stats         the feature statistics and the weight of each label
- * @param statisticsKey under which the executors kept the statistics
  */
-record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, FeatureSummary.Stats stats,
-                       String statisticsKey) {
+record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, FeatureSummary.Stats stats) {
 
     /** The problem of {@code lr}'s fit with these statistics, after MLlib's checks. */
     static LogisticProblem of(final LogisticRegression lr, final Option<Object> metaClasses,
-                              final StatisticsStage.Outcome statistics, final int numFeatures) {
-        final int numClasses = LogisticChecks.numClasses(metaClasses, statistics.stats());
+                              final FeatureSummary.Stats statistics, final int numFeatures) {
+        final int numClasses = LogisticChecks.numClasses(metaClasses, statistics);
         final LogisticProblem problem = new LogisticProblem(numFeatures, numClasses,
-                LogisticChecks.multinomial(lr, numClasses), statistics.stats(), statistics.key());
+                LogisticChecks.multinomial(lr, numClasses), statistics);
         LogisticChecks.checkShapes(lr, problem.sets(), numFeatures, numClasses);
         return problem;
     }
@@ -63,18 +65,18 @@ record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, Fea
     }
 
     /**
-     * MLlib's objective in the standardized space; centered when the intercepts are fitted and unbounded. Its
-     * copies on the executors take the statistics that their executor kept, else {@code statistics}.
+     * MLlib's objective in the standardized space ({@code scaling}); centered when the intercepts are fitted and
+     * unbounded.
      */
-    LogisticObjective objective(final LogisticRegression lr, final Broadcast<MeanStd> statistics) {
+    LogisticObjective objective(final LogisticRegression lr, final Standardization scaling) {
         final boolean fitWithMean = lr.getFitIntercept()
                 && (!lr.isSet(lr.lowerBoundsOnIntercepts())
                     || allEqual(lr.getLowerBoundsOnIntercepts().toArray(), Double.NEGATIVE_INFINITY))
                 && (!lr.isSet(lr.upperBoundsOnIntercepts())
                     || allEqual(lr.getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));
         final double regL2 = (1.0 - lr.getElasticNetParam()) * lr.getRegParam();
-        return LogisticObjective.fromStatistics(numFeatures, numClasses, multinomial, lr.getFitIntercept(),
-                fitWithMean, stats.mean(), stats.std(), regL2, lr.getStandardization(), statisticsKey, statistics);
+        return LogisticObjective.of(numFeatures, numClasses, multinomial, lr.getFitIntercept(), fitWithMean, regL2,
+                lr.getStandardization(), scaling);
     }
 
     /** The bounds in the training space (coefficients times std), laid out as the coefficients; null without. */

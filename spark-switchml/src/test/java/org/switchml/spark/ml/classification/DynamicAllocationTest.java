@@ -24,6 +24,7 @@ import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.SwitchMLAggregator;
 import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.SwitchMLPlugin;
+import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
 import scala.Function1;
 import scala.collection.Iterator;

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
 

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
 

@@ -35,6 +35,11 @@ import org.junit.jupiter.api.io.TempDir;
 import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
+import org.switchml.spark.ml.linear.FeatureSummary;
+import org.switchml.spark.ml.linear.FitListener;
+import org.switchml.spark.ml.linear.FitReport;
+import org.switchml.spark.ml.linear.InstanceBatch;
+import org.switchml.spark.ml.linear.IterationReport;
 import org.switchml.testing.Seeds;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -570,52 +575,5 @@ class SwitchMLLogisticRegressionTest {
         final FitReport r = lr.lastFit();
         assertTrue(r.viaSwitch() && r.traffic().fallbacks() == 0 && r.traffic().packetsIn() > 0
                 && r.traffic().packetsOut() > 0, r.toString());
-    }
-
-    /**
-     * The objective's copies in tasks carry no per-feature statistics: each takes those its executor kept,
-     * else reads the broadcast, and both give the driver's arrays bit for bit.
-     */
-    @Test
-    void objectiveCopiesTakeTheKeptStatisticsElseTheBroadcast() throws Exception {
-        final long seed = Seeds.seed("objectiveCopies", 33);
-        final SplittableRandom rnd = new SplittableRandom(seed);
-        final int f = 100_000;
-        final double[] mean = new double[f];
-        final double[] std = new double[f];
-        for (int j = 0; j < f; j++) {
-            mean[j] = rnd.nextDouble(-3, 3);
-            std[j] = j % 7 == 0 ? 0.0 : rnd.nextDouble(0.01, 5); // constant features have std 0
-        }
-        final JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-        final org.apache.spark.broadcast.Broadcast<MeanStd> statistics = jsc.broadcast(new MeanStd(mean, std));
-        try {
-            final String keptKey = "test/kept/" + seed;
-            ExecutorStatistics.keep(keptKey, new MeanStd(mean.clone(), std.clone()));
-            final LogisticObjective kept = LogisticObjective.fromStatistics(f, 3, true, true, true, mean, std, 0.5,
-                    true, keptKey, statistics);
-            final LogisticObjective notKept = LogisticObjective.fromStatistics(f, 3, true, true, true, mean, std,
-                    0.5, true, "test/not-kept/" + seed, statistics);
-            final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-            try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
-                out.writeObject(kept);
-            }
-            System.out.printf("[objective copies] seed %d: %d features serialize to %d bytes%n", seed, f, bytes.size());
-            assertTrue(bytes.size() < 10_000, "serialized objective: " + bytes.size() + " bytes");
-
-            final long before = ExecutorStatistics.misses();
-            final List<double[]> fromKept = jsc.parallelize(List.of(1, 2), 2).map(i -> kept.inverseStd()).collect();
-            assertEquals(before, ExecutorStatistics.misses(), "kept statistics: no broadcast read");
-            final List<double[]> fromBroadcast = jsc.parallelize(List.of(1, 2), 2).map(i -> notKept.inverseStd())
-                    .collect();
-            assertEquals(before + 2, ExecutorStatistics.misses(), "each task's copy read the broadcast");
-            for (final double[] copy : List.of(fromKept.get(0), fromKept.get(1), fromBroadcast.get(0),
-                    fromBroadcast.get(1))) {
-                assertArrayEquals(kept.inverseStd(), copy);
-            }
-            assertEquals(0.0, kept.inverseStd()[0]);
-        } finally {
-            statistics.destroy();
-        }
     }
 }
