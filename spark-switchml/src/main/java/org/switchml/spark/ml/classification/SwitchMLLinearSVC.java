@@ -81,7 +81,7 @@ public class SwitchMLLinearSVC extends LinearSVC implements SwitchMLEstimator<Sw
 
     @Override
     public LinearSVCModel train(final Dataset<?> dataset) {
-        return LinearFit.train(new LinearFit.Estimator(uid(), "SwitchMLLinearSVC", "LinearSVC", LOG, switchml.reports()), dataset,
+        return LinearFit.train(new LinearFit.Estimator(this, "SwitchMLLinearSVC", "LinearSVC", LOG, switchml.reports()), dataset,
                 new LinearFit.Columns(DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.apply(2)),
                         get(weightCol()), getFeaturesCol()),
                 () -> super.train(dataset), m -> m.summary().totalIterations(), fit -> train(dataset, fit));

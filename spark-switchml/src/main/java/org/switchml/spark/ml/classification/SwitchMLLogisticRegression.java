@@ -97,7 +97,7 @@ public class SwitchMLLogisticRegression extends LogisticRegression implements Sw
 
     @Override
     public LogisticRegressionModel train(final Dataset<?> dataset) {
-        return LinearFit.train(new LinearFit.Estimator(uid(), "SwitchMLLogisticRegression", "LogisticRegression", LOG,
+        return LinearFit.train(new LinearFit.Estimator(this, "SwitchMLLogisticRegression", "LogisticRegression", LOG,
                         switchml.reports()), dataset,
                 new LinearFit.Columns(DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
                         get(weightCol()), getFeaturesCol()),

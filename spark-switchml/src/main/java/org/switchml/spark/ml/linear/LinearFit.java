@@ -4,6 +4,9 @@ import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.ml.PipelineStage;
+import org.apache.spark.ml.param.Param;
+import org.apache.spark.ml.util.Instrumentation;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.slf4j.Logger;
@@ -11,8 +14,13 @@ import org.switchml.optim.QuasiNewton;
 import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.config.SwitchMLConfig;
 import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
 
+import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
@@ -24,9 +32,21 @@ import java.util.function.ToIntFunction;
  * cannot be used, or the params take another path in MLlib, stock MLlib trains instead ({@link #stock}), with one
  * warning per application and reason. The estimator builds its problem, objective, optimizer and model in between;
  * the Spark jobs of the fit are named after it ({@code "SwitchMLLinearSVC uid: what"}).
+ *
+ * <p>A fit through the switch logs MLlib's own instrumentation lines (logger
+ * {@code org.apache.spark.ml.util.Instrumentation}: the stage, the dataset, the params set, the features, examples
+ * and sum of weights, and the end), as the stock estimator does, and warns once per estimator about the params
+ * that only shape MLlib's own summation ({@link #IGNORED}).
  */
 public final class LinearFit {
+    /** Params of MLlib's linear estimators that shape only its treeAggregate, which the switch replaces. */
+    static final List<String> IGNORED = List.of("aggregationDepth", "maxBlockSizeInMB");
+
+    /** Estimator uid and param already warned about, so that CrossValidator's copies warn once. */
+    private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();
+
     private final Estimator estimator;
+    private final Instrumentation instr;
     private final SparkContext sc;
     private final JobNames names;
     private final JavaRDD<InstanceBatch> batches;
@@ -44,13 +64,17 @@ public final class LinearFit {
     /**
      * The estimator a fit is of.
      *
-     * @param uid       its uid
+     * @param stage     the estimator itself (its uid, its params)
      * @param name      its class's simple name, e.g. {@code SwitchMLLinearSVC}
      * @param stockName its MLlib parent's, e.g. {@code LinearSVC}
      * @param log       its logger, which the fit's lines go to
      * @param reports   its reports and listener
      */
-    public record Estimator(String uid, String name, String stockName, Logger log, FitReports reports) {
+    public record Estimator(PipelineStage stage, String name, String stockName, Logger log, FitReports reports) {
+        /** The estimator's uid. */
+        public String uid() {
+            return stage.uid();
+        }
     }
 
     /**
@@ -69,15 +93,17 @@ public final class LinearFit {
         M fit(LinearFit fit);
     }
 
-    private LinearFit(final Estimator estimator, final SparkContext sc, final JobNames names,
-                      final JavaRDD<InstanceBatch> batches) {
+    private LinearFit(final Estimator estimator, final Instrumentation instr, final SparkContext sc,
+                      final JobNames names, final JavaRDD<InstanceBatch> batches) {
         this.estimator = estimator;
+        this.instr = instr;
         this.sc = sc;
         this.names = names;
         this.batches = batches;
         this.use = new SwitchUse(SwitchMLDriver.of(sc));
         this.numFeatures = InputBatches.numFeatures(batches);
         this.readMs = clock.lapMs();
+        instr.logNumFeatures(numFeatures);
     }
 
     /**
@@ -93,19 +119,39 @@ public final class LinearFit {
             return StockFallback.train(sc, estimator.log(), estimator.uid(), estimator.stockName(), reason.get(), stock,
                     stockIterations, r -> estimator.reports().finish(estimator.uid(), estimator.log(), r));
         }
-        try (JobNames names = new JobNames(sc, estimator.name() + " " + estimator.uid())) {
-            names.describe("reading the input into the cache");
-            final JavaRDD<InstanceBatch> batches = InputBatches.cached(InputBatches.instances(dataset, columns.label(),
-                    columns.weightCol(), columns.featuresCol()));
-            LinearFit fit = null;
-            try {
-                fit = new LinearFit(estimator, sc, names, batches);
-                return body.fit(fit);
-            } finally {
-                if (fit != null) {
-                    fit.destroyBroadcast();
+        return Instrumentation.instrumented(instr -> {
+            final PipelineStage stage = estimator.stage();
+            instr.logPipelineStage(stage);
+            instr.logDataset(dataset);
+            instr.logParams(stage, CollectionConverters.asScala(Arrays.<Param<?>>asList(stage.params())).toSeq());
+            warnIgnored(estimator);
+            try (JobNames names = new JobNames(sc, estimator.name() + " " + estimator.uid())) {
+                names.describe("reading the input into the cache");
+                final JavaRDD<InstanceBatch> batches = InputBatches.cached(InputBatches.instances(dataset,
+                        columns.label(), columns.weightCol(), columns.featuresCol()));
+                LinearFit fit = null;
+                try {
+                    fit = new LinearFit(estimator, instr, sc, names, batches);
+                    return body.fit(fit);
+                } finally {
+                    if (fit != null) {
+                        fit.destroyBroadcast();
+                    }
+                    batches.unpersist(false);
                 }
-                batches.unpersist(false);
+            }
+        });
+    }
+
+    /** One warning per estimator and param set that the switch's fit does not use. */
+    private static void warnIgnored(final Estimator estimator) {
+        final PipelineStage stage = estimator.stage();
+        for (final String name : IGNORED) {
+            if (stage.hasParam(name) && stage.isSet(stage.getParam(name))
+                    && WARNED.add(estimator.uid() + " " + name)) {
+                estimator.log().warn("{} {}: {}={} is ignored; it shapes only MLlib's treeAggregate, and the sums of "
+                                + "this fit go through the switch (the input is stacked in blocks of about 1 MiB)",
+                        estimator.name(), estimator.uid(), name, stage.getOrDefault(stage.getParam(name)));
             }
         }
     }
@@ -152,6 +198,8 @@ public final class LinearFit {
     private FeatureSummary.Stats kept(final StatisticsStage.Outcome outcome) {
         stats = outcome.stats();
         statisticsKey = outcome.key();
+        instr.logNumExamples(stats.count());
+        instr.logSumOfWeights(stats.weightSum());
         return stats;
     }
 

@@ -1,8 +1,13 @@
 package org.switchml.spark.ml.linear;
 
+import org.apache.spark.SparkContext;
+import org.apache.spark.SparkContext$;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.Params;
+import scala.Option;
+
+import java.util.Locale;
 
 /**
  * What every SwitchML estimator adds to its MLlib parent, the same way for each: the params {@link #precision()}
@@ -24,9 +29,21 @@ public interface SwitchMLEstimator<E extends SwitchMLEstimator<E>> extends Param
         return switchml().precision();
     }
 
-    /** @see #precision() */
+    /**
+     * The precision a fit started now on this thread would use: the param when set, else
+     * {@code spark.switchml.precision} of the active Spark application (the thread's local property first), else
+     * the param's default.
+     *
+     * @see #precision()
+     */
     default String getPrecision() {
-        return getOrDefault(precision());
+        if (isSet(precision())) {
+            return getOrDefault(precision());
+        }
+        final Option<SparkContext> active = SparkContext$.MODULE$.getActive();
+        return active.isDefined()
+                ? SwitchMLParams.precision(active.get(), this, precision()).name().toLowerCase(Locale.ROOT)
+                : getOrDefault(precision());
     }
 
     /** @see #precision() */

@@ -88,7 +88,7 @@ public class SwitchMLLinearRegression extends LinearRegression implements Switch
 
     @Override
     public LinearRegressionModel train(final Dataset<?> dataset) {
-        final LinearFit.Estimator estimator = new LinearFit.Estimator(uid(), "SwitchMLLinearRegression",
+        final LinearFit.Estimator estimator = new LinearFit.Estimator(this, "SwitchMLLinearRegression",
                 "LinearRegression", LOG, switchml.reports());
         final String otherPath = otherPath(dataset);
         if (otherPath != null) {

@@ -1,5 +1,12 @@
 package org.switchml.spark.ml.classification;
 
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LogEvent;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.appender.AbstractAppender;
+import org.apache.logging.log4j.core.config.Configurator;
+import org.apache.logging.log4j.core.config.Property;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
@@ -49,6 +56,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -157,6 +165,76 @@ class SwitchMLLogisticRegressionTest {
                 h32.length - 1, h64.length - 1, objRel, coefRel);
         assertTrue(objRel < 1e-7, "objective rel diff " + objRel);
         assertTrue(coefRel < 1e-4, "coefficients rel diff " + coefRel);
+    }
+
+    /** The lines that {@code loggers} log while {@code body} runs, at INFO and above. */
+    private static List<String> logged(final Runnable body, final String... loggers) {
+        final List<String> lines = new CopyOnWriteArrayList<>();
+        final AbstractAppender capture = new AbstractAppender("drop-in-lines", null, null, true, Property.EMPTY_ARRAY) {
+            @Override
+            public void append(final LogEvent event) {
+                if (Arrays.asList(loggers).contains(event.getLoggerName())) {
+                    lines.add(event.getLevel() + " " + event.getMessage().getFormattedMessage());
+                }
+            }
+        };
+        capture.start();
+        final LoggerContext ctx = (LoggerContext) LogManager.getContext(false);
+        for (final String logger : loggers) {
+            Configurator.setLevel(logger, Level.INFO);
+        }
+        ctx.getConfiguration().getRootLogger().addAppender(capture, Level.INFO, null);
+        ctx.updateLoggers();
+        try {
+            body.run();
+        } finally {
+            ctx.getConfiguration().getRootLogger().removeAppender(capture.getName());
+            ctx.updateLoggers();
+            capture.stop();
+        }
+        return lines;
+    }
+
+    private static long count(final List<String> lines, final String text) {
+        return lines.stream().filter(l -> l.contains(text)).count();
+    }
+
+    /**
+     * What the drop-in does differently it says: params that shape only MLlib's treeAggregate are warned about once
+     * per estimator (CrossValidator's copies keep the uid), getPrecision answers what a fit would use, and a fit
+     * logs MLlib's own instrumentation lines.
+     */
+    @Test
+    void theDropInSaysWhatItDoesDifferently() {
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
+        lr.setMaxIter(3).setAggregationDepth(4).setMaxBlockSizeInMB(2.0);
+        final String ours = SwitchMLLogisticRegression.class.getName();
+        final String mllib = "org.apache.spark.ml.util.Instrumentation";
+        final List<String> lines = logged(() -> {
+            lr.fit(binomial);
+            lr.copy(ParamMap.empty()).fit(binomial);
+        }, ours, mllib);
+        assertEquals(1, count(lines, "aggregationDepth=4 is ignored"), String.join("\n", lines));
+        assertEquals(1, count(lines, "maxBlockSizeInMB=2.0 is ignored"), String.join("\n", lines));
+        assertTrue(lines.stream().filter(l -> l.contains("is ignored")).allMatch(l -> l.startsWith("WARN ")), "level");
+        // MLlib's lines, once per fit, as the stock estimator logs them
+        assertEquals(2, count(lines, "Stage class: SwitchMLLogisticRegression"), String.join("\n", lines));
+        assertEquals(2, count(lines, "{\"numFeatures\":6}"), String.join("\n", lines));
+        assertEquals(2, count(lines, "{\"numExamples\":600}"), String.join("\n", lines));
+        assertEquals(2, count(lines, "\"aggregationDepth\":4"), "the params set: " + String.join("\n", lines));
+        assertEquals(2, count(lines, "training finished"), String.join("\n", lines));
+        // Unset params warn about nothing.
+        final List<String> quiet = logged(() -> new SwitchMLLogisticRegression().setMaxIter(2).fit(binomial), ours);
+        assertEquals(0, count(quiet, "is ignored"), String.join("\n", quiet));
+
+        assertEquals("fp64", new SwitchMLLogisticRegression().getPrecision());
+        spark.sparkContext().setLocalProperty("spark.switchml.precision", "fp32");
+        try {
+            assertEquals("fp32", new SwitchMLLogisticRegression().getPrecision(), "unset: the setting's");
+            assertEquals("fp64", new SwitchMLLogisticRegression().setPrecision("FP64").getPrecision(), "set: its own");
+        } finally {
+            spark.sparkContext().setLocalProperty("spark.switchml.precision", null);
+        }
     }
 
     /** The estimator's precision param, when the user leaves it unset, follows spark.switchml.precision. */
