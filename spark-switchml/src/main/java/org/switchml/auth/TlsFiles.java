@@ -10,8 +10,20 @@ import io.grpc.TlsServerCredentials;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.util.Base64;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * TLS for the control plane's gRPC servers and clients, from PEM files: a server certificate chain and its
@@ -19,6 +31,10 @@ import java.net.UnknownHostException;
  * server's certificate (or its CA) and may present its own certificate.
  */
 public final class TlsFiles {
+    /** A PEM PKCS#8 private key, its base64 body as group 1. */
+    private static final Pattern PKCS8 =
+            Pattern.compile("-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----");
+
     private TlsFiles() {
     }
 
@@ -43,6 +59,11 @@ public final class TlsFiles {
             throw new IllegalArgumentException(what + ": TLS needs both a certificate chain and its key (PEM)");
         }
         try {
+            certificates(certChain);
+            privateKey(key);
+            if (!clientCa.isEmpty()) {
+                certificates(clientCa);
+            }
             final TlsServerCredentials.Builder b = TlsServerCredentials.newBuilder()
                     .keyManager(new File(certChain), new File(key));
             if (!clientCa.isEmpty()) {
@@ -71,6 +92,11 @@ public final class TlsFiles {
             transport = InsecureChannelCredentials.create();
         } else {
             try {
+                certificates(trustCert);
+                if (!clientCert.isEmpty() || !clientKey.isEmpty()) {
+                    certificates(clientCert);
+                    privateKey(clientKey);
+                }
                 final TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder().trustManager(new File(trustCert));
                 if (!clientCert.isEmpty() || !clientKey.isEmpty()) {
                     b.keyManager(new File(clientCert), new File(clientKey));
@@ -82,6 +108,44 @@ public final class TlsFiles {
             }
         }
         return token == null ? transport : CompositeChannelCredentials.create(transport, token.callCredentials());
+    }
+
+    /**
+     * Parses the X.509 certificates of a PEM file now, so that a wrong file is refused when the options are read
+     * rather than at the first TLS handshake (gRPC reads the bytes here and parses them only then).
+     */
+    private static void certificates(final String pem) throws IOException {
+        try (InputStream in = Files.newInputStream(Path.of(pem))) {
+            if (CertificateFactory.getInstance("X.509").generateCertificates(in).isEmpty()) {
+                throw new IOException(pem + " holds no certificate");
+            }
+        } catch (final CertificateException e) {
+            throw new IOException(pem + " holds no valid PEM certificate (" + e.getMessage() + ")", e);
+        }
+    }
+
+    /** Parses a PEM PKCS#8 private key ({@code BEGIN PRIVATE KEY}, unencrypted: what gRPC takes) now. */
+    private static void privateKey(final String pem) throws IOException {
+        final String text = Files.readString(Path.of(pem), StandardCharsets.US_ASCII);
+        final Matcher m = PKCS8.matcher(text);
+        if (!m.find()) {
+            throw new IOException(pem + " holds no unencrypted PKCS#8 private key (-----BEGIN PRIVATE KEY-----)");
+        }
+        final byte[] der;
+        try {
+            der = Base64.getMimeDecoder().decode(m.group(1));
+        } catch (final IllegalArgumentException e) {
+            throw new IOException(pem + ": the private key is not valid base64", e);
+        }
+        for (final String algorithm : new String[] {"RSA", "EC", "Ed25519", "Ed448"}) {
+            try {
+                KeyFactory.getInstance(algorithm).generatePrivate(new PKCS8EncodedKeySpec(der));
+                return;
+            } catch (final GeneralSecurityException e) {
+                // not this algorithm
+            }
+        }
+        throw new IOException(pem + " holds no RSA, EC or EdDSA PKCS#8 private key");
     }
 
     /**

@@ -85,7 +85,6 @@ public final class ControllerMain {
                 cl.usage(new PrintWriter(out, true));
                 return 0;
             }
-            o.service.check(cl);
             if (o.electionId != null && o.electionId < 1) {
                 throw new CommandLine.ParameterException(cl, "--election-id " + o.electionId
                         + ": an election id is 1 to 2^63-1 (omit it for the highest there is)");
@@ -95,10 +94,11 @@ public final class ControllerMain {
             } catch (final IllegalArgumentException e) {
                 throw new CommandLine.ParameterException(cl, "--dataplane " + o.dataplane + ": " + e.getMessage());
             }
+            ServiceOptions.readable(cl, "--p4-json", o.p4Json);
+            ServiceOptions.readable(cl, "--hosts", o.hosts);
+            o.service.check(cl);
         } catch (final CommandLine.ParameterException e) {
-            err.println(NAME + ": " + e.getMessage());
-            cl.usage(new PrintWriter(err, true));
-            return 2;
+            return ServiceOptions.usageError(NAME, e, err);
         }
         final JobServiceServer server;
         try {

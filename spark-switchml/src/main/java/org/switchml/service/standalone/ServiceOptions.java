@@ -15,6 +15,8 @@ import picocli.CommandLine.Option;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
@@ -130,9 +132,41 @@ final class ServiceOptions {
         } catch (final IllegalArgumentException e) {
             throw new CommandLine.ParameterException(cl, e.getMessage());
         }
+        // Bad files and names are the user's input too: refused here, before the token file is written.
+        resolvable(cl, "--service-host", host);
+        try {
+            TlsFiles.server(tlsCert, tlsKey, clientCa, host, "the job service on " + host);
+            if (Files.exists(tokenFile)) {
+                Tenants.read(tokenFile);
+            }
+        } catch (final RuntimeException e) {
+            throw new CommandLine.ParameterException(cl, e.getMessage() != null ? e.getMessage() : rootMessage(e));
+        }
     }
 
-    /** The quotas the options give. */
+    /** Refuses an {@code option} whose {@code host} does not resolve. */
+    static void resolvable(final CommandLine cl, final String option, final String host) {
+        try {
+            InetAddress.getByName(host);
+        } catch (final UnknownHostException e) {
+            throw new CommandLine.ParameterException(cl, option + " " + host + ": unknown host");
+        }
+    }
+
+    /** Refuses an {@code option} whose {@code file} is not a readable regular file. */
+    static void readable(final CommandLine cl, final String option, final Path file) {
+        if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+            throw new CommandLine.ParameterException(cl, option + " " + file + ": "
+                    + (Files.exists(file) ? "not a readable file" : "no such file"));
+        }
+    }
+
+    /** A usage error as one line on {@code err}: the program, the message, where help is. */
+    static int usageError(final String program, final CommandLine.ParameterException e, final PrintStream err) {
+        err.println(program + ": " + e.getMessage() + " (" + program + " --help lists the options)");
+        return 2;
+    }
+
     /**
      * The quotas the options give for a switch that serves {@code tenants} tokens: the per-token quotas left unset
      * follow {@link Quotas#forTenants} (with one token every application is the same tenant).

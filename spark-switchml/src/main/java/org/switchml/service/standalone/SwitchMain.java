@@ -17,8 +17,7 @@ import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,8 +27,9 @@ import java.util.concurrent.CountDownLatch;
  * The standalone software switch ({@code bin/switchml-switch}): the dataplane lanes, the controller that owns
  * them (in this JVM), and the job service applications ask for jobs. Runs until killed.
  *
- * <p>Usage errors print the error and the usage and exit 2; a switch that cannot start (port in use, unknown
- * host, unreadable TLS files) prints one line naming what failed and exits 1. Once serving it prints one line
+ * <p>Bad input (a bad option or value, an unknown host, unreadable TLS or token files, a token file others may
+ * read) prints one line naming it and exits 2, before the token file is written; a switch that cannot start (a
+ * port in use) prints one line naming what failed and exits 1. Once serving it prints one line
  * {@code switchml-switch: dataplane HOST:PORT[,PORT...] jobs HOST:PORT token FILE p4runtime off|HOST:PORT}.
  */
 @Command(name = SwitchMain.NAME, mixinStandardHelpOptions = true, sortOptions = false,
@@ -89,9 +89,7 @@ public final class SwitchMain {
         try {
             o.parse(cl, args);
         } catch (final CommandLine.ParameterException e) {
-            err.println(NAME + ": " + e.getMessage());
-            cl.usage(new PrintWriter(err, true));
-            return 2;
+            return ServiceOptions.usageError(NAME, e, err);
         }
         if (cl.isUsageHelpRequested() || cl.isVersionHelpRequested()) {
             cl.usage(new PrintWriter(out, true));
@@ -127,6 +125,7 @@ public final class SwitchMain {
             throw new CommandLine.ParameterException(cl, "--port " + port + " with --lanes " + lanes
                     + " is outside 0..65535");
         }
+        ServiceOptions.resolvable(cl, "--host", host);
         service.check(cl);
         if (!p4runtimePort.equals("off")) {
             final int p;
@@ -142,6 +141,18 @@ public final class SwitchMain {
             if (p4runtimeTokenFile == null) {
                 throw new CommandLine.ParameterException(cl, "--p4runtime-port needs --p4runtime-token-file (the "
                         + "operators' token, not the applications')");
+            }
+            ServiceOptions.resolvable(cl, "--p4runtime-host", p4runtimeHost);
+            try {
+                TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
+                        "the P4Runtime server on " + p4runtimeHost);
+                final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
+                if (Files.exists(service.tokenFile) && Tenants.read(service.tokenFile).contains(operators)) {
+                    throw new IllegalArgumentException(operatorsTokenClash());
+                }
+            } catch (final RuntimeException e) {
+                throw new CommandLine.ParameterException(cl, e.getMessage() != null ? e.getMessage()
+                        : ServiceOptions.rootMessage(e));
             }
         } else if (p4runtimeWrites) {
             throw new CommandLine.ParameterException(cl, "--p4runtime-writes needs --p4runtime-port");
@@ -199,10 +210,14 @@ public final class SwitchMain {
         }
     }
 
-    /** Starts what the options describe; errors name the host and port that failed. */
+    private String operatorsTokenClash() {
+        return "--p4runtime-token-file " + p4runtimeTokenFile + " holds an application token of --token-file "
+                + service.tokenFile + ": P4Runtime reads show every job's secret, so the operators' token must be one "
+                + "no application holds";
+    }
+
+    /** Starts what the options describe (checked by {@link #parse}); errors name the host and port that failed. */
     Running start(final PrintStream out) {
-        resolve(host, "--host");
-        resolve(service.host, "--service-host");
         final Tenants tokens = service.tokens(out, NAME);
         final List<Integer> ports = new ArrayList<>();
         for (int i = 0; i < lanes; i++) {
@@ -220,12 +235,9 @@ public final class SwitchMain {
             if (p4runtimePort.equals("off")) {
                 return SwitchRuntimeServer.startInProcess(dataplane);
             }
-            resolve(p4runtimeHost, "--p4runtime-host");
             final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
             if (tokens.contains(operators)) {
-                throw new IllegalStateException("--p4runtime-token-file " + p4runtimeTokenFile + " holds an "
-                        + "application token of --token-file " + service.tokenFile + ": P4Runtime reads show every "
-                        + "job's secret, so the operators' token must be one no application holds");
+                throw new IllegalStateException(operatorsTokenClash());
             }
             return SwitchRuntimeServer.start(dataplane, p4runtimeHost, Integer.parseInt(p4runtimePort), deviceId,
                     TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
@@ -237,13 +249,5 @@ public final class SwitchMain {
                 own -> p4runtimeWrites ? own : own.withHighestElectionId(), ServiceOptions.mtuOf(host),
                 (controller, d) -> service.start(controller, d, tokens, "switch " + sw.address()));
         return new Running(stack, service.host, service.tokenFile);
-    }
-
-    private static void resolve(final String h, final String option) {
-        try {
-            InetAddress.getByName(h);
-        } catch (final UnknownHostException e) {
-            throw new IllegalStateException(option + " " + h + ": unknown host");
-        }
     }
 }

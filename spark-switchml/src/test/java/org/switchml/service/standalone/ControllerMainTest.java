@@ -35,6 +35,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -157,6 +158,15 @@ class ControllerMainTest {
                 "--election-id", "0"}, new PrintStream(new ByteArrayOutputStream()),
                 new PrintStream(zero, true, StandardCharsets.UTF_8)));
         assertTrue(zero.toString(StandardCharsets.UTF_8).contains("--election-id 0"), zero.toString(StandardCharsets.UTF_8));
+        final ByteArrayOutputStream noFile = new ByteArrayOutputStream();
+        final Path json = Files.writeString(dir.resolve("p4.json"), "{}");
+        final Path token = dir.resolve("never-written");
+        assertEquals(2, ControllerMain.run(new String[] {"--p4-json", json.toString(), "--hosts",
+                dir.resolve("no-hosts").toString(), "--dataplane", "127.0.0.1:1", "--token-file", token.toString()},
+                new PrintStream(new ByteArrayOutputStream()), new PrintStream(noFile, true, StandardCharsets.UTF_8)));
+        assertEquals("switchml-controller: --hosts " + dir.resolve("no-hosts") + ": no such file "
+                + "(switchml-controller --help lists the options)", noFile.toString(StandardCharsets.UTF_8).trim());
+        assertFalse(Files.exists(token), "a refused start wrote the token file");
         final int dead;
         try (ServerSocket s = new ServerSocket(0)) {
             dead = s.getLocalPort();

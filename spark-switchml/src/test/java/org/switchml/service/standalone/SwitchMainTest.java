@@ -15,6 +15,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Set;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -72,6 +74,7 @@ class SwitchMainTest {
             assertEquals(2, o.code(), String.join(" ", cases[i]));
             final String first = o.err().lines().findFirst().orElse("");
             assertTrue(first.startsWith("switchml-switch: ") && first.contains(expected[i]), first);
+            assertEquals(1, o.err().lines().count(), "one line: " + o.err());
             assertFalse(o.err().contains("Exception") || o.err().contains("\tat "), o.err());
         }
     }
@@ -89,10 +92,38 @@ class SwitchMainTest {
     }
 
     @Test
-    void anUnknownHostIsNamedAndExitsOne() throws Exception {
-        final Outcome o = run("--host", "no-such-host.invalid", "--token-file", dir.resolve("token").toString());
-        assertEquals(1, o.code());
-        assertTrue(o.err().contains("no-such-host.invalid") && o.err().contains("unknown host"), o.err());
+    void anUnknownHostIsBadInputNamedBeforeTheTokenIsWritten() throws Exception {
+        final Path token = dir.resolve("unknown-host-token");
+        for (final String option : new String[] {"--host", "--service-host"}) {
+            final Outcome o = run(option, "no-such-host.invalid", "--token-file", token.toString());
+            assertEquals(2, o.code(), o.err());
+            assertTrue(o.err().contains(option + " no-such-host.invalid: unknown host"), o.err());
+            assertEquals(1, o.err().lines().count(), o.err());
+        }
+        assertFalse(Files.exists(token), "a refused start wrote the token file");
+    }
+
+    @Test
+    void unreadableTlsFilesAreBadInputNamedBeforeTheTokenIsWritten() throws Exception {
+        final Path token = dir.resolve("tls-token");
+        final String missing = dir.resolve("no-such.pem").toString();
+        final Path notPem = Files.writeString(dir.resolve("not.pem"), "not a certificate\n");
+        final String[][] cases = {{"--tls-cert", missing, "--tls-key", missing},
+                {"--tls-cert", notPem.toString(), "--tls-key", notPem.toString()}, {"--tls-cert", notPem.toString()},
+                {"--client-ca", notPem.toString()}, {"--service-host", "0.0.0.0"}};
+        final String[] expected = {"cannot read the TLS files", "cannot read the TLS files", "needs both",
+                "a client CA needs a server certificate", "beyond loopback, so it needs TLS"};
+        for (int i = 0; i < cases.length; i++) {
+            final List<String> args = new ArrayList<>(List.of("--port", "0", "--service-port", "0", "--token-file",
+                    token.toString()));
+            args.addAll(List.of(cases[i]));
+            final Outcome o = run(args.toArray(String[]::new));
+            assertEquals(2, o.code(), String.join(" ", cases[i]) + ": " + o.err());
+            assertTrue(o.err().contains(expected[i]), o.err());
+            assertEquals(1, o.err().lines().count(), o.err());
+            assertFalse(o.err().contains("\tat "), o.err());
+        }
+        assertFalse(Files.exists(token), "a refused start wrote the token file");
     }
 
     @Test
@@ -125,7 +156,7 @@ class SwitchMainTest {
     void aTooShortTokenIsRefused() throws Exception {
         final Path token = PrivateFiles.write(dir.resolve("short"), "abc\n");
         final Outcome o = run("--port", "0", "--service-port", "0", "--token-file", token.toString());
-        assertEquals(1, o.code());
+        assertEquals(2, o.code());
         assertTrue(o.err().contains("at least 16"), o.err());
         assertThrows(IllegalArgumentException.class, () -> SwitchMain.start(System.out, "--lanes", "99"));
     }
@@ -136,7 +167,7 @@ class SwitchMainTest {
         for (final String mode : new String[] {"rw-r--r--", "rw-r-----", "rw-----w-"}) {
             Files.setPosixFilePermissions(token, PosixFilePermissions.fromString(mode));
             final Outcome o = run("--port", "0", "--service-port", "0", "--token-file", token.toString());
-            assertEquals(1, o.code(), mode);
+            assertEquals(2, o.code(), mode);
             assertTrue(o.err().contains("is not private (mode " + mode) && o.err().contains("chmod 600 " + token),
                     o.err());
             assertFalse(o.err().contains("\tat "), o.err());
@@ -156,7 +187,7 @@ class SwitchMainTest {
         final Path ops = PrivateFiles.write(dir.resolve("ops-same"), "tenant-two-token-0123456789\n");
         final Outcome o = run("--port", "0", "--service-port", "0", "--token-file", apps.toString(),
                 "--p4runtime-port", "0", "--p4runtime-token-file", ops.toString());
-        assertEquals(1, o.code(), o.err());
+        assertEquals(2, o.code(), o.err());
         assertTrue(o.err().contains("--p4runtime-token-file " + ops) && o.err().contains("application token"), o.err());
         assertFalse(o.err().contains("tenant-two-token"), "the error shows the token: " + o.err());
         // Positive control: an operators' token of its own starts.
