@@ -100,7 +100,7 @@ final class AllReduceOperation {
         }
         io.activate(spec.jobId(), this);
         lastProgressNs = System.nanoTime();
-        retransmission = new Retransmission(poolSize, lanes.length, session.rtt(), io, (slot, lossDetected) -> {
+        retransmission = new Retransmission(poolSize, lanes.length, session.rtt(), io.link, (slot, lossDetected) -> {
             if (lossDetected) {
                 io.countLossDetectedRetransmission();
             } else {

@@ -211,7 +211,7 @@ public final class SwitchMLClient implements AutoCloseable {
     }
 
     /** The socket's handler: routes results to the operation in progress. Event-loop confined. */
-    static final class Handler extends ChannelInboundHandlerAdapter implements Retransmission.Link {
+    static final class Handler extends ChannelInboundHandlerAdapter {
         private final ClientOptions options;
         PacketSender sender;
         /**
@@ -292,7 +292,7 @@ public final class SwitchMLClient implements AutoCloseable {
             lastTickAllNs = now;
             if (gap > Retransmission.STALL_NS) {
                 // The thread stood still (each call times out nothing for the stall either): so did the results.
-                lastAnswerNs += gap - Retransmission.TICK_NS;
+                link.stalled(gap - Retransmission.TICK_NS);
             }
             // A tick may end its call (and remove it from the list): tick a copy.
             for (final AllReduceOperation op : ticking.toArray(new AllReduceOperation[0])) {
@@ -300,32 +300,8 @@ public final class SwitchMLClient implements AutoCloseable {
             }
         }
 
-        /** Datagrams of every call this socket sent so far: the order in which they entered its link. */
-        private long txCount;
-        /** The socket's latest result of any call: when it came, and the transmission count of what it answered. */
-        private long lastAnswerNs;
-        private long lastAnsweredTx = -1;
-
-        @Override
-        public long nextTx() {
-            return txCount++;
-        }
-
-        @Override
-        public void answered(final long firstTx, final long now) {
-            lastAnswerNs = now;
-            lastAnsweredTx = firstTx;
-        }
-
-        @Override
-        public long lastAnsweredTx() {
-            return lastAnsweredTx;
-        }
-
-        @Override
-        public long lastAnswerNs() {
-            return lastAnswerNs;
-        }
+        /** The link this socket's calls share (loss recovery's order and latest result). */
+        final LinkClock link = new LinkClock();
 
         /** Counts a packet sent again after its retransmission timeout. */
         void countTimeoutRetransmission() {

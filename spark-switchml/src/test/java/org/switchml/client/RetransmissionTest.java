@@ -18,41 +18,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RetransmissionTest {
     private static final long MS = 1_000_000;
 
-    /** The worker socket's link, as the client keeps it. */
-    private static final class FakeLink implements Retransmission.Link {
-        long tx;
-        long lastAnsweredTx = -1;
-        long lastAnswerNs;
-
-        @Override
-        public long nextTx() {
-            return tx++;
-        }
-
-        @Override
-        public void answered(final long firstTx, final long now) {
-            lastAnsweredTx = firstTx;
-            lastAnswerNs = now;
-        }
-
-        @Override
-        public long lastAnsweredTx() {
-            return lastAnsweredTx;
-        }
-
-        @Override
-        public long lastAnswerNs() {
-            return lastAnswerNs;
-        }
-    }
-
     /** A resend: which slot, and why. */
     private record Sent(int slot, boolean lossDetected) {
     }
 
     /** A policy for {@code pool} slots on {@code lanes} lanes, first timeout 10 ms (ceiling 500), at time 0. */
     private static final class Bed {
-        final FakeLink link = new FakeLink();
+        final LinkClock link = new LinkClock();
         final List<Sent> resent = new ArrayList<>();
         final RttEstimator rtt = new RttEstimator(MS, 10 * MS, 500 * MS);
         final Retransmission policy;
