@@ -32,7 +32,7 @@ final class BenchOptions implements Cli.Validated {
             1 << 22, 1 << 24);
     /** Worker counts of the default sweep. */
     static final List<Integer> DEFAULT_WORKERS = List.of(2, 4, 8);
-    /** Default k: the best-performing size measured on loopback (docs/benchmarks.md). */
+    /** Default k: the best-performing size measured on loopback (docs/results/README.md, "k, pool and lanes on loopback"). */
     static final int DEFAULT_K = 4096;
     /** Default pool bytes in flight per worker when --pool is not given (pool = bytes / (4k)). */
     static final int DEFAULT_WINDOW_BYTES = 128 << 10;

@@ -13,7 +13,7 @@ package org.switchml.optim;
  * gradient's with all of them) are computed in the sweep that stores the pair, and kept in the state. Then
  * one sweep forms the direction. Two sweeps over the history per iteration instead of about {@code 2m}:
  * about half the memory read (at 10^7 coefficients on a 2-vCPU VM, the pair update and the direction took
- * 489–612 ms per iteration against 621–647 ms; docs/benchmarks.md, "Where the time goes"). The iterates are those of the
+ * 489–612 ms per iteration against 621–647 ms; docs/results/README.md, "The replicated L-BFGS update"). The iterates are those of the
  * two-loop form up to rounding (not bit-identical with breeze); every task still computes the same bits.
  */
 public final class Lbfgs extends QuasiNewton {

@@ -19,9 +19,9 @@ import java.util.Map;
  * its share), and k and the pool follow the path.
  */
 public final class StagePlans {
-    /** The software switch's best measured k on loopback (docs/benchmarks.md, "Why k = 4096"); larger buys nothing. */
+    /** The software switch's best measured k on loopback (docs/results/README.md, "k, pool and lanes on loopback"); larger buys nothing. */
     public static final int BEST_SOFTWARE_K = 4096;
-    /** Bytes in flight per worker that the auto pool size aims at: 8 slots of k = 4096 (docs/benchmarks.md, "Why k = 4096"). */
+    /** Bytes in flight per worker that the auto pool size aims at: 8 slots of k = 4096 (docs/results/README.md, "k, pool and lanes on loopback"). */
     static final int IN_FLIGHT_BYTES = 128 * 1024;
     /** k when nothing is known about the path: fits a 1500-byte Ethernet MTU. */
     static final int DEFAULT_MTU = 1500;
