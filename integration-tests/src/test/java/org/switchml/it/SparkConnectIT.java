@@ -244,6 +244,49 @@ class SparkConnectIT {
         assertEquals(0.5, ConnectMl.asDouble(lr.params().get("regParam")), lr.params().toString());
     }
 
+    /**
+     * Stock LinearSVC and LinearRegression (l-bfgs) fits train as their drop-ins through the switch, with the
+     * coefficients of the same request in a session without the plugin.
+     */
+    @Test
+    void stockLinearSvcAndLinearRegressionTrainThroughTheSwitch() {
+        for (final String estimator : List.of("org.apache.spark.ml.classification.LinearSVC",
+                "org.apache.spark.ml.regression.LinearRegression")) {
+            final Map<String, Object> params = params(50, 0.01);
+            if (estimator.endsWith("LinearRegression")) {
+                params.put("solver", "l-bfgs");
+            }
+            final String uid = uid();
+            final long before = operator.totals().jobs().packetsIn();
+            final String model = client.fit(estimator, uid, params, client.read("libsvm", data.toString()));
+            final String report = fitReport(uid);
+            System.out.println("[it] " + estimator + ": " + report);
+            assertTrue(report.contains("viaSwitch=true") && report.contains("fallbacks=0"), report);
+            assertTrue(operator.totals().jobs().packetsIn() > before, estimator + ": the switch counted no packet");
+            final double[] viaSwitch = withIntercept(client, model);
+            try (ConnectMl stockSession = client.newSession()) {
+                stockSession.unsetConf(BACKEND_KEY);
+                final String stockUid = uid();
+                final long stockBefore = operator.totals().jobs().packetsIn();
+                final String stockModel = stockSession.fit(estimator, stockUid, params,
+                        stockSession.read("libsvm", data.toString()));
+                assertEquals(stockBefore, operator.totals().jobs().packetsIn(), "the stock fit went through the switch");
+                assertFalse(server.output().contains(stockUid + ": FitReport"), "the drop-in trained the stock fit");
+                final double rel = relativeL2(viaSwitch, withIntercept(stockSession, stockModel));
+                System.out.printf("[it] %s through the switch vs stock MLlib: coefficients differ by %.3e%n",
+                        estimator, rel);
+                assertTrue(rel <= 1e-3, estimator + ": coefficients differ by " + rel);
+            }
+        }
+    }
+
+    private static double[] withIntercept(final ConnectMl c, final String model) {
+        final double[] w = ConnectMl.asDoubles(c.fetch(model, "coefficients"));
+        final double[] all = Arrays.copyOf(w, w.length + 1);
+        all[w.length] = ConnectMl.asDouble(c.fetch(model, "intercept"));
+        return all;
+    }
+
     @Test
     void aFitItsClientInterruptsEndsItsBarrierStageAndLeavesNoJobOnTheSwitch() throws Exception {
         try (ConnectMl session = client.newSession()) {
