@@ -93,6 +93,9 @@ final class Retransmission {
 
     /** When the latest result came (the call's start before the first). */
     private long lastAnswerNs;
+    /** The call's start, and whether a result came since. */
+    private final long startNs;
+    private boolean answeredAny;
     /** No timeout retransmission before this: a round waits a (backed-off) timeout after the previous one. */
     private long nextRoundNs;
     /** The packets sent as probes, and whether the result of one came since the latest timeout round. */
@@ -136,7 +139,10 @@ final class Retransmission {
         this.probeOfLane = new int[lanes];
         this.probeStartOfLane = new long[lanes];
         this.lastAnswerNs = now;
-        this.nextRoundNs = now;
+        this.startNs = now;
+        // The first round waits as long as recent calls waited for their first result: other workers late to the
+        // call are not a loss (a loss is still recovered then, or as soon as the first result comes).
+        this.nextRoundNs = now + rtt.firstResultAllowanceNs();
         this.lastTickNs = now;
     }
 
@@ -180,6 +186,13 @@ final class Retransmission {
         }
         outstanding[slot] = -1;
         lastAnswerNs = now;
+        if (!answeredAny) {
+            answeredAny = true;
+            rtt.firstResult(now - startNs);
+            if (nextRoundNs - now > 0) {
+                nextRoundNs = now; // every worker has sent: expired packets are lost or queued, not early
+            }
+        }
         final int lane = slot % lanes;
         laneAnswerNs[lane] = now;
         laneAnsweredTx[lane] = firstTx[slot];

@@ -24,14 +24,27 @@ class RetransmissionTest {
 
     /** A policy for {@code pool} slots on {@code lanes} lanes, first timeout 10 ms (ceiling 500), at time 0. */
     private static final class Bed {
-        final LinkClock link = new LinkClock();
+        final LinkClock link;
         final List<Sent> resent = new ArrayList<>();
-        final RttEstimator rtt = new RttEstimator(MS, 10 * MS, 500 * MS);
+        final RttEstimator rtt;
         final Retransmission policy;
         long now;
 
         Bed(final int pool, final int lanes) {
-            policy = new Retransmission(pool, lanes, rtt, link, (slot, loss) -> resent.add(new Sent(slot, loss)), 0);
+            this(pool, lanes, new LinkClock(), new RttEstimator(MS, 10 * MS, 500 * MS), 0);
+        }
+
+        private Bed(final int pool, final int lanes, final LinkClock link, final RttEstimator rtt, final long start) {
+            this.link = link;
+            this.rtt = rtt;
+            this.now = start;
+            policy = new Retransmission(pool, lanes, rtt, link, (slot, loss) -> resent.add(new Sent(slot, loss)),
+                    start);
+        }
+
+        /** The session's next call, on the same socket and round-trip estimate, starting now. */
+        Bed nextCall(final int pool, final int lanes) {
+            return new Bed(pool, lanes, link, rtt, now);
         }
 
         /** Sends packets {@code from}..{@code to - 1} on slots {@code q mod pool}, 10 us apart from now on. */
@@ -94,6 +107,52 @@ class RetransmissionTest {
         b.tickTo(60 * MS);
         assertTrue(b.resent.subList(before, b.resent.size()).containsAll(List.of(new Sent(2, false),
                 new Sent(3, false), new Sent(1, false))), "after an answered probe every expired packet: " + b.resent);
+    }
+
+    /**
+     * In Spark the executors reach an aggregation apart: a call waits for the late ones' first contribution, and
+     * nothing was lost. The first call cannot know and probes; the next, as late, sends nothing again; a first
+     * packet lost in a later call is still sent again, once the wait the calls learned has passed.
+     */
+    @Test
+    void aCallWaitingForLateWorkersAsTheLastOneDidSendsNothingAgain() {
+        final Bed first = new Bed(4, 2);
+        first.send(0, 4, 4);
+        first.tickTo(30 * MS); // the other workers send 30 ms late
+        assertTrue(!first.resent.isEmpty(), "the first call knows no better than to probe (positive control)");
+        first.tickTo(31 * MS);
+        for (int slot = 0; slot < 4; slot++) {
+            first.answer(slot);
+        }
+        final Bed second = first.nextCall(4, 2);
+        second.send(4, 8, 4);
+        second.tickTo(second.now + 30 * MS); // as late again
+        assertTrue(second.resent.isEmpty(), "a wait like the last one's is probed: " + second.resent);
+        second.tickTo(second.now + MS);
+        for (int slot = 0; slot < 4; slot++) {
+            second.answer(slot);
+        }
+        // The next call's first packets are lost while the others are on time: their results come at 2 ms, and
+        // packet 8's loss is found by the timeout, not a learned 31 ms later.
+        final Bed third = second.nextCall(4, 2);
+        final long start = third.now;
+        third.send(8, 12, 4);
+        third.tickTo(start + 2 * MS);
+        for (int slot = 1; slot < 4; slot++) {
+            third.answer(slot);
+        }
+        third.tickTo(start + 30 * MS);
+        assertEquals(List.of(8 % 4), third.resent.stream().map(Sent::slot).distinct().toList(), third.resent.toString());
+        // And when every packet of a call is lost, the learned wait bounds the recovery: probes by then.
+        final Bed fourth = third.nextCall(4, 2);
+        final long start4 = fourth.now;
+        for (int slot = 0; slot < 4; slot++) {
+            if (fourth.policy.outstanding(slot) < 0) {
+                fourth.policy.sent(slot, 12 + slot, fourth.now);
+            }
+        }
+        fourth.tickTo(start4 + fourth.rtt.firstResultAllowanceNs() + fourth.rtt.rtoNs() + 2 * MS);
+        assertTrue(!fourth.resent.isEmpty(), "nothing sent again within the learned wait and a timeout");
     }
 
     @Test
