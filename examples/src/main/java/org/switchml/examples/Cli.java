@@ -265,6 +265,16 @@ final class Cli {
         return v;
     }
 
+    /**
+     * Ends the JVM with {@code code} unless it is 0; a run that succeeded returns from {@code main} instead, as
+     * any application's main does under spark-submit.
+     */
+    static void exitOnFailure(final int code) {
+        if (code != 0) {
+            System.exit(code);
+        }
+    }
+
     /** An I/O failure reading {@code what} as input the program cannot use. */
     static BadInput unreadable(final String what, final IOException e) {
         return new BadInput(what + ": " + (e.getMessage() == null ? e.toString() : firstLine(e.toString())), e);

@@ -76,11 +76,9 @@ public final class ConnectFit {
                           double[] loadedCoefficients) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, System.out, System.err));
     }
 
     /** Parses {@code args}, runs, and returns the exit code. */

@@ -85,11 +85,9 @@ public final class TrainLinearModels {
     record Row2(String name, double seconds, int iterations, double objective, double metric, String switched) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, null, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, null, System.out, System.err));
     }
 
     /** Parses, runs in {@code spark} (or a session of its own), returns the exit code. */

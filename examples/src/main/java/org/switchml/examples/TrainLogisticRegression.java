@@ -223,11 +223,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
     record Input(String description, Dataset<Row> train, Dataset<Row> test) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, null, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, null, System.out, System.err));
     }
 
     /**

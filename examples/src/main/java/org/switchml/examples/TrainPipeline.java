@@ -102,11 +102,9 @@ public final class TrainPipeline {
                    double accuracy, double loadedAuc, double loadedAccuracy, long rows, long differing) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, null, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, null, System.out, System.err));
     }
 
     /** As {@link TrainLogisticRegression#run}: parses, runs in {@code spark} (or its own session), returns the exit code. */
