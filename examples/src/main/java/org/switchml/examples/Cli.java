@@ -6,13 +6,16 @@ import org.apache.spark.SparkConf;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine;
+import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * The example programs' command lines, parsed with picocli the same way everywhere: {@code --help}
@@ -152,6 +155,22 @@ final class Cli {
     }
 
     /**
+     * A mixin whose options' defaults the command that holds it chooses, so that one declaration serves programs
+     * with different defaults. {@link #parse} hands them to picocli, which applies them through the option setters
+     * (the same checks as a value given on the command line) and shows them for {@code ${DEFAULT-VALUE}} in --help.
+     */
+    interface Defaults {
+        /** The default of {@code option} (its longest name) as it would be written on the command line; null for none. */
+        String defaultValue(String option);
+    }
+
+    /** The default a {@link Defaults} mixin chooses for {@code arg}; null for any other option (picocli's own then). */
+    private static String mixinDefault(final ArgSpec arg) throws Exception {
+        return arg instanceof OptionSpec o && arg.scope() != null && arg.scope().get() instanceof Defaults d
+                ? d.defaultValue(o.longestName()) : null;
+    }
+
+    /**
      * Parses {@code args} into {@code command}'s annotated fields and setters. Returns {@link #PROCEED}
      * when the program should run, 0 after printing the usage to {@code out}, or {@link #EXIT_USAGE}
      * after printing the error as {@code name: message} and {@code Try --help.} to {@code err}.
@@ -159,7 +178,8 @@ final class Cli {
     static int parse(final String name, final Object command, final String[] args, final PrintStream out,
                      final PrintStream err) {
         // Wide enough for the descriptions' own line breaks.
-        final CommandLine cl = new CommandLine(command).setUsageHelpWidth(120);
+        final CommandLine cl = new CommandLine(command).setUsageHelpWidth(120)
+                .setDefaultValueProvider(Cli::mixinDefault);
         try {
             cl.parseArgs(args);
             if (cl.isUsageHelpRequested()) {
@@ -200,6 +220,59 @@ final class Cli {
     /** A usage error of {@code cl}. */
     static ParameterException usage(final CommandLine cl, final String message) {
         return new ParameterException(cl, message);
+    }
+
+    /** {@code v}, else a usage error {@code FLAG must be >= MIN, got V} (for option setters). */
+    static int atLeast(final CommandSpec spec, final String flag, final int v, final int min) {
+        if (v < min) {
+            throw usage(spec, flag + " must be >= " + min + ", got " + v);
+        }
+        return v;
+    }
+
+    /** {@code v}, else (negative or NaN) a usage error {@code FLAG must be >= 0, got V}. */
+    static double nonNegative(final CommandSpec spec, final String flag, final double v) {
+        if (!(v >= 0)) {
+            throw usage(spec, flag + " must be >= 0, got " + v);
+        }
+        return v;
+    }
+
+    /** {@code v}, else (outside [0, 1], or NaN) a usage error {@code FLAG must be in [0, 1], got V}. */
+    static double closedUnitInterval(final CommandSpec spec, final String flag, final double v) {
+        if (!(v >= 0 && v <= 1)) {
+            throw usage(spec, flag + " must be in [0, 1], got " + v);
+        }
+        return v;
+    }
+
+    /** {@code v}, else (0, 1 or outside, or NaN) a usage error {@code FLAG must be in (0, 1), got V}: a share held out. */
+    static double openUnitInterval(final CommandSpec spec, final String flag, final double v) {
+        if (!(v > 0 && v < 1)) {
+            throw usage(spec, flag + " must be in (0, 1), got " + v);
+        }
+        return v;
+    }
+
+    /** {@code v}, else a usage error {@code FLAG must be A, B or C, got 'V'}. */
+    static String oneOf(final CommandSpec spec, final String flag, final String v, final String... allowed) {
+        final List<String> all = List.of(allowed);
+        if (!all.contains(v)) {
+            final String choices = all.size() == 1 ? all.get(0)
+                    : String.join(", ", all.subList(0, all.size() - 1)) + " or " + all.get(all.size() - 1);
+            throw usage(spec, flag + " must be " + choices + ", got '" + v + "'");
+        }
+        return v;
+    }
+
+    /**
+     * Ends the JVM with {@code code} unless it is 0; a run that succeeded returns from {@code main} instead, as
+     * any application's main does under spark-submit.
+     */
+    static void exitOnFailure(final int code) {
+        if (code != 0) {
+            System.exit(code);
+        }
     }
 
     /** An I/O failure reading {@code what} as input the program cannot use. */

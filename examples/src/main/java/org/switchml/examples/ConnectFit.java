@@ -4,6 +4,7 @@ import org.apache.spark.connect.proto.Relation;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.BufferedWriter;
@@ -56,35 +57,17 @@ public final class ConnectFit {
     @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
     boolean verbose;
 
-    int maxIter = 30;
-    double regParam = 0.01;
+    @Mixin
+    final FitOptions fit = new FitOptions(30, 0.01);
+
     int rows = 4000;
     int features = 12;
     String host;
     int port;
 
-    @Option(names = "--max-iter", paramLabel = "N", description = "maxIter (default 30)")
-    void maxIter(final int v) {
-        if (v < 0) {
-            throw Cli.usage(spec, "--max-iter must be >= 0, got " + v);
-        }
-        maxIter = v;
-    }
-
-    @Option(names = "--reg-param", paramLabel = "R", description = "regParam (default 0.01)")
-    void regParam(final double v) {
-        if (!(v >= 0)) {
-            throw Cli.usage(spec, "--reg-param must be >= 0, got " + v);
-        }
-        regParam = v;
-    }
-
     @Option(names = "--rows", paramLabel = "N", description = "rows of the synthetic data (default 4000)")
     void rows(final int v) {
-        if (v < 10) {
-            throw Cli.usage(spec, "--rows must be >= 10, got " + v);
-        }
-        rows = v;
+        rows = Cli.atLeast(spec, "--rows", v, 10);
     }
 
     /** What a run saw. */
@@ -93,11 +76,9 @@ public final class ConnectFit {
                           double[] loadedCoefficients) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, System.out, System.err));
     }
 
     /** Parses {@code args}, runs, and returns the exit code. */
@@ -141,8 +122,8 @@ public final class ConnectFit {
         // lr = LogisticRegression(maxIter=..., regParam=...); model = lr.fit(spark.read.format("libsvm").load(file))
         final String uid = "LogisticRegression_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         final Map<String, Object> params = new LinkedHashMap<>();
-        params.put("maxIter", maxIter);
-        params.put("regParam", regParam);
+        params.put("maxIter", fit.maxIter);
+        params.put("regParam", fit.regParam);
         final Relation dataset = connect.read("libsvm", file.toString());
         final long t0 = System.nanoTime();
         final String model = connect.fit(ConnectMl.LOGISTIC_REGRESSION, uid, params, dataset);

@@ -75,11 +75,9 @@ public final class LogisticRegressionBench {
         new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
         new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, System.out, System.err));
     }
 
     /**

@@ -160,11 +160,9 @@ public final class SparkAggregateBench {
         }
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, System.out, System.err));
     }
 
     /** Parses the command line and runs the benchmark; returns the exit code (bad flags never start Spark). */

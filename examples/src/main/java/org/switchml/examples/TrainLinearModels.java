@@ -20,6 +20,7 @@ import org.switchml.spark.ml.regression.SwitchMLLinearRegression;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
@@ -62,65 +63,31 @@ public final class TrainLinearModels {
     @Option(names = "--seed", paramLabel = "S", defaultValue = "1", description = "seed of the split and generated data (default ${DEFAULT-VALUE})")
     long seed;
 
+    @Mixin
+    final FitOptions fit = new FitOptions(100, 0.01);
+    @Mixin
+    final DataOptions data = new DataOptions(100);
+
     int rows = 20_000;
-    int features = 100;
-    int partitions = 4;
-    int maxIter = 100;
-    double regParam = 0.01;
     double elasticNetParam;
 
     @Option(names = "--rows", paramLabel = "N", description = "generated: rows (default 20000)")
     void rows(final int v) {
-        rows = atLeast("--rows", v, 10);
-    }
-
-    @Option(names = "--features", paramLabel = "N", description = "generated: features (default 100)")
-    void features(final int v) {
-        features = atLeast("--features", v, 1);
-    }
-
-    @Option(names = "--partitions", paramLabel = "P", description = "partitions of the cached input (default 4)")
-    void partitions(final int v) {
-        partitions = atLeast("--partitions", v, 1);
-    }
-
-    @Option(names = "--max-iter", paramLabel = "N", description = "maxIter (default 100)")
-    void maxIter(final int v) {
-        maxIter = atLeast("--max-iter", v, 0);
-    }
-
-    @Option(names = "--reg-param", paramLabel = "R", description = "regParam (default 0.01)")
-    void regParam(final double v) {
-        if (!(v >= 0)) {
-            throw Cli.usage(spec, "--reg-param must be >= 0, got " + v);
-        }
-        regParam = v;
+        rows = Cli.atLeast(spec, "--rows", v, 10);
     }
 
     @Option(names = "--elastic-net-param", paramLabel = "A", description = "linear: elasticNetParam in [0, 1] (default 0)")
     void elasticNetParam(final double v) {
-        if (!(v >= 0 && v <= 1)) {
-            throw Cli.usage(spec, "--elastic-net-param must be in [0, 1], got " + v);
-        }
-        elasticNetParam = v;
-    }
-
-    private int atLeast(final String flag, final int v, final int min) {
-        if (v < min) {
-            throw Cli.usage(spec, flag + " must be >= " + min + ", got " + v);
-        }
-        return v;
+        elasticNetParam = Cli.closedUnitInterval(spec, "--elastic-net-param", v);
     }
 
     /** One fit's line of the table. */
     record Row2(String name, double seconds, int iterations, double objective, double metric, String switched) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, null, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, null, System.out, System.err));
     }
 
     /** Parses, runs in {@code spark} (or a session of its own), returns the exit code. */
@@ -144,28 +111,28 @@ public final class TrainLinearModels {
     /** Fits ours (and stock with --compare) and prints the table; returns its lines. */
     List<Row2> train(final SparkSession spark, final PrintStream out) {
         final boolean svc = model.equals("svc");
-        final Dataset<Row> all = read(spark, svc).repartition(partitions).cache();
+        final Dataset<Row> all = read(spark, svc).repartition(data.partitions).cache();
         final Dataset<Row>[] split = all.randomSplit(new double[] {0.8, 0.2}, seed);
         final Dataset<Row> train = split[0].cache();
         final Dataset<Row> test = split[1].cache();
         out.printf(Locale.ROOT, "input: %s, %d training rows, %d test rows, %d partitions%n",
-                libsvm == null ? "generated (seed " + seed + ")" : libsvm, train.count(), test.count(), partitions);
+                libsvm == null ? "generated (seed " + seed + ")" : libsvm, train.count(), test.count(), data.partitions);
         final List<Row2> table = new ArrayList<>();
         if (svc) {
             final SwitchMLLinearSVC ours = new SwitchMLLinearSVC();
-            ours.setMaxIter(maxIter).setRegParam(regParam);
+            ours.setMaxIter(fit.maxIter).setRegParam(fit.regParam);
             table.add(fit("switchml SwitchMLLinearSVC", () -> ours.fit(train), test, ours::lastFit));
             if (compare) {
-                final LinearSVC stock = new LinearSVC().setMaxIter(maxIter).setRegParam(regParam);
+                final LinearSVC stock = new LinearSVC().setMaxIter(fit.maxIter).setRegParam(fit.regParam);
                 table.add(fit("mllib LinearSVC", () -> stock.fit(train), test, () -> null));
             }
         } else {
             final SwitchMLLinearRegression ours = new SwitchMLLinearRegression();
-            ours.setSolver("l-bfgs").setMaxIter(maxIter).setRegParam(regParam).setElasticNetParam(elasticNetParam);
+            ours.setSolver("l-bfgs").setMaxIter(fit.maxIter).setRegParam(fit.regParam).setElasticNetParam(elasticNetParam);
             table.add(fit("switchml SwitchMLLinearRegression", () -> ours.fit(train), test, ours::lastFit));
             if (compare) {
-                final LinearRegression stock = new LinearRegression().setSolver("l-bfgs").setMaxIter(maxIter)
-                        .setRegParam(regParam).setElasticNetParam(elasticNetParam);
+                final LinearRegression stock = new LinearRegression().setSolver("l-bfgs").setMaxIter(fit.maxIter)
+                        .setRegParam(fit.regParam).setElasticNetParam(elasticNetParam);
                 table.add(fit("mllib LinearRegression", () -> stock.fit(train), test, () -> null));
             }
         }
@@ -204,6 +171,7 @@ public final class TrainLinearModels {
             final Dataset<Row> d = spark.read().format("libsvm").load(libsvm);
             return svc ? d.withColumn("label", functions.when(functions.col("label").gt(0), 1.0).otherwise(0.0)) : d;
         }
+        final int features = data.features;
         final SplittableRandom rnd = new SplittableRandom(seed);
         final double[] w = new double[features];
         for (int j = 0; j < features; j++) {

@@ -25,6 +25,7 @@ import org.switchml.spark.ml.linear.IterationReport;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -99,15 +100,15 @@ public final class TrainLogisticRegression implements Cli.Validated {
     int rows = -1;
     int testRows = 10_000;
     double testFraction = 0.2;
-    int features = 1_000;
     int classes = 10;
     int nnz = 20;
     @Option(names = "--seed", paramLabel = "S", defaultValue = "1", description = "seed of the sample, the split and generated data (default ${DEFAULT-VALUE})")
     long seed;
-    int partitions = 4;
+    @Mixin
+    final DataOptions data = new DataOptions(1_000);
 
-    int maxIter = 100;
-    double regParam;
+    @Mixin
+    final FitOptions fit = new FitOptions(100, 0);
     double elasticNetParam;
     double tol = 1e-6;
     String family = "auto";
@@ -127,85 +128,53 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     @Option(names = "--rows", paramLabel = "N", description = "training rows: a seeded sample (Fashion-MNIST default 10000 of 60000; generated default 20000 before the split; files: all)")
     void rows(final int v) {
-        rows = atLeast("--rows", v, 1);
+        rows = Cli.atLeast(spec, "--rows", v, 1);
     }
 
     @Option(names = "--test-rows", paramLabel = "N", description = "Fashion-MNIST: rows of its test set used (default 10000, all)")
     void testRows(final int v) {
-        testRows = atLeast("--test-rows", v, 1);
+        testRows = Cli.atLeast(spec, "--test-rows", v, 1);
     }
 
     @Option(names = "--test-fraction", paramLabel = "F", description = "other inputs: share of the rows held out for the test (default 0.2)")
     void testFraction(final double v) {
-        if (!(v > 0 && v < 1)) {
-            throw Cli.usage(spec, "--test-fraction must be in (0, 1), got " + v);
-        }
-        testFraction = v;
-    }
-
-    @Option(names = "--features", paramLabel = "N", description = "generated: features (default 1000)")
-    void features(final int v) {
-        features = atLeast("--features", v, 1);
+        testFraction = Cli.openUnitInterval(spec, "--test-fraction", v);
     }
 
     @Option(names = "--classes", paramLabel = "K", description = "generated: classes (default 10; 2 gives a binary problem)")
     void classes(final int v) {
-        classes = atLeast("--classes", v, 2);
+        classes = Cli.atLeast(spec, "--classes", v, 2);
     }
 
     @Option(names = "--nnz", paramLabel = "N", description = "generated: non-zero features per row (default 20)")
     void nnz(final int v) {
-        nnz = atLeast("--nnz", v, 1);
-    }
-
-    @Option(names = "--partitions", paramLabel = "P", description = "partitions of the cached input (default 4)")
-    void partitions(final int v) {
-        partitions = atLeast("--partitions", v, 1);
-    }
-
-    @Option(names = "--max-iter", paramLabel = "N", description = "maxIter (default 100)")
-    void maxIter(final int v) {
-        maxIter = atLeast("--max-iter", v, 0);
-    }
-
-    @Option(names = "--reg-param", paramLabel = "R", description = "regParam (default 0)")
-    void regParam(final double v) {
-        regParam = nonNegative("--reg-param", v);
+        nnz = Cli.atLeast(spec, "--nnz", v, 1);
     }
 
     @Option(names = "--elastic-net-param", paramLabel = "A", description = "elasticNetParam in [0, 1] (default 0: L2)")
     void elasticNetParam(final double v) {
-        if (!(v >= 0 && v <= 1)) {
-            throw Cli.usage(spec, "--elastic-net-param must be in [0, 1], got " + v);
-        }
-        elasticNetParam = v;
+        elasticNetParam = Cli.closedUnitInterval(spec, "--elastic-net-param", v);
     }
 
     @Option(names = "--tol", paramLabel = "T", description = "tol (default 1e-6)")
     void tol(final double v) {
-        tol = nonNegative("--tol", v);
+        tol = Cli.nonNegative(spec, "--tol", v);
     }
 
     @Option(names = "--family", paramLabel = "F", description = "auto, binomial or multinomial (default auto)")
     void family(final String v) {
-        if (!List.of("auto", "binomial", "multinomial").contains(v)) {
-            throw Cli.usage(spec, "--family must be auto, binomial or multinomial, got '" + v + "'");
-        }
-        family = v;
+        family = Cli.oneOf(spec, "--family", v, "auto", "binomial", "multinomial");
     }
 
     @Option(names = "--precision", paramLabel = "P", description = "sums through the switch: fp64 or fp32 (default fp64)")
     void precision(final String v) {
-        if (!v.equals("fp64") && !v.equals("fp32")) {
-            throw Cli.usage(spec, "--precision must be fp64 or fp32, got '" + v + "'");
-        }
-        precision = v;
+        precision = Cli.oneOf(spec, "--precision", v, "fp64", "fp32");
     }
 
     @Option(names = "--checkpoint-interval", paramLabel = "N",
             description = "SwitchML: return the optimizer state to the driver every N evaluations (default 0: never)")
     void checkpointInterval(final int v) {
-        checkpointInterval = atLeast("--checkpoint-interval", v, 0);
+        checkpointInterval = Cli.atLeast(spec, "--checkpoint-interval", v, 0);
     }
 
     int warmUpIter;
@@ -214,27 +183,13 @@ public final class TrainLogisticRegression implements Cli.Validated {
             + "the same application: what a session that fits again sees, its executors' JIT and the switch warm "
             + "(default 0: the timed fit is the application's first; --warm-up-iter N also works)")
     void warmUpIter(final int v) {
-        warmUpIter = atLeast("--warm-up", v, 0);
+        warmUpIter = Cli.atLeast(spec, "--warm-up", v, 0);
     }
 
     /** The earlier name of {@code --warm-up}, which scripts use. */
     @Option(names = "--warm-up-iter", paramLabel = "N", hidden = true)
     void warmUpIterAlias(final int v) {
-        warmUpIter = atLeast("--warm-up-iter", v, 0);
-    }
-
-    private int atLeast(final String flag, final int v, final int min) {
-        if (v < min) {
-            throw Cli.usage(spec, flag + " must be >= " + min + ", got " + v);
-        }
-        return v;
-    }
-
-    private double nonNegative(final String flag, final double v) {
-        if (!(v >= 0)) {
-            throw Cli.usage(spec, flag + " must be >= 0, got " + v);
-        }
-        return v;
+        warmUpIter = Cli.atLeast(spec, "--warm-up-iter", v, 0);
     }
 
     @Override
@@ -268,11 +223,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
     record Input(String description, Dataset<Row> train, Dataset<Row> test) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, null, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, null, System.out, System.err));
     }
 
     /**
@@ -331,9 +284,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
         final long trainRows = in.train().count();
         final long testCount = in.test().count();
         out.printf(Locale.ROOT, "input: %s; %d training rows, %d test rows, %d partitions, seed %d%n", in.description(),
-                trainRows, testCount, partitions, seed);
+                trainRows, testCount, data.partitions, seed);
         out.printf(Locale.ROOT, "params: maxIter %d, regParam %g, elasticNetParam %g, tol %g, family %s, precision %s, "
-                        + "checkpointInterval %d; master %s%n", maxIter, regParam, elasticNetParam, tol, family, precision,
+                        + "checkpointInterval %d; master %s%n", fit.maxIter, fit.regParam, elasticNetParam, tol, family, precision,
                 checkpointInterval, spark.sparkContext().master());
         Files.createDirectories(output);
         // The trainers this command runs, in order; each fit gets an estimator of its own.
@@ -377,7 +330,7 @@ public final class TrainLogisticRegression implements Cli.Validated {
     }
 
     private LogisticRegression params(final LogisticRegression lr) {
-        return lr.setMaxIter(maxIter).setRegParam(regParam).setElasticNetParam(elasticNetParam).setTol(tol)
+        return lr.setMaxIter(fit.maxIter).setRegParam(fit.regParam).setElasticNetParam(elasticNetParam).setTol(tol)
                 .setFamily(family);
     }
 
@@ -420,9 +373,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
             }
             final int n = rows > 0 ? Math.min(rows, trainSet.size()) : 10_000;
             final Dataset<Row> train = LogisticRegressionBench.fashionMnist(spark, trainSet, trainSet.sample(n, seed),
-                    partitions);
+                    data.partitions);
             final Dataset<Row> test = LogisticRegressionBench.fashionMnist(spark, testSet,
-                    testSet.sample(Math.min(testRows, testSet.size()), seed), partitions);
+                    testSet.sample(Math.min(testRows, testSet.size()), seed), data.partitions);
             return new Input("Fashion-MNIST " + fmDir + " (784 features, 10 classes; its own test set)", train, test);
         }
         if (!generated) {
@@ -430,8 +383,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
                     + "install dataset-fashion-mnist, or --fashion-mnist DIR; for your data: --libsvm or --parquet).");
         }
         final int n = rows > 0 ? rows : 20_000;
+        final int features = data.features;
         final Dataset<Row> df = LogisticRegressionBench.sparse(spark, n, features, classes, Math.min(nnz, features),
-                partitions, seed);
+                data.partitions, seed);
         final Input in = split(String.format(Locale.ROOT, "generated, %d features, %d classes, %d non-zeros per row",
                 features, classes, Math.min(nnz, features)), df, false);
         df.unpersist();
@@ -469,7 +423,7 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     /** A seeded random split of {@code df}: training rows (the first --rows of them if {@code limit}) and test rows. */
     private Input split(final String description, final Dataset<Row> df, final boolean limit) {
-        final Dataset<Row>[] parts = df.repartition(partitions).randomSplit(new double[] {1 - testFraction, testFraction},
+        final Dataset<Row>[] parts = df.repartition(data.partitions).randomSplit(new double[] {1 - testFraction, testFraction},
                 seed);
         Dataset<Row> train = parts[0];
         if (limit && rows > 0) {

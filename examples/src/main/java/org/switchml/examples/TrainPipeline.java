@@ -18,6 +18,7 @@ import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -74,50 +75,26 @@ public final class TrainPipeline {
     @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
     boolean verbose;
 
+    @Mixin
+    final FitOptions fit = new FitOptions(50, 0.01);
+
     int hashFeatures = 64;
-    int maxIter = 50;
-    double regParam = 0.01;
     double testFraction = 0.25;
     String precision = "fp64";
 
     @Option(names = "--hash-features", paramLabel = "N", description = "with --hashing: numFeatures (default 64)")
     void hashFeatures(final int v) {
-        if (v < 2) {
-            throw Cli.usage(spec, "--hash-features must be >= 2, got " + v);
-        }
-        hashFeatures = v;
-    }
-
-    @Option(names = "--max-iter", paramLabel = "N", description = "maxIter (default 50)")
-    void maxIter(final int v) {
-        if (v < 0) {
-            throw Cli.usage(spec, "--max-iter must be >= 0, got " + v);
-        }
-        maxIter = v;
-    }
-
-    @Option(names = "--reg-param", paramLabel = "R", description = "regParam (default 0.01)")
-    void regParam(final double v) {
-        if (!(v >= 0)) {
-            throw Cli.usage(spec, "--reg-param must be >= 0, got " + v);
-        }
-        regParam = v;
+        hashFeatures = Cli.atLeast(spec, "--hash-features", v, 2);
     }
 
     @Option(names = "--test-fraction", paramLabel = "F", description = "share of the rows held out (default 0.25)")
     void testFraction(final double v) {
-        if (!(v > 0 && v < 1)) {
-            throw Cli.usage(spec, "--test-fraction must be in (0, 1), got " + v);
-        }
-        testFraction = v;
+        testFraction = Cli.openUnitInterval(spec, "--test-fraction", v);
     }
 
     @Option(names = "--precision", paramLabel = "P", description = "sums through the switch: fp64 or fp32 (default fp64)")
     void precision(final String v) {
-        if (!v.equals("fp64") && !v.equals("fp32")) {
-            throw Cli.usage(spec, "--precision must be fp64 or fp32, got '" + v + "'");
-        }
-        precision = v;
+        precision = Cli.oneOf(spec, "--precision", v, "fp64", "fp32");
     }
 
     /** What a run measured. */
@@ -125,11 +102,9 @@ public final class TrainPipeline {
                    double accuracy, double loadedAuc, double loadedAccuracy, long rows, long differing) {
     }
 
+    /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
-        final int code = run(args, null, System.out, System.err);
-        if (code != 0) {
-            System.exit(code);
-        }
+        Cli.exitOnFailure(run(args, null, System.out, System.err));
     }
 
     /** As {@link TrainLogisticRegression#run}: parses, runs in {@code spark} (or its own session), returns the exit code. */
@@ -211,7 +186,7 @@ public final class TrainPipeline {
         final StringIndexer label = new StringIndexer().setInputCol("churned").setOutputCol("label")
                 .setStringOrderType("alphabetAsc"); // no = 0, yes = 1
         final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setPrecision(precision);
-        lr.setMaxIter(maxIter).setRegParam(regParam);
+        lr.setMaxIter(fit.maxIter).setRegParam(fit.regParam);
         if (hashing) {
             final String[] inputs = concat(CATEGORICAL, NUMERIC);
             final FeatureHasher hasher = new FeatureHasher().setInputCols(inputs).setOutputCol("features")

@@ -1,14 +1,11 @@
 package org.switchml.examples;
 
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.sql.DataFrameReader;
 import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.switchml.spark.ml.classification.MllibParity;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -17,7 +14,6 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -30,19 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class InputsTest {
-    private static SparkSession spark;
-
-    @BeforeAll
-    static void start() {
-        spark = MllibParity.localSession("InputsTest", true);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
-    }
+    @RegisterExtension
+    static final LocalSpark spark = new LocalSpark(true);
 
     /** Lines Spark's libsvm reader takes, and lines it fails on (as a one-line file each). */
     private static final String[] GOOD = {"1 1:0.5 3:2", "-1 2:1e-3", "+1 1:1", "0", "1 1:0.5  3:2", "1.5e2 1:NaN",
@@ -60,7 +45,7 @@ class InputsTest {
                 final Path f = Files.writeString(dir.resolve("case" + file++ + ".txt"), "1 1:1\n" + line + "\n");
                 boolean sparkReads;
                 try {
-                    spark.read().format("libsvm").load(f.toString()).count();
+                    spark.session().read().format("libsvm").load(f.toString()).count();
                     sparkReads = true;
                 } catch (final Exception e) {
                     sparkReads = false;
@@ -80,8 +65,9 @@ class InputsTest {
 
     @Test
     void aLocalFileIsCheckedHereWithItsLineNumber(@TempDir final Path dir) throws IOException {
+        final SparkSession session = spark.session();
         final Path f = Files.writeString(dir.resolve("data.txt"), "1 1:0.5 2:1\n# note\n0 2:1 1:3\n");
-        final Cli.BadInput e = assertThrows(Cli.BadInput.class, () -> Inputs.checkLibsvm(spark, "--libsvm", f.toString()));
+        final Cli.BadInput e = assertThrows(Cli.BadInput.class, () -> Inputs.checkLibsvm(session, "--libsvm", f.toString()));
         assertEquals("--libsvm " + f + " line 3: '0 2:1 1:3': the indices are not ascending: 1 after 2", e.getMessage());
         // A directory as Spark writes one: its part files, not its hidden or _SUCCESS files.
         final Path d = Files.createDirectories(dir.resolve("parts"));
@@ -89,26 +75,26 @@ class InputsTest {
         Files.writeString(d.resolve("part-00001"), "0 1:1\n1 1:x\n");
         Files.writeString(d.resolve("_SUCCESS"), "not libsvm");
         Files.writeString(d.resolve(".part-00000.crc"), "not libsvm");
-        final Cli.BadInput p = assertThrows(Cli.BadInput.class, () -> Inputs.checkLibsvm(spark, "--libsvm", d.toString()));
+        final Cli.BadInput p = assertThrows(Cli.BadInput.class, () -> Inputs.checkLibsvm(session, "--libsvm", d.toString()));
         assertEquals("--libsvm " + d.resolve("part-00001") + " line 2: '1 1:x': the value 'x' of index 1 is not a number",
                 p.getMessage());
         Files.delete(d.resolve("part-00001"));
-        Inputs.checkLibsvm(spark, "--libsvm", d.toString());
+        Inputs.checkLibsvm(session, "--libsvm", d.toString());
     }
 
     /** Other file systems and compressed files: a Spark job names the file and the record, and no task fails. */
     @Test
     void theSparkSideNamesTheFileAndTheRecordWithoutAFailedTask(@TempDir final Path dir) throws IOException {
         final Path f = Files.writeString(dir.resolve("remote.txt"), "1 1:0.5\n0 2:1\nx 1:a 2:b\n1 1:2\n");
-        final int failed = failedTasks(() -> assertThrows(Cli.BadInput.class,
-                () -> Inputs.checkLibsvmWithSpark(spark, "--libsvm", f.toUri().toString())));
+        final int failed = spark.failedTasks(() -> assertThrows(Cli.BadInput.class,
+                () -> Inputs.checkLibsvmWithSpark(spark.session(), "--libsvm", f.toUri().toString())));
         assertEquals(0, failed, "tasks failed");
         final Cli.BadInput e = assertThrows(Cli.BadInput.class,
-                () -> Inputs.checkLibsvmWithSpark(spark, "--libsvm", f.toUri().toString()));
+                () -> Inputs.checkLibsvmWithSpark(spark.session(), "--libsvm", f.toUri().toString()));
         assertEquals("--libsvm " + f + ": record 'x 1:a 2:b': the label 'x' is not a number", e.getMessage());
         // The positive control: Spark's own reader fails a task on the same file.
-        assertTrue(failedTasks(() -> assertThrows(Exception.class,
-                () -> spark.read().format("libsvm").load(f.toString()).count())) > 0);
+        assertTrue(spark.failedTasks(() -> assertThrows(Exception.class,
+                () -> spark.session().read().format("libsvm").load(f.toString()).count())) > 0);
     }
 
     @Test
@@ -116,19 +102,19 @@ class InputsTest {
         final Path f = Files.writeString(dir.resolve("t.csv"), "id,x,y\na,1,2\nb,3.5,abc\n");
         final List<String> columns = List.of("id", "x", "y");
         final List<String> numeric = List.of("x", "y");
+        final DataFrameReader reader = spark.session().read().option("header", true);
         final Cli.BadInput e = assertThrows(Cli.BadInput.class, () -> Inputs.checkCsv(
-                spark.read().option("header", true).csv(f.toString()), "--csv", f.toString(), columns, numeric));
+                reader.csv(f.toString()), "--csv", f.toString(), columns, numeric));
         assertEquals("--csv " + f + ": record 'b,3.5,abc': y 'abc' is not a number", e.getMessage());
         final Path g = Files.writeString(dir.resolve("u.csv"), "id,x,y\na,1,2\nc,,1\n");
-        final int failed = failedTasks(() -> {
+        final int failed = spark.failedTasks(() -> {
             final Cli.BadInput empty = assertThrows(Cli.BadInput.class, () -> Inputs.checkCsv(
-                    spark.read().option("header", true).csv(g.toString()), "--csv", g.toString(), columns, numeric));
+                    reader.csv(g.toString()), "--csv", g.toString(), columns, numeric));
             assertEquals("--csv " + g + ": record 'c,,1': x is empty", empty.getMessage());
         });
         assertEquals(0, failed, "tasks failed");
         final Cli.BadInput missing = assertThrows(Cli.BadInput.class, () -> Inputs.checkCsv(
-                spark.read().option("header", true).csv(g.toString()), "--csv", g.toString(), List.of("id", "z", "w"),
-                numeric));
+                reader.csv(g.toString()), "--csv", g.toString(), List.of("id", "z", "w"), numeric));
         assertEquals("--csv " + g + ": no columns z, w; its columns: id, x, y", missing.getMessage());
     }
 
@@ -145,30 +131,5 @@ class InputsTest {
         assertEquals("--libsvm " + missing + ": no such file or directory", e.getMessage());
         Inputs.requireReadable("--libsvm", "hdfs://namenode:8020/data/x"); // Spark's to find out
         Inputs.requireReadable("--libsvm", dir.toString());
-    }
-
-    /** Runs {@code body} and returns how many tasks failed meanwhile, once Spark's listeners have heard of them all. */
-    private static int failedTasks(final Runnable body) {
-        final AtomicInteger failed = new AtomicInteger();
-        final SparkListener listener = new SparkListener() {
-            @Override
-            public void onTaskEnd(final SparkListenerTaskEnd end) {
-                if (!end.taskInfo().successful()) {
-                    failed.incrementAndGet();
-                }
-            }
-        };
-        spark.sparkContext().addSparkListener(listener);
-        try {
-            body.run();
-            try {
-                spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
-            } catch (final java.util.concurrent.TimeoutException e) {
-                throw new AssertionError("Spark's listener bus did not drain in 60 s", e);
-            }
-        } finally {
-            spark.sparkContext().removeSparkListener(listener);
-        }
-        return failed.get();
     }
 }

@@ -1,11 +1,8 @@
 package org.switchml.examples;
 
-import org.apache.spark.sql.SparkSession;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.switchml.spark.ml.classification.MllibParity;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.switchml.testing.Seeds;
 
 import java.io.ByteArrayOutputStream;
@@ -29,28 +26,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class TrainLinearModelsTest {
     /** LIBSVM's own sample, as Debian's liblinear-tools ships it. */
     static final Path HEART_SCALE = Path.of("/usr/share/doc/liblinear-tools/examples/heart_scale");
-    private static SparkSession spark;
-    private static long seed;
-
-    @BeforeAll
-    static void start() {
-        seed = Seeds.seed("TrainLinearModelsTest", 9);
-        spark = MllibParity.localSession("TrainLinearModelsTest", false);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
-    }
+    @RegisterExtension
+    static final LocalSpark spark = new LocalSpark(false);
+    private static final long SEED = Seeds.seed("TrainLinearModelsTest", 9);
 
     private static List<TrainLinearModels.Row2> compare(final String... args) {
         final TrainLinearModels t = new TrainLinearModels();
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
         assertEquals(Cli.PROCEED, Cli.parse("TrainLinearModels", t, args, ps, ps));
-        final List<TrainLinearModels.Row2> table = t.train(spark, ps);
+        final List<TrainLinearModels.Row2> table = t.train(spark.session(), ps);
         System.out.println(out.toString(StandardCharsets.UTF_8));
         assertEquals(2, table.size());
         final TrainLinearModels.Row2 ours = table.get(0);
@@ -64,22 +49,22 @@ class TrainLinearModelsTest {
 
     @Test
     void eachEstimatorAgainstItsStockTwinOnGeneratedData() {
-        compare("--model", "svc", "--compare", "--rows", "3000", "--features", "20", "--seed", Long.toString(seed));
+        compare("--model", "svc", "--compare", "--rows", "3000", "--features", "20", "--seed", Long.toString(SEED));
         compare("--model", "linear", "--compare", "--rows", "3000", "--features", "20", "--elastic-net-param", "0.5",
-                "--seed", Long.toString(seed));
+                "--seed", Long.toString(SEED));
     }
 
     @Test
     void eachEstimatorAgainstItsStockTwinOnHeartScale() {
         assumeTrue(Files.isReadable(HEART_SCALE), "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
-        compare("--model", "svc", "--compare", "--libsvm", HEART_SCALE.toString(), "--seed", Long.toString(seed));
-        compare("--model", "linear", "--compare", "--libsvm", HEART_SCALE.toString(), "--seed", Long.toString(seed));
+        compare("--model", "svc", "--compare", "--libsvm", HEART_SCALE.toString(), "--seed", Long.toString(SEED));
+        compare("--model", "linear", "--compare", "--libsvm", HEART_SCALE.toString(), "--seed", Long.toString(SEED));
     }
 
     @Test
     void aBadModelIsAUsageError() {
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final int code = TrainLinearModels.run(new String[] {"--model", "tree"}, spark, System.out,
+        final int code = TrainLinearModels.run(new String[] {"--model", "tree"}, spark.session(), System.out,
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals(Cli.EXIT_USAGE, code);
         assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("TrainLinearModels: --model must be svc or linear"));

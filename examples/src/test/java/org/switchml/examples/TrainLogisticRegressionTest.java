@@ -1,25 +1,21 @@
 package org.switchml.examples;
 
+import org.apache.spark.SparkContext;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.switchml.examples.data.FashionMnist;
-import org.switchml.spark.ml.classification.MllibParity;
 import org.switchml.testing.Seeds;
 
 import javax.imageio.ImageIO;
@@ -37,7 +33,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -52,21 +48,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class TrainLogisticRegressionTest {
-    private static SparkSession spark;
-    private static long seed;
-
-    @BeforeAll
-    static void start() {
-        seed = Seeds.seed("TrainLogisticRegressionTest", 17);
-        spark = MllibParity.localSession("TrainLogisticRegressionTest", false);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
-    }
+    @RegisterExtension
+    static final LocalSpark spark = new LocalSpark(false);
+    private static final long SEED = Seeds.seed("TrainLogisticRegressionTest", 17);
 
     @Test
     void generatedDataWithCompareWritesTableHistoryChartsAndModels(@TempDir final Path dir) throws IOException {
@@ -118,7 +102,7 @@ class TrainLogisticRegressionTest {
         }
         for (final TrainLogisticRegression.Trained r : run.results) {
             assertEquals(out.resolve("models").resolve(r.trainer()), r.saved());
-            final Dataset<Row> probe = LogisticRegressionBench.sparse(spark, 300, 40, 3, 8, 2, seed + 1);
+            final Dataset<Row> probe = LogisticRegressionBench.sparse(spark.session(), 300, 40, 3, 8, 2, SEED + 1);
             assertSamePredictions(r.model(), LogisticRegressionModel.load(r.saved().toString()), probe);
             probe.unpersist();
         }
@@ -127,7 +111,7 @@ class TrainLogisticRegressionTest {
     /** The usual binary LIBSVM convention, labels -1 and +1, as text the way LIBSVM's own tools write it. */
     @Test
     void readsPlusMinusOneLabelsAsZeroAndOne(@TempDir final Path dir) throws IOException {
-        final SplittableRandom rnd = new SplittableRandom(seed + 5);
+        final SplittableRandom rnd = new SplittableRandom(SEED + 5);
         final StringBuilder text = new StringBuilder();
         for (int i = 0; i < 300; i++) {
             final double a = rnd.nextDouble(-1, 1);
@@ -136,7 +120,7 @@ class TrainLogisticRegressionTest {
                     .append(" 1:").append(a).append(" 3:").append(b).append('\n');
         }
         final Path file = Files.writeString(dir.resolve("pm1.txt"), text.toString());
-        final Run run = train("--libsvm", file.toString(), "--max-iter", "5", "--seed", Long.toString(seed),
+        final Run run = train("--libsvm", file.toString(), "--max-iter", "5", "--seed", Long.toString(SEED),
                 "--output", dir.resolve("out").toString());
         assertTrue(run.stdout.contains("labels: -1 and +1 read as 0 and 1"), run.stdout);
         final double auc = Double.parseDouble(table(run.stdout).get(1)[4]);
@@ -145,12 +129,12 @@ class TrainLogisticRegressionTest {
 
     @Test
     void readsLibsvmWrittenBySparkBinaryWithAuc(@TempDir final Path dir) throws IOException {
-        final Dataset<Row> data = binary(600, 12, seed + 2);
+        final Dataset<Row> data = binary(600, 12, SEED + 2);
         final Path file = dir.resolve("data.libsvm");
         data.coalesce(1).write().format("libsvm").save(file.toString());
         final Path out = dir.resolve("out");
         final Run run = train("--libsvm", file.toString(), "--max-iter", "6", "--reg-param", "0.01",
-                "--seed", Long.toString(seed), "--output", out.toString(), "--warm-up-iter", "2");
+                "--seed", Long.toString(SEED), "--output", out.toString(), "--warm-up-iter", "2");
         assertTrue(run.stdout.contains("input: LIBSVM " + file), run.stdout);
         // The warm-up fit is reported on its own line, before the timed fit, and not in the table.
         final int warmUp = run.stdout.indexOf("[switchml] warm-up fit: 2 iterations in ");
@@ -174,7 +158,7 @@ class TrainLogisticRegressionTest {
     void trainsOnLibsvmsHeartScaleLikeStockMllib(@TempDir final Path dir) throws IOException {
         assumeTrue(Files.isReadable(HEART_SCALE), "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
         final Run run = train("--libsvm", HEART_SCALE.toString(), "--max-iter", "20", "--reg-param", "0.01",
-                "--compare", "--seed", Long.toString(seed), "--output", dir.resolve("out").toString());
+                "--compare", "--seed", Long.toString(SEED), "--output", dir.resolve("out").toString());
         assertTrue(run.stdout.contains("labels: -1 and +1 read as 0 and 1"), run.stdout);
         final List<String[]> table = table(run.stdout);
         assertEquals(3, table.size(), run.stdout);
@@ -191,14 +175,14 @@ class TrainLogisticRegressionTest {
 
     @Test
     void readsParquetWithNamedColumns(@TempDir final Path dir) throws IOException {
-        final Dataset<Row> data = LogisticRegressionBench.sparse(spark, 900, 30, 4, 6, 2, seed + 3)
+        final Dataset<Row> data = LogisticRegressionBench.sparse(spark.session(), 900, 30, 4, 6, 2, SEED + 3)
                 .withColumnRenamed("label", "y").withColumnRenamed("features", "x");
         final Path file = dir.resolve("data.parquet");
         data.write().parquet(file.toString());
         final Path out = dir.resolve("out");
         final Run run = train("--parquet", file.toString(), "--label-col", "y", "--features-col", "x",
                 "--max-iter", "5", "--family", "multinomial", "--precision", "fp32", "--test-fraction", "0.3",
-                "--seed", Long.toString(seed), "--output", out.toString());
+                "--seed", Long.toString(SEED), "--output", out.toString());
         final List<String[]> table = table(run.stdout);
         assertEquals("test accuracy", table.get(0)[4]);
         final TrainLogisticRegression.Trained r = run.results.get(0);
@@ -214,7 +198,7 @@ class TrainLogisticRegressionTest {
         final Path fm = FashionMnist.defaultDirectory();
         assumeTrue(FashionMnist.available(fm, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + fm);
         final Run run = train("--fashion-mnist", "--rows", "600", "--test-rows", "300", "--max-iter", "4",
-                "--reg-param", "0.001", "--seed", Long.toString(seed), "--output", dir.toString());
+                "--reg-param", "0.001", "--seed", Long.toString(SEED), "--output", dir.toString());
         assertTrue(run.stdout.contains("input: Fashion-MNIST"), run.stdout);
         final TrainLogisticRegression.Trained r = run.results.get(0);
         assertEquals(10, r.model().numClasses());
@@ -241,22 +225,23 @@ class TrainLogisticRegressionTest {
     void waitsForEveryTaskSlotBeforeReadingWithinItsBound() {
         final ByteArrayOutputStream buf = new ByteArrayOutputStream();
         final PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
-        final int slots = spark.sparkContext().defaultParallelism(); // local[N]: N task slots
+        final SparkContext sc = spark.session().sparkContext();
+        final int slots = sc.defaultParallelism(); // local[N]: N task slots
         assertTrue(slots >= 2, "the session has " + slots + " task slots");
-        assertTrue(ExecutorsReady.await(spark.sparkContext(), slots, 60, out), buf.toString(StandardCharsets.UTF_8));
+        assertTrue(ExecutorsReady.await(sc, slots, 60, out), buf.toString(StandardCharsets.UTF_8));
         assertTrue(buf.toString(StandardCharsets.UTF_8).startsWith("executors ready: " + slots + " task slots in "),
                 buf.toString(StandardCharsets.UTF_8));
         // One slot more than there are: not ready, and the wait ends at its bound.
         buf.reset();
         final long t0 = System.nanoTime();
-        assertFalse(ExecutorsReady.await(spark.sparkContext(), slots + 1, 2, out));
+        assertFalse(ExecutorsReady.await(sc, slots + 1, 2, out));
         final double waited = (System.nanoTime() - t0) / 1e9;
         assertTrue(waited >= 2 && waited < 20, "waited " + waited + " s for a 2 s bound");
         assertTrue(buf.toString(StandardCharsets.UTF_8).contains("not all " + (slots + 1) + " task slots within 2 s"),
                 buf.toString(StandardCharsets.UTF_8));
         // Nothing asked for (no spark.cores.max on a local master): no wait, no line.
         buf.reset();
-        assertTrue(ExecutorsReady.await(spark.sparkContext(), 60, out));
+        assertTrue(ExecutorsReady.await(sc, 60, out));
         assertEquals("", buf.toString(StandardCharsets.UTF_8));
     }
 
@@ -283,7 +268,7 @@ class TrainLogisticRegressionTest {
             assertEquals("", out.toString(StandardCharsets.UTF_8));
         }
         // Had any of them reached Spark, its own session (this class's, the active one) would be stopped now.
-        assertFalse(spark.sparkContext().isStopped());
+        assertFalse(spark.session().sparkContext().isStopped());
     }
 
     /**
@@ -308,7 +293,7 @@ class TrainLogisticRegressionTest {
     @Test
     void aParquetColumnTheFileDoesNotHaveNamesTheColumnsItHas(@TempDir final Path dir) throws IOException {
         final Path file = dir.resolve("data.parquet");
-        LogisticRegressionBench.sparse(spark, 50, 10, 2, 3, 1, seed + 7).write().parquet(file.toString());
+        LogisticRegressionBench.sparse(spark.session(), 50, 10, 2, 3, 1, SEED + 7).write().parquet(file.toString());
         final String[][] cases = {
             {"--label-col", "y", "--parquet " + file + " has no column 'y' (--label-col); its columns: label (double), "
                 + "features (vector)"},
@@ -331,7 +316,7 @@ class TrainLogisticRegressionTest {
         System.setProperty("switchml.fashionMnist.dir", dir.toString());
         try {
             final Whole run = trainFromCommandLine("--fashion-mnist", "--rows", "600", "--features", "20", "--max-iter", "3",
-                    "--seed", Long.toString(seed), "--output", dir.resolve("out").toString());
+                    "--seed", Long.toString(SEED), "--output", dir.resolve("out").toString());
             assertEquals(0, run.code(), run.err());
             assertEquals(List.of("Fashion-MNIST is not in " + dir + ": training on generated data (for Fashion-MNIST: "
                     + "apt-get install dataset-fashion-mnist, or --fashion-mnist DIR; for your data: --libsvm or "
@@ -394,37 +379,23 @@ class TrainLogisticRegressionTest {
     private static Whole trainFromCommandLine(final String... args) {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final int code = TrainLogisticRegression.run(args, spark, print(out), print(err));
+        final int code = TrainLogisticRegression.run(args, spark.session(), print(out), print(err));
         System.out.print(out.toString(StandardCharsets.UTF_8));
         return new Whole(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     /** {@link #trainFromCommandLine}, checking that no Spark task failed meanwhile (no retries of a bad record). */
     private static Whole runWithoutFailedTasks(final String... args) {
-        final AtomicInteger failed = new AtomicInteger();
-        final SparkListener listener = new SparkListener() {
-            @Override
-            public void onTaskEnd(final SparkListenerTaskEnd end) {
-                if (!end.taskInfo().successful()) {
-                    failed.incrementAndGet();
-                }
-            }
-        };
-        spark.sparkContext().addSparkListener(listener);
-        try {
-            final Whole r = trainFromCommandLine(args);
-            waitForListeners();
-            assertEquals(0, failed.get(), "tasks failed: " + r.err());
-            return r;
-        } finally {
-            spark.sparkContext().removeSparkListener(listener);
-        }
+        final AtomicReference<Whole> r = new AtomicReference<>();
+        final int failed = spark.failedTasks(() -> r.set(trainFromCommandLine(args)));
+        assertEquals(0, failed, "tasks failed: " + r.get().err());
+        return r.get();
     }
 
     /** A small generated problem (3 classes, 40 features, 8 iterations) with {@code trainers}' flag. */
     private static Run trainSmallGenerated(final String trainers, final Path out) throws IOException {
         return train("--generated", "--rows", "1500", "--features", "40", "--classes", "3", "--nnz", "8",
-                "--max-iter", "8", trainers, "--seed", Long.toString(seed), "--output", out.toString());
+                "--max-iter", "8", trainers, "--seed", Long.toString(SEED), "--output", out.toString());
     }
 
     /** Parses {@code args} as the program does and trains in this class's session. */
@@ -433,19 +404,10 @@ class TrainLogisticRegressionTest {
         final TrainLogisticRegression t = new TrainLogisticRegression();
         final PrintStream out = print(buf);
         assertEquals(Cli.PROCEED, Cli.parse("TrainLogisticRegression", t, args, out, System.err));
-        final List<TrainLogisticRegression.Trained> results = t.train(spark, out);
+        final List<TrainLogisticRegression.Trained> results = t.train(spark.session(), out);
         final String text = buf.toString(StandardCharsets.UTF_8);
         System.out.print(text);
         return new Run(text, results);
-    }
-
-    /** Until Spark's listeners have heard of every event so far (bounded). */
-    static void waitForListeners() {
-        try {
-            spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
-        } catch (final java.util.concurrent.TimeoutException e) {
-            throw new AssertionError("Spark's listener bus did not drain in 60 s", e);
-        }
     }
 
     private static PrintStream print(final ByteArrayOutputStream buf) {
@@ -513,6 +475,6 @@ class TrainLogisticRegressionTest {
         final StructType schema = new StructType(new StructField[] {
             new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
             new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
-        return spark.createDataFrame(rows, schema);
+        return spark.session().createDataFrame(rows, schema);
     }
 }

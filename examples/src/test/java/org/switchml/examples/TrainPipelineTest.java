@@ -3,15 +3,10 @@ package org.switchml.examples;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.switchml.spark.ml.classification.MllibParity;
 import org.switchml.testing.Seeds;
 
 import java.io.ByteArrayOutputStream;
@@ -23,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -37,25 +31,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class TrainPipelineTest {
-    private static SparkSession spark;
-    private static long seed;
-
-    @BeforeAll
-    static void start() {
-        seed = Seeds.seed("TrainPipelineTest", 7);
-        spark = MllibParity.localSession("TrainPipelineTest", false);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
-    }
+    @RegisterExtension
+    static final LocalSpark spark = new LocalSpark(false);
+    private static final long SEED = Seeds.seed("TrainPipelineTest", 7);
 
     @Test
     void shippedTableOneHot(@TempDir final Path dir) throws IOException {
-        final Run run = train("--seed", Long.toString(seed), "--output", dir.toString());
+        final Run run = train("--seed", Long.toString(SEED), "--output", dir.toString());
         final TrainPipeline.Outcome o = run.outcome;
         assertEquals(5, o.fitted().stages().length);
         assertInstanceOf(LogisticRegressionModel.class, o.fitted().stages()[4]);
@@ -80,7 +62,7 @@ class TrainPipelineTest {
             Files.write(csv, in.readAllBytes());
         }
         final Run run = train("--csv", csv.toString(), "--hashing", "--hash-features", "32", "--max-iter", "20",
-                "--precision", "fp32", "--seed", Long.toString(seed), "--output", dir.resolve("out").toString());
+                "--precision", "fp32", "--seed", Long.toString(SEED), "--output", dir.resolve("out").toString());
         final TrainPipeline.Outcome o = run.outcome;
         assertTrue(run.stdout.contains("input: " + csv), run.stdout);
         assertEquals(3, o.fitted().stages().length);
@@ -102,7 +84,7 @@ class TrainPipelineTest {
                 print(new ByteArrayOutputStream()), print(err)));
         assertEquals(List.of("TrainPipeline: --csv " + none + ": no such file or directory"),
                 err.toString(StandardCharsets.UTF_8).lines().toList());
-        assertFalse(spark.sparkContext().isStopped(), "the missing file reached Spark");
+        assertFalse(spark.session().sparkContext().isStopped(), "the missing file reached Spark");
 
         final String header = "customer,tenure_months,monthly_charges,contract,internet,payment,support_calls,senior,churned";
         final String good = "C0001,3,68.69,month-to-month,fiber,bank,8,0,yes";
@@ -115,31 +97,13 @@ class TrainPipelineTest {
                 "record 'C0003,7,54.55,month-to-month,dsl,card,0,0,': churned is empty"}};
         for (final String[] c : cases) {
             final Path csv = Files.writeString(dir.resolve("bad.csv"), c[0] + "\n");
-            final AtomicInteger failed = new AtomicInteger();
-            final SparkListener listener = new SparkListener() {
-                @Override
-                public void onTaskEnd(final SparkListenerTaskEnd end) {
-                    if (!end.taskInfo().successful()) {
-                        failed.incrementAndGet();
-                    }
-                }
-            };
-            spark.sparkContext().addSparkListener(listener);
+            final String[] args = {"--csv", csv.toString(), "--output", dir.resolve("out").toString()};
             final ByteArrayOutputStream e = new ByteArrayOutputStream();
-            try {
-                assertEquals(Cli.EXIT_USAGE, TrainPipeline.run(new String[] {"--csv", csv.toString(), "--output",
-                    dir.resolve("out").toString()}, spark, print(new ByteArrayOutputStream()), print(e)));
-                try {
-                spark.sparkContext().listenerBus().waitUntilEmpty(60_000);
-            } catch (final java.util.concurrent.TimeoutException timeout) {
-                throw new AssertionError("Spark's listener bus did not drain in 60 s", timeout);
-            }
-            } finally {
-                spark.sparkContext().removeSparkListener(listener);
-            }
+            final int failed = spark.failedTasks(() -> assertEquals(Cli.EXIT_USAGE,
+                    TrainPipeline.run(args, spark.session(), print(new ByteArrayOutputStream()), print(e))));
             assertEquals(List.of("TrainPipeline: --csv " + csv + ": " + c[1]), e.toString(StandardCharsets.UTF_8).lines()
                     .toList());
-            assertEquals(0, failed.get(), "tasks failed");
+            assertEquals(0, failed, "tasks failed");
         }
     }
 
@@ -168,7 +132,7 @@ class TrainPipelineTest {
         final ByteArrayOutputStream buf = new ByteArrayOutputStream();
         final TrainPipeline t = new TrainPipeline();
         assertEquals(Cli.PROCEED, Cli.parse("TrainPipeline", t, args, print(buf), System.err));
-        final TrainPipeline.Outcome o = t.train(spark, print(buf));
+        final TrainPipeline.Outcome o = t.train(spark.session(), print(buf));
         final String text = buf.toString(StandardCharsets.UTF_8);
         System.out.print(text);
         return new Run(text, o);
