@@ -18,8 +18,7 @@ public final class Version {
 
     private static final Properties BUILD = load();
 
-    private Version() {
-    }
+    private Version() {}
 
     private static Properties load() {
         final Properties p = new Properties();
@@ -58,8 +57,8 @@ public final class Version {
             return 0;
         }
         if (args.length > 1 || (args.length == 1 && !args[0].equals("--help") && !args[0].equals("-h"))) {
-            err.println("spark-switchml: unknown argument '" + String.join(" ", args) + "': the jar takes only --help or "
-                    + "--version");
+            err.println("spark-switchml: unknown argument '" + String.join(" ", args)
+                    + "': the jar takes only --help or " + "--version");
             return EXIT_USAGE;
         }
         final String jar = jarName();

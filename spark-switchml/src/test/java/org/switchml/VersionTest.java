@@ -1,8 +1,7 @@
 package org.switchml;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.switchml.testing.Repo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -13,9 +12,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.testing.Repo;
 
 /**
  * The build fills in the version (the pom's, which surefire also passes as {@code switchml.version}); the jar's
@@ -36,18 +35,23 @@ class VersionTest {
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
         assertEquals(0, Version.run(new String[0], print(out), print(err)));
         final String text = out.toString(StandardCharsets.UTF_8);
-        assertTrue(text.startsWith("spark-switchml " + Version.current() + ": SwitchML in-network aggregation for "
-                + "Apache Spark " + Version.spark()), text);
+        assertTrue(
+                text.startsWith("spark-switchml " + Version.current() + ": SwitchML in-network aggregation for "
+                        + "Apache Spark " + Version.spark()),
+                text);
         assertTrue(text.contains("--conf spark.plugins=org.switchml.spark.SwitchMLPlugin"), text);
         assertEquals("", err.toString(StandardCharsets.UTF_8));
 
         out.reset();
         assertEquals(0, Version.run(new String[] {"--version"}, print(out), print(err)));
-        assertEquals(List.of(Version.current()), out.toString(StandardCharsets.UTF_8).lines().toList());
+        assertEquals(
+                List.of(Version.current()),
+                out.toString(StandardCharsets.UTF_8).lines().toList());
 
         out.reset();
         assertEquals(Version.EXIT_USAGE, Version.run(new String[] {"--bogus"}, print(out), print(err)));
-        assertEquals(List.of("spark-switchml: unknown argument '--bogus': the jar takes only --help or --version"),
+        assertEquals(
+                List.of("spark-switchml: unknown argument '--bogus': the jar takes only --help or --version"),
                 err.toString(StandardCharsets.UTF_8).lines().toList());
         assertEquals("", out.toString(StandardCharsets.UTF_8));
     }
@@ -60,13 +64,20 @@ class VersionTest {
     void theVersionIsWrittenOnlyInTheRootPom() throws IOException {
         final String version = Version.current();
         final Path root = Repo.root();
-        assertTrue(Files.readString(root.resolve("pom.xml")).contains("<revision>" + version + "</revision>"),
+        assertTrue(
+                Files.readString(root.resolve("pom.xml")).contains("<revision>" + version + "</revision>"),
                 "the root pom's revision is not " + version);
         final List<String> found = new ArrayList<>();
-        final List<Path> places = new ArrayList<>(List.of(root.resolve("README.md"), root.resolve("bin"),
-                root.resolve("examples/bin"), root.resolve("examples/testbed"), root.resolve("notebooks"),
-                root.resolve("spark-switchml/pom.xml"), root.resolve("examples/pom.xml"),
-                root.resolve("integration-tests/pom.xml"), root.resolve("spark-dist/pom.xml")));
+        final List<Path> places = new ArrayList<>(List.of(
+                root.resolve("README.md"),
+                root.resolve("bin"),
+                root.resolve("examples/bin"),
+                root.resolve("examples/testbed"),
+                root.resolve("notebooks"),
+                root.resolve("spark-switchml/pom.xml"),
+                root.resolve("examples/pom.xml"),
+                root.resolve("integration-tests/pom.xml"),
+                root.resolve("spark-dist/pom.xml")));
         try (Stream<Path> docs = Files.list(root.resolve("docs"))) {
             places.addAll(docs.filter(p -> p.toString().endsWith(".md")).toList());
         }

@@ -1,16 +1,6 @@
 package org.switchml.examples;
 
 import io.netty.channel.EventLoopGroup;
-import org.switchml.client.ClientOptions;
-import org.switchml.client.ClientStats;
-import org.switchml.client.JobSession;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.JobSpec;
-import org.switchml.transport.FaultPlan;
-import org.switchml.transport.Transports;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.math.BigDecimal;
@@ -30,6 +20,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.ClientStats;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobSpec;
+import org.switchml.transport.FaultPlan;
+import org.switchml.transport.Transports;
 
 /**
  * Allreduce goodput benchmark: the aggregating software switch against the null reflector, on loopback,
@@ -51,7 +50,8 @@ public final class AllReduceBench {
 
     /** The two switches a cell compares. */
     enum Target {
-        SWITCH("switch"), REFLECTOR("reflector");
+        SWITCH("switch"),
+        REFLECTOR("reflector");
 
         final String label;
 
@@ -66,6 +66,7 @@ public final class AllReduceBench {
     private final List<FaultPlan> plans = new ArrayList<>();
     /** Per fault plan: the aggregating switch and the reflector (a switch's faults are fixed when it starts). */
     private final List<SoftwareSwitch> aggregating = new ArrayList<>();
+
     private final List<SoftwareSwitch> reflector = new ArrayList<>();
     private EventLoopGroup clientGroup;
     private int nextJobId = 1;
@@ -130,7 +131,8 @@ public final class AllReduceBench {
             aggregating.add(SoftwareSwitch.start(new SwitchOptions(HOST, ports, false, switchFaults)));
             reflector.add(SoftwareSwitch.start(new SwitchOptions(HOST, ports, true, switchFaults)));
         }
-        final int threads = options.clientThreads > 0 ? options.clientThreads
+        final int threads = options.clientThreads > 0
+                ? options.clientThreads
                 : Math.max(2, Runtime.getRuntime().availableProcessors());
         clientGroup = Transports.newGroup(threads, "bench-worker");
         header(threads);
@@ -151,30 +153,59 @@ public final class AllReduceBench {
     private void header(final int clientThreads) {
         final BenchOptions o = options;
         out.printf(Locale.ROOT, "# allreduce-bench  seed=%d%s%n", o.seed, o.seedGiven ? "" : " (default)");
-        out.printf(Locale.ROOT, "# data: %s %s (%s), k=%d, pool=%d slots (%d KiB/worker in flight)%n",
-                o.values, o.fp64 ? "double[]" : "float[]", o.fp64 ? "FP64_SPLIT" : "FP32_BLOCK", o.k,
-                o.poolSize(), (long) o.poolSize() * 4 * o.k >> 10);
-        out.printf(Locale.ROOT, "# switch lanes (dataplane threads) per switch=%d, worker event-loop threads=%d, "
-                + "transport=%s, loopback %s%n", o.lanes, clientThreads,
-                Transports.nativeTransport() ? "epoll" : "nio", HOST);
-        out.printf(Locale.ROOT, "# faults on every send: loss=%s dup=%s reorder=%s; retransmission timeout %d ms until "
-                + "round trips are measured, then from them (at least %d ms, at most %d ms)%n", lossList(), o.dup, o.reorder,
-                o.rtoMs, Math.min(o.rtoMs, ClientOptions.DEFAULT_MIN_RETRANSMIT_TIMEOUT_MS),
+        out.printf(
+                Locale.ROOT,
+                "# data: %s %s (%s), k=%d, pool=%d slots (%d KiB/worker in flight)%n",
+                o.values,
+                o.fp64 ? "double[]" : "float[]",
+                o.fp64 ? "FP64_SPLIT" : "FP32_BLOCK",
+                o.k,
+                o.poolSize(),
+                (long) o.poolSize() * 4 * o.k >> 10);
+        out.printf(
+                Locale.ROOT,
+                "# switch lanes (dataplane threads) per switch=%d, worker event-loop threads=%d, "
+                        + "transport=%s, loopback %s%n",
+                o.lanes,
+                clientThreads,
+                Transports.nativeTransport() ? "epoll" : "nio",
+                HOST);
+        out.printf(
+                Locale.ROOT,
+                "# faults on every send: loss=%s dup=%s reorder=%s; retransmission timeout %d ms until "
+                        + "round trips are measured, then from them (at least %d ms, at most %d ms)%n",
+                lossList(),
+                o.dup,
+                o.reorder,
+                o.rtoMs,
+                Math.min(o.rtoMs, ClientOptions.DEFAULT_MIN_RETRANSMIT_TIMEOUT_MS),
                 Math.max(o.rtoMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
-        out.printf(Locale.ROOT, "# repeats=%s warm-ups=%s (median of repeats), modes=%s, verify=%s%n",
-                o.repeat > 0 ? o.repeat : "auto", o.warmup >= 0 ? o.warmup : "auto",
-                o.mode.name().toLowerCase(Locale.ROOT), o.verify);
-        out.printf(Locale.ROOT, "# java %s, %d cores, max heap %d MiB, load average %s%n",
-                System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),
-                Runtime.getRuntime().maxMemory() >> 20, loadAverage());
+        out.printf(
+                Locale.ROOT,
+                "# repeats=%s warm-ups=%s (median of repeats), modes=%s, verify=%s%n",
+                o.repeat > 0 ? o.repeat : "auto",
+                o.warmup >= 0 ? o.warmup : "auto",
+                o.mode.name().toLowerCase(Locale.ROOT),
+                o.verify);
+        out.printf(
+                Locale.ROOT,
+                "# java %s, %d cores, max heap %d MiB, load average %s%n",
+                System.getProperty("java.version"),
+                Runtime.getRuntime().availableProcessors(),
+                Runtime.getRuntime().maxMemory() >> 20,
+                loadAverage());
         out.println("# goodput = vector elements (or bytes of the input type) per second per worker;"
                 + " ratio = switch goodput / reflector goodput;");
         out.println("# retx s/r = worker retransmissions (switch/reflector, all runs of the cell, warm-ups included);"
                 + " other% = CPU used by other processes during the cell;");
-        out.println("# cpu ms = CPU time of this process (all threads, user + system) per allreduce, mean of the timed runs");
+        out.println(
+                "# cpu ms = CPU time of this process (all threads, user + system) per allreduce, mean of the timed runs");
         if (plans.size() > 1) {
-            out.printf(Locale.ROOT, "# the loss rates of a cell run interleaved; vs loss = switch goodput / switch goodput at "
-                    + "loss %s in the same cell%n", lossText(options.losses.get(0)));
+            out.printf(
+                    Locale.ROOT,
+                    "# the loss rates of a cell run interleaved; vs loss = switch goodput / switch goodput at "
+                            + "loss %s in the same cell%n",
+                    lossText(options.losses.get(0)));
         }
     }
 
@@ -186,8 +217,6 @@ public final class AllReduceBench {
         return sb.toString();
     }
 
-
-
     private void sweep() throws ReferenceSum.Mismatch, RunFailed {
         final long t0 = System.nanoTime();
         if (options.jitWarmup) {
@@ -196,16 +225,31 @@ public final class AllReduceBench {
             out.println("# JIT warm-up: skipped (--no-warmup)");
         }
         out.println();
-        out.printf(Locale.ROOT, "%3s %10s %6s %4s | %9s %10s %9s %7s | %9s %10s %9s %7s | %6s | %7s | %9s %6s%n",
-                "n", "elements", "loss", "runs", "switch ms", "Melem/s/w", "MB/s/w", "cpu ms", "refl ms", "Melem/s/w",
-                "MB/s/w", "cpu ms", "ratio", "vs loss", "retx s/r", "other%");
+        out.printf(
+                Locale.ROOT,
+                "%3s %10s %6s %4s | %9s %10s %9s %7s | %9s %10s %9s %7s | %6s | %7s | %9s %6s%n",
+                "n",
+                "elements",
+                "loss",
+                "runs",
+                "switch ms",
+                "Melem/s/w",
+                "MB/s/w",
+                "cpu ms",
+                "refl ms",
+                "Melem/s/w",
+                "MB/s/w",
+                "cpu ms",
+                "ratio",
+                "vs loss",
+                "retx s/r",
+                "other%");
         for (final int n : options.workers) {
             for (final int length : options.elements) {
                 cell(n, length);
             }
         }
-        out.printf(Locale.ROOT, "%n# done in %.1f s, load average %s%n", (System.nanoTime() - t0) / 1e9,
-                loadAverage());
+        out.printf(Locale.ROOT, "%n# done in %.1f s, load average %s%n", (System.nanoTime() - t0) / 1e9, loadAverage());
     }
 
     /** Largest vector of a warm-up cell. */
@@ -226,8 +270,8 @@ public final class AllReduceBench {
         try {
             for (final int n : options.workers) {
                 for (final int length : warmupLengths()) {
-                    final BenchVectors v = BenchVectors.generate(options.values, n, length, options.fp64,
-                            options.seed + 31L * n + length);
+                    final BenchVectors v = BenchVectors.generate(
+                            options.values, n, length, options.fp64, options.seed + 31L * n + length);
                     for (int p = 0; p < plans.size(); p++) {
                         cells.add(new Cell(n, v, p));
                     }
@@ -248,8 +292,13 @@ public final class AllReduceBench {
                 c.close();
             }
         }
-        out.printf(Locale.ROOT, "# JIT warm-up: %d cells (vectors cut to at most %d elements), %d rounds, %.1f s%n",
-                cells.size(), WARMUP_MAX_ELEMENTS, rounds, (System.nanoTime() - t0) / 1e9);
+        out.printf(
+                Locale.ROOT,
+                "# JIT warm-up: %d cells (vectors cut to at most %d elements), %d rounds, %.1f s%n",
+                cells.size(),
+                WARMUP_MAX_ELEMENTS,
+                rounds,
+                (System.nanoTime() - t0) / 1e9);
     }
 
     /** The requested vector lengths, each cut to at most {@link #WARMUP_MAX_ELEMENTS}, without repeats. */
@@ -266,9 +315,12 @@ public final class AllReduceBench {
 
     private List<Target> targets() {
         switch (options.mode) {
-            case SWITCH: return List.of(Target.SWITCH);
-            case REFLECTOR: return List.of(Target.REFLECTOR);
-            default: return List.of(Target.SWITCH, Target.REFLECTOR);
+            case SWITCH:
+                return List.of(Target.SWITCH);
+            case REFLECTOR:
+                return List.of(Target.REFLECTOR);
+            default:
+                return List.of(Target.SWITCH, Target.REFLECTOR);
         }
     }
 
@@ -352,8 +404,8 @@ public final class AllReduceBench {
         final double other = cpu.otherPercent();
         double baseline = Double.NaN;
         for (int p = 0; p < settings; p++) {
-            final double seconds = row(n, length, p, v.elementBytes(), repeats, times[p], cpus[p], retx[p], other,
-                    worst, baseline);
+            final double seconds =
+                    row(n, length, p, v.elementBytes(), repeats, times[p], cpus[p], retx[p], other, worst, baseline);
             if (p == 0) {
                 baseline = seconds;
             }
@@ -379,11 +431,21 @@ public final class AllReduceBench {
      * Prints the row of fault setting {@code plan} of a cell; returns the switch's median seconds (NaN when
      * the switch was not measured). {@code baseline} is that of the cell's first loss rate, or NaN.
      */
-    private double row(final int n, final int length, final int plan, final int elementBytes, final int repeats,
-                       final long[][] times, final CpuBreakdown[][] cpus, final long[] retx, final double otherCpu,
-                       final double worst, final double baseline) {
+    private double row(
+            final int n,
+            final int length,
+            final int plan,
+            final int elementBytes,
+            final int repeats,
+            final long[][] times,
+            final CpuBreakdown[][] cpus,
+            final long[] retx,
+            final double otherCpu,
+            final double worst,
+            final double baseline) {
         final StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%3d %10d %6s %4d", n, length, lossText(options.losses.get(plan)), repeats));
+        sb.append(
+                String.format(Locale.ROOT, "%3d %10d %6s %4d", n, length, lossText(options.losses.get(plan)), repeats));
         final double[] median = new double[2];
         for (final Target t : Target.values()) {
             final boolean measured = targets().contains(t);
@@ -393,8 +455,13 @@ public final class AllReduceBench {
             }
             final double seconds = median(times[t.ordinal()]) / 1e9;
             median[t.ordinal()] = seconds;
-            sb.append(String.format(Locale.ROOT, " | %9.3f %10.2f %9.1f %7.1f", seconds * 1e3, length / seconds / 1e6,
-                    (double) length * elementBytes / seconds / 1e6, meanCpu(cpus[t.ordinal()], null) / 1e6));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    " | %9.3f %10.2f %9.1f %7.1f",
+                    seconds * 1e3,
+                    length / seconds / 1e6,
+                    (double) length * elementBytes / seconds / 1e6,
+                    meanCpu(cpus[t.ordinal()], null) / 1e6));
         }
         if (median[0] > 0 && median[1] > 0) {
             sb.append(String.format(Locale.ROOT, " | %6.3f", median[1] / median[0]));
@@ -408,7 +475,10 @@ public final class AllReduceBench {
         } else {
             sb.append(String.format(Locale.ROOT, " | %7s", "-"));
         }
-        sb.append(String.format(Locale.ROOT, " | %9s %6s", retx[0] + "/" + retx[1],
+        sb.append(String.format(
+                Locale.ROOT,
+                " | %9s %6s",
+                retx[0] + "/" + retx[1],
                 otherCpu < 0 ? "n/a" : String.format(Locale.ROOT, "%.0f", otherCpu)));
         if (!Double.isNaN(worst)) {
             sb.append(String.format(Locale.ROOT, "  verified: bit-exact, worst error %.4f of bound", worst));
@@ -418,7 +488,10 @@ public final class AllReduceBench {
             for (final Target t : targets()) {
                 final StringBuilder d = new StringBuilder(String.format(Locale.ROOT, "#   %-9s cpu ms/run:", t.label));
                 for (final CpuBreakdown.Group g : CpuBreakdown.Group.values()) {
-                    d.append(String.format(Locale.ROOT, " %s %.1f", g.name().toLowerCase(Locale.ROOT).replace('_', '-'),
+                    d.append(String.format(
+                            Locale.ROOT,
+                            " %s %.1f",
+                            g.name().toLowerCase(Locale.ROOT).replace('_', '-'),
                             meanCpu(cpus[t.ordinal()], g) / 1e6));
                 }
                 out.println(d);
@@ -455,7 +528,9 @@ public final class AllReduceBench {
 
     private static String loadAverage() {
         try {
-            final String[] f = Files.readString(Path.of("/proc/loadavg"), StandardCharsets.US_ASCII).trim().split(" ");
+            final String[] f = Files.readString(Path.of("/proc/loadavg"), StandardCharsets.US_ASCII)
+                    .trim()
+                    .split(" ");
             return f[0] + " " + f[1] + " " + f[2];
         } catch (final IOException | RuntimeException e) {
             return "n/a";
@@ -463,8 +538,7 @@ public final class AllReduceBench {
     }
 
     /** One timed allreduce: wall time and every worker's result vector. */
-    record Run(long nanos, Object[] results, CpuBreakdown cpu) {
-    }
+    record Run(long nanos, Object[] results, CpuBreakdown cpu) {}
 
     /** The benchmark could not complete a run (a worker failed or timed out). */
     static final class RunFailed extends Exception {
@@ -483,6 +557,7 @@ public final class AllReduceBench {
         private final SoftwareSwitch reflector;
         /** Names the cell and fault setting in a failure. */
         private final String label;
+
         private final List<SwitchMLClient> clients = new ArrayList<>();
         private final JobSession[][] sessions = new JobSession[Target.values().length][];
         private final ExecutorService threads;
@@ -505,8 +580,8 @@ public final class AllReduceBench {
             final ClientOptions base = ClientOptions.defaults()
                     .withBindHost(HOST)
                     .withFp64(options.fp64)
-                    .withRetransmitTimeoutMs(options.rtoMs,
-                            Math.max(options.rtoMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS))
+                    .withRetransmitTimeoutMs(
+                            options.rtoMs, Math.max(options.rtoMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS))
                     .withResultTimeoutMs(options.resultTimeoutMs);
             for (int r = 0; r < n; r++) {
                 final SwitchMLClient c = SwitchMLClient.open(
@@ -540,7 +615,8 @@ public final class AllReduceBench {
                 futures.add(threads.submit(() -> {
                     ready.countDown();
                     go.await();
-                    results[rank] = vectors.fp64 ? s[rank].allReduce(vectors.doubles[rank])
+                    results[rank] = vectors.fp64
+                            ? s[rank].allReduce(vectors.doubles[rank])
                             : s[rank].allReduce(vectors.floats[rank]);
                     end[rank] = System.nanoTime();
                     return null;
@@ -561,11 +637,12 @@ public final class AllReduceBench {
                 Thread.currentThread().interrupt();
                 throw new RunFailed("interrupted", e);
             } catch (final ExecutionException e) {
-                throw new RunFailed(target.label + ", " + label + ": "
-                        + e.getCause().getMessage() + "\n" + diagnostics(target), e.getCause());
+                throw new RunFailed(
+                        target.label + ", " + label + ": " + e.getCause().getMessage() + "\n" + diagnostics(target),
+                        e.getCause());
             } catch (final TimeoutException e) {
-                throw new RunFailed(target.label + ", " + label
-                        + ": workers did not finish\n" + diagnostics(target), e);
+                throw new RunFailed(
+                        target.label + ", " + label + ": workers did not finish\n" + diagnostics(target), e);
             }
             long last = start;
             for (final long e : end) {
@@ -579,11 +656,23 @@ public final class AllReduceBench {
             final StringBuilder sb = new StringBuilder();
             final SoftwareSwitch sw = target == Target.SWITCH ? aggregating : reflector;
             try {
-                sb.append("  ").append(target.label).append(" counters of job ").append(jobIds.get(target.ordinal()))
-                        .append(": ").append(sw.counters(jobIds.get(target.ordinal()))).append('\n');
-                sb.append("  ").append(target.label).append(" switch counters: ").append(sw.traffic());
+                sb.append("  ")
+                        .append(target.label)
+                        .append(" counters of job ")
+                        .append(jobIds.get(target.ordinal()))
+                        .append(": ")
+                        .append(sw.counters(jobIds.get(target.ordinal())))
+                        .append('\n');
+                sb.append("  ")
+                        .append(target.label)
+                        .append(" switch counters: ")
+                        .append(sw.traffic());
                 for (int r = 0; r < n; r++) {
-                    sb.append("\n  rank ").append(r).append(" (").append(clients.get(r).localAddress()).append("): ")
+                    sb.append("\n  rank ")
+                            .append(r)
+                            .append(" (")
+                            .append(clients.get(r).localAddress())
+                            .append("): ")
                             .append(clients.get(r).stats());
                 }
             } catch (final RuntimeException e) {

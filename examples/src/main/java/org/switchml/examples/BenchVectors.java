@@ -19,8 +19,8 @@ final class BenchVectors {
     }
 
     /** Rank r's vector comes from the r-th split of a generator seeded with {@code seed}. */
-    static BenchVectors generate(final Values values, final int n, final int length, final boolean fp64,
-                                 final long seed) {
+    static BenchVectors generate(
+            final Values values, final int n, final int length, final boolean fp64, final long seed) {
         final SplittableRandom root = new SplittableRandom(seed);
         if (fp64) {
             final double[][] d = new double[n][];

@@ -1,5 +1,10 @@
 package org.switchml.examples;
 
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.spark.SparkConf;
@@ -10,12 +15,6 @@ import picocli.CommandLine.Model.ArgSpec;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
-
-import java.io.IOException;
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
 
 /**
  * The example programs' command lines, parsed with picocli the same way everywhere: {@code --help}
@@ -34,8 +33,7 @@ final class Cli {
     /** {@link #parse} result: the command line is good, run the program. */
     static final int PROCEED = -1;
 
-    private Cli() {
-    }
+    private Cli() {}
 
     /** Exit code of a run that failed. */
     static final int EXIT_FAILED = 1;
@@ -71,19 +69,33 @@ final class Cli {
      * configuration ({@code local[2]}, no UI and quiet logs when it gives none), stopped at the end. A failure
      * is one line as {@link #guard} says.
      */
-    static int inSpark(final String name, final SparkSession spark, final PrintStream out, final PrintStream err,
-                       final boolean verbose, final SparkJob job) {
+    static int inSpark(
+            final String name,
+            final SparkSession spark,
+            final PrintStream out,
+            final PrintStream err,
+            final boolean verbose,
+            final SparkJob job) {
         return inSpark(name, spark, new SparkConf().setIfMissing("spark.master", "local[2]"), out, err, verbose, job);
     }
 
     /** As {@link #inSpark(String, SparkSession, PrintStream, PrintStream, boolean, SparkJob)}, from {@code conf}. */
-    static int inSpark(final String name, final SparkSession spark, final SparkConf conf, final PrintStream out,
-                       final PrintStream err, final boolean verbose, final SparkJob job) {
+    static int inSpark(
+            final String name,
+            final SparkSession spark,
+            final SparkConf conf,
+            final PrintStream out,
+            final PrintStream err,
+            final boolean verbose,
+            final SparkJob job) {
         return guard(name, out, err, verbose, () -> {
-            final SparkSession session = spark != null ? spark : SparkSession.builder().config(conf
-                    .setIfMissing("spark.app.name", "switchml-" + name)
-                    .setIfMissing("spark.ui.enabled", "false")
-                    .setIfMissing("spark.log.level", "WARN")).getOrCreate();
+            final SparkSession session = spark != null
+                    ? spark
+                    : SparkSession.builder()
+                            .config(conf.setIfMissing("spark.app.name", "switchml-" + name)
+                                    .setIfMissing("spark.ui.enabled", "false")
+                                    .setIfMissing("spark.log.level", "WARN"))
+                            .getOrCreate();
             try {
                 if (spark == null) {
                     // After Spark set up its logging, which would undo it.
@@ -104,8 +116,8 @@ final class Cli {
      * {@value #EXIT_USAGE}; any other failure one line and {@value #EXIT_FAILED}. With {@code verbose} the stack
      * trace follows the line.
      */
-    static int guard(final String name, final PrintStream out, final PrintStream err, final boolean verbose,
-                     final Body body) {
+    static int guard(
+            final String name, final PrintStream out, final PrintStream err, final boolean verbose, final Body body) {
         try {
             return body.run();
         } catch (final Exception e) {
@@ -167,7 +179,8 @@ final class Cli {
     /** The default a {@link Defaults} mixin chooses for {@code arg}; null for any other option (picocli's own then). */
     private static String mixinDefault(final ArgSpec arg) throws Exception {
         return arg instanceof OptionSpec o && arg.scope() != null && arg.scope().get() instanceof Defaults d
-                ? d.defaultValue(o.longestName()) : null;
+                ? d.defaultValue(o.longestName())
+                : null;
     }
 
     /**
@@ -175,11 +188,15 @@ final class Cli {
      * when the program should run, 0 after printing the usage to {@code out}, or {@link #EXIT_USAGE}
      * after printing the error as {@code name: message} and {@code Try --help.} to {@code err}.
      */
-    static int parse(final String name, final Object command, final String[] args, final PrintStream out,
-                     final PrintStream err) {
+    static int parse(
+            final String name,
+            final Object command,
+            final String[] args,
+            final PrintStream out,
+            final PrintStream err) {
         // Wide enough for the descriptions' own line breaks.
-        final CommandLine cl = new CommandLine(command).setUsageHelpWidth(120)
-                .setDefaultValueProvider(Cli::mixinDefault);
+        final CommandLine cl =
+                new CommandLine(command).setUsageHelpWidth(120).setDefaultValueProvider(Cli::mixinDefault);
         try {
             cl.parseArgs(args);
             if (cl.isUsageHelpRequested()) {
@@ -258,7 +275,8 @@ final class Cli {
     static String oneOf(final CommandSpec spec, final String flag, final String v, final String... allowed) {
         final List<String> all = List.of(allowed);
         if (!all.contains(v)) {
-            final String choices = all.size() == 1 ? all.get(0)
+            final String choices = all.size() == 1
+                    ? all.get(0)
                     : String.join(", ", all.subList(0, all.size() - 1)) + " or " + all.get(all.size() - 1);
             throw usage(spec, flag + " must be " + choices + ", got '" + v + "'");
         }

@@ -1,12 +1,5 @@
 package org.switchml.examples;
 
-import org.apache.spark.connect.proto.Relation;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -20,6 +13,12 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.stream.Stream;
+import org.apache.spark.connect.proto.Relation;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 
 /**
  * A stock {@code LogisticRegression} fitted through a Spark Connect server, as a PySpark user's
@@ -32,28 +31,52 @@ import java.util.stream.Stream;
  * {@code --output}; the server reads the data and writes the model there, so both must be paths the server sees
  * (the same machine, or a shared file system).
  */
-@Command(name = "ConnectFit", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "ConnectFit",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         versionProvider = Cli.Version.class,
-        description = {"Fits a stock LogisticRegression through a Spark Connect server with the messages PySpark sends,",
-            "fetches the model's attributes and summary, transforms the data, saves the model and loads it back.", ""},
-        footer = {"", "Exit codes: 0 ok, 1 the run failed or the loaded model or the transform disagreed with the fitted",
-            "model, 2 bad flags or a data file it cannot use."})
+        description = {
+            "Fits a stock LogisticRegression through a Spark Connect server with the messages PySpark sends,",
+            "fetches the model's attributes and summary, transforms the data, saves the model and loads it back.",
+            ""
+        },
+        footer = {
+            "",
+            "Exit codes: 0 ok, 1 the run failed or the loaded model or the transform disagreed with the fitted",
+            "model, 2 bad flags or a data file it cannot use."
+        })
 public final class ConnectFit {
     @CommandLine.Spec
     CommandSpec spec;
 
-    @Option(names = "--remote", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:15002",
+    @Option(
+            names = "--remote",
+            paramLabel = "HOST:PORT",
+            defaultValue = "127.0.0.1:15002",
             description = "the Connect server (default ${DEFAULT-VALUE})")
     String remote;
-    @Option(names = "--data", paramLabel = "PATH", description = "a LIBSVM file the server can read (default: a "
-            + "synthetic one written into --output)")
+
+    @Option(
+            names = "--data",
+            paramLabel = "PATH",
+            description = "a LIBSVM file the server can read (default: a " + "synthetic one written into --output)")
     Path data;
-    @Option(names = "--output", paramLabel = "DIR", defaultValue = "switchml-connect-output",
+
+    @Option(
+            names = "--output",
+            paramLabel = "DIR",
+            defaultValue = "switchml-connect-output",
             description = "where the data (without --data) and the model (DIR/model) go (default ${DEFAULT-VALUE})")
     Path output;
-    @Option(names = "--seed", paramLabel = "S", defaultValue = "11", description = "seed of the synthetic data "
-            + "(default ${DEFAULT-VALUE})")
+
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            defaultValue = "11",
+            description = "seed of the synthetic data " + "(default ${DEFAULT-VALUE})")
     long seed;
+
     @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
     boolean verbose;
 
@@ -71,10 +94,17 @@ public final class ConnectFit {
     }
 
     /** What a run saw. */
-    public record Outcome(String modelRef, double[] coefficients, double intercept, double[] objectiveHistory,
-                          int totalIterations, long rows, long correct, long locallyCorrect, String savedClass,
-                          double[] loadedCoefficients) {
-    }
+    public record Outcome(
+            String modelRef,
+            double[] coefficients,
+            double intercept,
+            double[] objectiveHistory,
+            int totalIterations,
+            long rows,
+            long correct,
+            long locallyCorrect,
+            String savedClass,
+            double[] loadedCoefficients) {}
 
     /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
@@ -105,7 +135,8 @@ public final class ConnectFit {
             try (ConnectMl connect = ConnectMl.connect(c.host, c.port, 600_000)) {
                 final Outcome o = c.fit(connect, out);
                 return o.correct() == o.locallyCorrect() && Arrays.equals(o.coefficients(), o.loadedCoefficients())
-                        ? 0 : Cli.EXIT_FAILED;
+                        ? 0
+                        : Cli.EXIT_FAILED;
             }
         });
     }
@@ -120,31 +151,52 @@ public final class ConnectFit {
                 + ", spark.connect.ml.backend.classes=" + (plugin == null || plugin.isEmpty() ? "(unset)" : plugin));
 
         // lr = LogisticRegression(maxIter=..., regParam=...); model = lr.fit(spark.read.format("libsvm").load(file))
-        final String uid = "LogisticRegression_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        final String uid = "LogisticRegression_"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         final Map<String, Object> params = new LinkedHashMap<>();
         params.put("maxIter", fit.maxIter);
         params.put("regParam", fit.regParam);
         final Relation dataset = connect.read("libsvm", file.toString());
         final long t0 = System.nanoTime();
         final String model = connect.fit(ConnectMl.LOGISTIC_REGRESSION, uid, params, dataset);
-        out.printf(Locale.ROOT, "ConnectFit: fitted %s (%d rows) in %d ms: model %s%n", uid, local.size(),
-                (System.nanoTime() - t0) / 1_000_000, model);
+        out.printf(
+                Locale.ROOT,
+                "ConnectFit: fitted %s (%d rows) in %d ms: model %s%n",
+                uid,
+                local.size(),
+                (System.nanoTime() - t0) / 1_000_000,
+                model);
 
         final double[] w = ConnectMl.asDoubles(connect.fetch(model, "coefficients"));
         final double b = ConnectMl.asDouble(connect.fetch(model, "intercept"));
         final double[] history = ConnectMl.asDoubles(connect.fetch(model + ".summary", "objectiveHistory"));
         final int iterations = ConnectMl.asInt(connect.fetch(model + ".summary", "totalIterations"));
         out.printf(Locale.ROOT, "ConnectFit: coefficients %s, intercept %.6f%n", head(w), b);
-        out.printf(Locale.ROOT, "ConnectFit: summary: totalIterations %d, objectiveHistory %d values, %.6f .. %.6f%n",
-                iterations, history.length, history[0], history[history.length - 1]);
+        out.printf(
+                Locale.ROOT,
+                "ConnectFit: summary: totalIterations %d, objectiveHistory %d values, %.6f .. %.6f%n",
+                iterations,
+                history.length,
+                history[0],
+                history[history.length - 1]);
 
         // model.transform(df).select("label", "prediction").collect()
-        final List<List<Object>> predicted = connect.collect(connect.select(connect.transform(model, params,
-                connect.read("libsvm", file.toString())), "label", "prediction"));
-        final long correct = predicted.stream().filter(r -> ((Double) r.get(0)).equals(r.get(1))).count();
-        final long locallyCorrect = local.stream().filter(r -> (margin(w, b, r) > 0 ? 1.0 : 0.0) == r[0]).count();
-        out.printf(Locale.ROOT, "ConnectFit: transform: %d of %d rows predicted right (%.2f%%); from the fetched "
-                + "coefficients: %d%n", correct, predicted.size(), 100.0 * correct / predicted.size(), locallyCorrect);
+        final List<List<Object>> predicted = connect.collect(connect.select(
+                connect.transform(model, params, connect.read("libsvm", file.toString())), "label", "prediction"));
+        final long correct = predicted.stream()
+                .filter(r -> ((Double) r.get(0)).equals(r.get(1)))
+                .count();
+        final long locallyCorrect = local.stream()
+                .filter(r -> (margin(w, b, r) > 0 ? 1.0 : 0.0) == r[0])
+                .count();
+        out.printf(
+                Locale.ROOT,
+                "ConnectFit: transform: %d of %d rows predicted right (%.2f%%); from the fetched "
+                        + "coefficients: %d%n",
+                correct,
+                predicted.size(),
+                100.0 * correct / predicted.size(),
+                locallyCorrect);
 
         // model.write().overwrite().save(dir); LogisticRegressionModel.load(dir)
         final Path saved = output.resolve("model").toAbsolutePath();
@@ -154,8 +206,8 @@ public final class ConnectFit {
         final double[] reloaded = ConnectMl.asDoubles(connect.fetch(loaded.ref(), "coefficients"));
         out.println("ConnectFit: saved to " + saved + " as " + savedClass + "; loaded back as " + loaded.uid()
                 + (Arrays.equals(w, reloaded) ? ", the same coefficients" : ", DIFFERENT coefficients"));
-        return new Outcome(model, w, b, history, iterations, predicted.size(), correct, locallyCorrect, savedClass,
-                reloaded);
+        return new Outcome(
+                model, w, b, history, iterations, predicted.size(), correct, locallyCorrect, savedClass, reloaded);
     }
 
     private static String head(final double[] w) {
@@ -178,9 +230,11 @@ public final class ConnectFit {
     /** The class a saved model's metadata names (Spark ML's {@code metadata/part-00000} JSON). */
     static String savedClass(final Path dir) throws IOException {
         try (Stream<Path> parts = Files.list(dir.resolve("metadata"))) {
-            for (final Path p : parts.filter(f -> f.getFileName().toString().startsWith("part-")).toList()) {
+            for (final Path p : parts.filter(f -> f.getFileName().toString().startsWith("part-"))
+                    .toList()) {
                 final String json = Files.readString(p);
-                final java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"class\":\"([^\"]+)\"").matcher(json);
+                final java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"class\":\"([^\"]+)\"")
+                        .matcher(json);
                 if (m.find()) {
                     return m.group(1);
                 }
@@ -204,16 +258,20 @@ public final class ConnectFit {
             }
         }
         final int dim = d;
-        return lines.stream().map(String::trim).filter(l -> !l.isEmpty() && !l.startsWith("#")).map(l -> {
-            final String[] items = l.split(" ");
-            final double[] row = new double[dim + 1];
-            row[0] = Double.parseDouble(items[0]);
-            for (int k = 1; k < items.length; k++) {
-                final String[] e = items[k].split(":");
-                row[Integer.parseInt(e[0])] = Double.parseDouble(e[1]);
-            }
-            return row;
-        }).toList();
+        return lines.stream()
+                .map(String::trim)
+                .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                .map(l -> {
+                    final String[] items = l.split(" ");
+                    final double[] row = new double[dim + 1];
+                    row[0] = Double.parseDouble(items[0]);
+                    for (int k = 1; k < items.length; k++) {
+                        final String[] e = items[k].split(":");
+                        row[Integer.parseInt(e[0])] = Double.parseDouble(e[1]);
+                    }
+                    return row;
+                })
+                .toList();
     }
 
     /** A seeded logistic data set: labels drawn from known weights; written as LIBSVM. */

@@ -1,5 +1,15 @@
 package org.switchml.examples;
 
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -20,9 +30,9 @@ import org.apache.spark.connect.proto.MlRelation;
 import org.apache.spark.connect.proto.ObjectRef;
 import org.apache.spark.connect.proto.Plan;
 import org.apache.spark.connect.proto.Project;
+import org.apache.spark.connect.proto.Read;
 import org.apache.spark.connect.proto.ReattachExecuteRequest;
 import org.apache.spark.connect.proto.ReattachOptions;
-import org.apache.spark.connect.proto.Read;
 import org.apache.spark.connect.proto.Relation;
 import org.apache.spark.connect.proto.RelationCommon;
 import org.apache.spark.connect.proto.ReleaseExecuteRequest;
@@ -31,17 +41,6 @@ import org.apache.spark.connect.proto.UserContext;
 import org.sparkproject.connect.grpc.ManagedChannel;
 import org.sparkproject.connect.grpc.ManagedChannelBuilder;
 import org.sparkproject.connect.grpc.StatusRuntimeException;
-
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A small Spark Connect client for Spark ML, in Java: it sends the messages PySpark's {@code pyspark.ml} sends
@@ -68,8 +67,12 @@ public final class ConnectMl implements AutoCloseable {
     private final long deadlineMs;
     private final AtomicLong planIds = new AtomicLong();
 
-    private ConnectMl(final String target, final ManagedChannel channel, final boolean ownsChannel,
-                      final String userId, final long deadlineMs) {
+    private ConnectMl(
+            final String target,
+            final ManagedChannel channel,
+            final boolean ownsChannel,
+            final String userId,
+            final long deadlineMs) {
         this.target = target;
         this.channel = channel;
         this.ownsChannel = ownsChannel;
@@ -84,7 +87,10 @@ public final class ConnectMl implements AutoCloseable {
     }
 
     private static ManagedChannel channel(final String target) {
-        return ManagedChannelBuilder.forTarget(target).usePlaintext().maxInboundMessageSize(128 << 20).build();
+        return ManagedChannelBuilder.forTarget(target)
+                .usePlaintext()
+                .maxInboundMessageSize(128 << 20)
+                .build();
     }
 
     /** Another session over the same connection (closing it leaves the connection open). */
@@ -114,25 +120,35 @@ public final class ConnectMl implements AutoCloseable {
 
     /** {@code spark.read.format(format).load(path)}. */
     public Relation read(final String format, final String path) {
-        return Relation.newBuilder().setCommon(common()).setRead(Read.newBuilder().setDataSource(
-                Read.DataSource.newBuilder().setFormat(format).addPaths(path))).build();
+        return Relation.newBuilder()
+                .setCommon(common())
+                .setRead(Read.newBuilder()
+                        .setDataSource(
+                                Read.DataSource.newBuilder().setFormat(format).addPaths(path)))
+                .build();
     }
 
     /** {@code df.select(columns...)}. */
     public Relation select(final Relation input, final String... columns) {
         final Project.Builder p = Project.newBuilder().setInput(input);
         for (final String c : columns) {
-            p.addExpressions(Expression.newBuilder().setUnresolvedAttribute(
-                    Expression.UnresolvedAttribute.newBuilder().setUnparsedIdentifier(c)));
+            p.addExpressions(Expression.newBuilder()
+                    .setUnresolvedAttribute(
+                            Expression.UnresolvedAttribute.newBuilder().setUnparsedIdentifier(c)));
         }
         return Relation.newBuilder().setCommon(common()).setProject(p).build();
     }
 
     /** {@code model.transform(input)} of the cached model {@code modelRef}, with the model's params. */
     public Relation transform(final String modelRef, final Map<String, ?> params, final Relation input) {
-        return Relation.newBuilder().setCommon(common()).setMlRelation(MlRelation.newBuilder().setTransform(
-                MlRelation.Transform.newBuilder().setObjRef(ObjectRef.newBuilder().setId(modelRef)).setInput(input)
-                        .setParams(params(params)))).build();
+        return Relation.newBuilder()
+                .setCommon(common())
+                .setMlRelation(MlRelation.newBuilder()
+                        .setTransform(MlRelation.Transform.newBuilder()
+                                .setObjRef(ObjectRef.newBuilder().setId(modelRef))
+                                .setInput(input)
+                                .setParams(params(params))))
+                .build();
     }
 
     /**
@@ -142,7 +158,8 @@ public final class ConnectMl implements AutoCloseable {
     public List<List<Object>> collect(final Relation relation) {
         final List<List<Object>> rows = new ArrayList<>();
         try (BufferAllocator allocator = new RootAllocator()) {
-            for (final ExecutePlanResponse r : execute(Plan.newBuilder().setRoot(relation).build())) {
+            for (final ExecutePlanResponse r :
+                    execute(Plan.newBuilder().setRoot(relation).build())) {
                 if (!r.hasArrowBatch()) {
                     continue;
                 }
@@ -181,7 +198,9 @@ public final class ConnectMl implements AutoCloseable {
         if (v instanceof Integer i) {
             return l.setInteger(i).build();
         } else if (v instanceof Long n) {
-            return n == n.intValue() ? l.setInteger(n.intValue()).build() : l.setLong(n).build();
+            return n == n.intValue()
+                    ? l.setInteger(n.intValue()).build()
+                    : l.setLong(n).build();
         } else if (v instanceof Double d) {
             return l.setDouble(d).build();
         } else if (v instanceof String s) {
@@ -189,7 +208,8 @@ public final class ConnectMl implements AutoCloseable {
         } else if (v instanceof Boolean z) {
             return l.setBoolean(z).build();
         }
-        throw new IllegalArgumentException("no literal for " + v + " (" + v.getClass().getName() + ")");
+        throw new IllegalArgumentException(
+                "no literal for " + v + " (" + v.getClass().getName() + ")");
     }
 
     /**
@@ -197,16 +217,25 @@ public final class ConnectMl implements AutoCloseable {
      * with the client's {@code uid} and params; returns the cached model's reference.
      */
     public String fit(final String estimator, final String uid, final Map<String, ?> params, final Relation dataset) {
-        return run(fitCommand(estimator, uid, params, dataset)).getOperatorInfo().getObjRef().getId();
+        return run(fitCommand(estimator, uid, params, dataset))
+                .getOperatorInfo()
+                .getObjRef()
+                .getId();
     }
 
     /** The command {@link #fit} sends. */
-    public static Command fitCommand(final String estimator, final String uid, final Map<String, ?> params,
-                                     final Relation dataset) {
-        return Command.newBuilder().setMlCommand(MlCommand.newBuilder().setFit(MlCommand.Fit.newBuilder()
-                .setEstimator(MlOperator.newBuilder().setName(estimator).setUid(uid)
-                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR))
-                .setParams(params(params)).setDataset(dataset))).build();
+    public static Command fitCommand(
+            final String estimator, final String uid, final Map<String, ?> params, final Relation dataset) {
+        return Command.newBuilder()
+                .setMlCommand(MlCommand.newBuilder()
+                        .setFit(MlCommand.Fit.newBuilder()
+                                .setEstimator(MlOperator.newBuilder()
+                                        .setName(estimator)
+                                        .setUid(uid)
+                                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR))
+                                .setParams(params(params))
+                                .setDataset(dataset)))
+                .build();
     }
 
     /**
@@ -215,52 +244,86 @@ public final class ConnectMl implements AutoCloseable {
      */
     public Expression.Literal fetch(final String ref, final String method) {
         final String[] chain = ref.split("\\.");
-        final Fetch.Builder f = Fetch.newBuilder().setObjRef(ObjectRef.newBuilder().setId(chain[0]));
+        final Fetch.Builder f =
+                Fetch.newBuilder().setObjRef(ObjectRef.newBuilder().setId(chain[0]));
         for (int i = 1; i < chain.length; i++) {
             f.addMethods(Fetch.Method.newBuilder().setMethod(chain[i]));
         }
         f.addMethods(Fetch.Method.newBuilder().setMethod(method));
-        final MlCommandResult r = run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setFetch(f)).build());
+        final MlCommandResult r = run(Command.newBuilder()
+                .setMlCommand(MlCommand.newBuilder().setFetch(f))
+                .build());
         if (!r.hasParam()) {
-            throw new IllegalStateException(ref + "." + method + " answered " + r.getResultTypeCase() + ", not a value");
+            throw new IllegalStateException(
+                    ref + "." + method + " answered " + r.getResultTypeCase() + ", not a value");
         }
         return r.getParam();
     }
 
     /** {@code model.write().overwrite().save(path)} of the cached model, with the model's params. */
     public void save(final String modelRef, final Map<String, ?> params, final String path, final boolean overwrite) {
-        run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setWrite(MlCommand.Write.newBuilder()
-                .setObjRef(ObjectRef.newBuilder().setId(modelRef)).setParams(params(params)).setPath(path)
-                .setShouldOverwrite(overwrite))).build());
+        run(Command.newBuilder()
+                .setMlCommand(MlCommand.newBuilder()
+                        .setWrite(MlCommand.Write.newBuilder()
+                                .setObjRef(ObjectRef.newBuilder().setId(modelRef))
+                                .setParams(params(params))
+                                .setPath(path)
+                                .setShouldOverwrite(overwrite)))
+                .build());
     }
 
     /** A loaded model (its cache reference) or estimator (no reference), its uid and params. */
-    public record Loaded(String ref, String uid, Map<String, Expression.Literal> params) {
-    }
+    public record Loaded(String ref, String uid, Map<String, Expression.Literal> params) {}
 
     /** {@code estimator.write().overwrite().save(path)} of a new estimator with the client's uid and params. */
-    public void saveEstimator(final String estimator, final String uid, final Map<String, ?> params, final String path,
-                              final boolean overwrite) {
-        run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setWrite(MlCommand.Write.newBuilder()
-                .setOperator(MlOperator.newBuilder().setName(estimator).setUid(uid)
-                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR))
-                .setParams(params(params)).setPath(path).setShouldOverwrite(overwrite))).build());
+    public void saveEstimator(
+            final String estimator,
+            final String uid,
+            final Map<String, ?> params,
+            final String path,
+            final boolean overwrite) {
+        run(Command.newBuilder()
+                .setMlCommand(MlCommand.newBuilder()
+                        .setWrite(MlCommand.Write.newBuilder()
+                                .setOperator(MlOperator.newBuilder()
+                                        .setName(estimator)
+                                        .setUid(uid)
+                                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR))
+                                .setParams(params(params))
+                                .setPath(path)
+                                .setShouldOverwrite(overwrite)))
+                .build());
     }
 
     /** {@code LogisticRegression.load(path)}: the estimator's uid and params as the server loaded them. */
     public Loaded loadEstimator(final String estimator, final String path) {
-        final MlCommandResult r = run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setRead(
-                MlCommand.Read.newBuilder().setPath(path).setOperator(MlOperator.newBuilder().setName(estimator)
-                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR)))).build());
-        return new Loaded(null, r.getOperatorInfo().getUid(), r.getOperatorInfo().getParams().getParamsMap());
+        final MlCommandResult r = run(Command.newBuilder()
+                .setMlCommand(MlCommand.newBuilder()
+                        .setRead(MlCommand.Read.newBuilder()
+                                .setPath(path)
+                                .setOperator(MlOperator.newBuilder()
+                                        .setName(estimator)
+                                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_ESTIMATOR))))
+                .build());
+        return new Loaded(
+                null,
+                r.getOperatorInfo().getUid(),
+                r.getOperatorInfo().getParams().getParamsMap());
     }
 
     /** {@code LogisticRegressionModel.load(path)} (PySpark names the model's server class): the loaded model. */
     public Loaded load(final String modelClass, final String path) {
-        final MlCommandResult r = run(Command.newBuilder().setMlCommand(MlCommand.newBuilder().setRead(
-                MlCommand.Read.newBuilder().setPath(path).setOperator(MlOperator.newBuilder().setName(modelClass)
-                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_MODEL)))).build());
-        return new Loaded(r.getOperatorInfo().getObjRef().getId(), r.getOperatorInfo().getUid(),
+        final MlCommandResult r = run(Command.newBuilder()
+                .setMlCommand(MlCommand.newBuilder()
+                        .setRead(MlCommand.Read.newBuilder()
+                                .setPath(path)
+                                .setOperator(MlOperator.newBuilder()
+                                        .setName(modelClass)
+                                        .setType(MlOperator.OperatorType.OPERATOR_TYPE_MODEL))))
+                .build());
+        return new Loaded(
+                r.getOperatorInfo().getObjRef().getId(),
+                r.getOperatorInfo().getUid(),
                 r.getOperatorInfo().getParams().getParamsMap());
     }
 
@@ -289,9 +352,12 @@ public final class ConnectMl implements AutoCloseable {
             return out;
         }
         if (l.hasSpecializedArray() && l.getSpecializedArray().hasDoubles()) {
-            return l.getSpecializedArray().getDoubles().getValuesList().stream().mapToDouble(Double::doubleValue).toArray();
+            return l.getSpecializedArray().getDoubles().getValuesList().stream()
+                    .mapToDouble(Double::doubleValue)
+                    .toArray();
         }
-        if (l.hasStruct() && l.getStruct().getStructType().getUdt().getJvmClass().endsWith("VectorUDT")) {
+        if (l.hasStruct()
+                && l.getStruct().getStructType().getUdt().getJvmClass().endsWith("VectorUDT")) {
             final List<Expression.Literal> e = l.getStruct().getElementsList();
             final double[] values = asDoubles(e.get(3));
             if (e.get(0).getByte() == 1) { // dense
@@ -300,8 +366,13 @@ public final class ConnectMl implements AutoCloseable {
             final double[] dense = new double[asInt(e.get(1))];
             final Expression.Literal indices = e.get(2);
             for (int i = 0; i < values.length; i++) {
-                dense[indices.hasArray() ? indices.getArray().getElements(i).getInteger()
-                        : indices.getSpecializedArray().getInts().getValues(i)] = values[i];
+                dense[
+                                indices.hasArray()
+                                        ? indices.getArray().getElements(i).getInteger()
+                                        : indices.getSpecializedArray()
+                                                .getInts()
+                                                .getValues(i)] =
+                        values[i];
             }
             return dense;
         }
@@ -312,20 +383,26 @@ public final class ConnectMl implements AutoCloseable {
 
     /** {@code spark.conf.unset(key)} for this session. */
     public void unsetConf(final String key) {
-        config(ConfigRequest.Operation.newBuilder().setUnset(ConfigRequest.Unset.newBuilder().addKeys(key)).build());
+        config(ConfigRequest.Operation.newBuilder()
+                .setUnset(ConfigRequest.Unset.newBuilder().addKeys(key))
+                .build());
     }
 
     /** {@code spark.conf.get(key, null)} for this session (null when unset). */
     public String getConf(final String key) {
         final var r = config(ConfigRequest.Operation.newBuilder()
-                .setGetOption(ConfigRequest.GetOption.newBuilder().addKeys(key)).build());
+                .setGetOption(ConfigRequest.GetOption.newBuilder().addKeys(key))
+                .build());
         return r.getPairs(0).hasValue() ? r.getPairs(0).getValue() : null;
     }
 
     private org.apache.spark.connect.proto.ConfigResponse config(final ConfigRequest.Operation op) {
         try {
-            return stub().config(ConfigRequest.newBuilder().setSessionId(sessionId).setUserContext(user)
-                    .setOperation(op).build());
+            return stub().config(ConfigRequest.newBuilder()
+                    .setSessionId(sessionId)
+                    .setUserContext(user)
+                    .setOperation(op)
+                    .build());
         } catch (final StatusRuntimeException e) {
             throw failed("config", e);
         }
@@ -334,8 +411,11 @@ public final class ConnectMl implements AutoCloseable {
     /** {@code spark.interruptAll()}: every running operation of this session; returns the operations interrupted. */
     public List<String> interruptAll() {
         try {
-            return stub().interrupt(InterruptRequest.newBuilder().setSessionId(sessionId).setUserContext(user)
-                    .setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_ALL).build())
+            return stub().interrupt(InterruptRequest.newBuilder()
+                            .setSessionId(sessionId)
+                            .setUserContext(user)
+                            .setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_ALL)
+                            .build())
                     .getInterruptedIdsList();
         } catch (final StatusRuntimeException e) {
             throw failed("interrupt", e);
@@ -350,20 +430,26 @@ public final class ConnectMl implements AutoCloseable {
 
     /** The request that runs {@code plan} as the reattachable operation {@code operationId}. */
     public ExecutePlanRequest request(final Plan plan, final String operationId) {
-        return ExecutePlanRequest.newBuilder().setSessionId(sessionId).setUserContext(user).setOperationId(operationId)
-                .setPlan(plan).addRequestOptions(ExecutePlanRequest.RequestOption.newBuilder()
-                        .setReattachOptions(ReattachOptions.newBuilder().setReattachable(true))).build();
+        return ExecutePlanRequest.newBuilder()
+                .setSessionId(sessionId)
+                .setUserContext(user)
+                .setOperationId(operationId)
+                .setPlan(plan)
+                .addRequestOptions(ExecutePlanRequest.RequestOption.newBuilder()
+                        .setReattachOptions(ReattachOptions.newBuilder().setReattachable(true)))
+                .build();
     }
 
     /** Runs an ML command and returns its result. */
     public MlCommandResult run(final Command command) {
-        for (final ExecutePlanResponse r : execute(Plan.newBuilder().setCommand(command).build())) {
+        for (final ExecutePlanResponse r :
+                execute(Plan.newBuilder().setCommand(command).build())) {
             if (r.hasMlCommandResult()) {
                 return r.getMlCommandResult();
             }
         }
-        throw new IllegalStateException("the server answered " + command.getMlCommand().getCommandCase()
-                + " without an ML result");
+        throw new IllegalStateException(
+                "the server answered " + command.getMlCommand().getCommandCase() + " without an ML result");
     }
 
     /**
@@ -374,13 +460,20 @@ public final class ConnectMl implements AutoCloseable {
         try {
             return drain(channel, plan, UUID.randomUUID().toString(), null);
         } catch (final StatusRuntimeException e) {
-            throw failed(plan.hasCommand() ? plan.getCommand().getMlCommand().getCommandCase().toString() : "query", e);
+            throw failed(
+                    plan.hasCommand()
+                            ? plan.getCommand().getMlCommand().getCommandCase().toString()
+                            : "query",
+                    e);
         }
     }
 
     /** {@link #execute} over {@code ch} as operation {@code op}; stops reattaching once {@code gone} is set. */
-    private List<ExecutePlanResponse> drain(final ManagedChannel ch, final Plan plan, final String op,
-                                            final java.util.concurrent.atomic.AtomicBoolean gone) {
+    private List<ExecutePlanResponse> drain(
+            final ManagedChannel ch,
+            final Plan plan,
+            final String op,
+            final java.util.concurrent.atomic.AtomicBoolean gone) {
         final List<ExecutePlanResponse> all = new ArrayList<>();
         Iterator<ExecutePlanResponse> it = stub(ch).executePlan(request(plan, op));
         while (true) {
@@ -397,15 +490,21 @@ public final class ConnectMl implements AutoCloseable {
                 throw new ConnectException("the client left operation " + op, null);
             }
             // The server ends a stream after spark.connect.execute.reattachable.senderMaxStreamDuration: reattach.
-            final ReattachExecuteRequest.Builder again = ReattachExecuteRequest.newBuilder().setSessionId(sessionId)
-                    .setUserContext(user).setOperationId(op);
+            final ReattachExecuteRequest.Builder again = ReattachExecuteRequest.newBuilder()
+                    .setSessionId(sessionId)
+                    .setUserContext(user)
+                    .setOperationId(op);
             if (!all.isEmpty()) {
                 again.setLastResponseId(all.get(all.size() - 1).getResponseId());
             }
             it = stub(ch).reattachExecute(again.build());
         }
-        stub(ch).releaseExecute(ReleaseExecuteRequest.newBuilder().setSessionId(sessionId).setUserContext(user)
-                .setOperationId(op).setReleaseAll(ReleaseExecuteRequest.ReleaseAll.getDefaultInstance()).build());
+        stub(ch).releaseExecute(ReleaseExecuteRequest.newBuilder()
+                .setSessionId(sessionId)
+                .setUserContext(user)
+                .setOperationId(op)
+                .setReleaseAll(ReleaseExecuteRequest.ReleaseAll.getDefaultInstance())
+                .build());
         return all;
     }
 
@@ -440,7 +539,9 @@ public final class ConnectMl implements AutoCloseable {
         private final java.util.concurrent.atomic.AtomicBoolean gone;
         private final java.util.concurrent.CompletableFuture<List<ExecutePlanResponse>> run;
 
-        Started(final ManagedChannel channel, final java.util.concurrent.atomic.AtomicBoolean gone,
+        Started(
+                final ManagedChannel channel,
+                final java.util.concurrent.atomic.AtomicBoolean gone,
                 final java.util.concurrent.CompletableFuture<List<ExecutePlanResponse>> run) {
             this.channel = channel;
             this.gone = gone;

@@ -12,7 +12,10 @@ import java.lang.management.ThreadMXBean;
 final class CpuBreakdown {
     /** Thread groups, by thread-name prefix. */
     enum Group {
-        LANES("switchml-lane"), WORKER_LOOPS("bench-worker"), CALLERS("bench-rank"), REST(null);
+        LANES("switchml-lane"),
+        WORKER_LOOPS("bench-worker"),
+        CALLERS("bench-rank"),
+        REST(null);
 
         final String prefix;
 
@@ -30,7 +33,8 @@ final class CpuBreakdown {
 
     private static com.sun.management.OperatingSystemMXBean osBean() {
         final java.lang.management.OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
-        return os instanceof com.sun.management.OperatingSystemMXBean ? (com.sun.management.OperatingSystemMXBean) os
+        return os instanceof com.sun.management.OperatingSystemMXBean
+                ? (com.sun.management.OperatingSystemMXBean) os
                 : null;
     }
 

@@ -39,7 +39,11 @@ final class CpuMonitor {
     private boolean read() {
         try {
             final String[] cpu = Files.readString(Path.of("/proc/stat"), StandardCharsets.US_ASCII)
-                    .lines().findFirst().orElseThrow().trim().split("\\s+");
+                    .lines()
+                    .findFirst()
+                    .orElseThrow()
+                    .trim()
+                    .split("\\s+");
             // cpu user nice system idle iowait irq softirq steal ...
             final long user = Long.parseLong(cpu[1]);
             final long nice = Long.parseLong(cpu[2]);

@@ -1,10 +1,9 @@
 package org.switchml.examples;
 
+import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-
-import java.util.Map;
 
 /**
  * How the training examples that read LIBSVM or generate their data lay out the input: {@code --partitions} of the
@@ -20,6 +19,7 @@ final class DataOptions implements Cli.Defaults {
     int partitions = 4;
     /** Features of generated data. */
     int features;
+
     private final Map<String, String> defaults;
 
     /** The options with {@code features} generated features by default. */

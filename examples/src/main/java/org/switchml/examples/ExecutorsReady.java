@@ -1,11 +1,5 @@
 package org.switchml.examples;
 
-import org.apache.spark.SparkContext;
-import org.apache.spark.api.java.JavaSparkContext;
-import scala.collection.Iterator;
-import scala.reflect.ClassTag$;
-import scala.runtime.AbstractFunction1;
-
 import java.io.PrintStream;
 import java.io.Serializable;
 import java.util.List;
@@ -15,6 +9,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.IntStream;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaSparkContext;
+import scala.collection.Iterator;
+import scala.reflect.ClassTag$;
+import scala.runtime.AbstractFunction1;
 
 /**
  * Waits, before the input is read, until every task slot the application asked for
@@ -24,8 +23,7 @@ import java.util.stream.IntStream;
  * task per slot starts only when all its tasks can start at once, so it is the test.
  */
 final class ExecutorsReady {
-    private ExecutorsReady() {
-    }
+    private ExecutorsReady() {}
 
     /**
      * Waits for {@code spark.cores.max / spark.task.cpus} slots; returns at once when that is under 2 (or
@@ -56,8 +54,11 @@ final class ExecutorsReady {
         final CompletableFuture<Long> job = CompletableFuture.supplyAsync(() -> {
             jsc.setJobGroup(group, "wait until every task slot can run a task", true);
             try {
-                return jsc.parallelize(ones, slots).rdd().barrier()
-                        .mapPartitions(new Identity(), false, ClassTag$.MODULE$.apply(Integer.class)).count();
+                return jsc.parallelize(ones, slots)
+                        .rdd()
+                        .barrier()
+                        .mapPartitions(new Identity(), false, ClassTag$.MODULE$.apply(Integer.class))
+                        .count();
             } finally {
                 // The group is a property of this pooled thread: later jobs submitted from it are not in it.
                 jsc.clearJobGroup();
@@ -65,19 +66,24 @@ final class ExecutorsReady {
         });
         try {
             job.get(timeoutS, TimeUnit.SECONDS);
-            out.printf(Locale.ROOT, "executors ready: %d task slots in %.1f s%n", slots, (System.nanoTime() - t0) / 1e9);
+            out.printf(
+                    Locale.ROOT, "executors ready: %d task slots in %.1f s%n", slots, (System.nanoTime() - t0) / 1e9);
             return true;
         } catch (final TimeoutException e) {
             sc.cancelJobGroup(group);
-            out.printf(Locale.ROOT, "executors ready: not all %d task slots within %d s; reading the input on those"
-                    + " that are%n", slots, timeoutS);
+            out.printf(
+                    Locale.ROOT,
+                    "executors ready: not all %d task slots within %d s; reading the input on those" + " that are%n",
+                    slots,
+                    timeoutS);
             return false;
         } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
             sc.cancelJobGroup(group);
             throw new IllegalStateException("interrupted while waiting for " + slots + " task slots", e);
         } catch (final ExecutionException e) {
-            throw new IllegalStateException("waiting for " + slots + " task slots failed: " + e.getCause(), e.getCause());
+            throw new IllegalStateException(
+                    "waiting for " + slots + " task slots failed: " + e.getCause(), e.getCause());
         }
     }
 

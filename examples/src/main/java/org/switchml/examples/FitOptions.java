@@ -1,10 +1,9 @@
 package org.switchml.examples;
 
+import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-
-import java.util.Map;
 
 /**
  * The params of the fit every training example takes, {@code --max-iter} and {@code --reg-param}: declared and
@@ -19,6 +18,7 @@ final class FitOptions implements Cli.Defaults {
     int maxIter;
     /** MLlib's regParam. */
     double regParam;
+
     private final Map<String, String> defaults;
 
     /** The options with these defaults. */

@@ -1,15 +1,5 @@
 package org.switchml.examples;
 
-import org.apache.hadoop.conf.Configuration;
-import org.apache.spark.SparkConf;
-import org.apache.spark.api.java.function.FlatMapFunction;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Encoders;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.functions;
-import org.switchml.examples.Cli.BadInput;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.net.URI;
@@ -24,6 +14,15 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.SparkConf;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.switchml.examples.Cli.BadInput;
 
 /**
  * What the example programs check of their input before they use it, so that bad input is one line naming the
@@ -32,8 +31,7 @@ import java.util.stream.Stream;
  * non-numeric field.
  */
 final class Inputs {
-    private Inputs() {
-    }
+    private Inputs() {}
 
     /**
      * The local file {@code pathOrUri} names, or null when it is on another file system (hdfs://..., or a path
@@ -138,7 +136,8 @@ final class Inputs {
                 return "the value '" + entry[1] + "' of index " + index + " is not a number";
             }
             if (index <= previous) {
-                return index < 1 ? "the index " + index + " is not one-based"
+                return index < 1
+                        ? "the index " + index + " is not one-based"
                         : "the indices are not ascending: " + index + " after " + previous;
             }
             previous = index;
@@ -172,10 +171,13 @@ final class Inputs {
             return List.of(p);
         }
         try (Stream<Path> s = Files.list(p)) {
-            return s.filter(Files::isRegularFile).filter(f -> {
-                final String n = f.getFileName().toString();
-                return !n.startsWith(".") && !n.startsWith("_");
-            }).sorted().toList();
+            return s.filter(Files::isRegularFile)
+                    .filter(f -> {
+                        final String n = f.getFileName().toString();
+                        return !n.startsWith(".") && !n.startsWith("_");
+                    })
+                    .sorted()
+                    .toList();
         } catch (final IOException e) {
             throw Cli.unreadable(flag + " " + p, e);
         }
@@ -208,14 +210,21 @@ final class Inputs {
 
     /** The Spark side of {@link #checkLibsvm}: a job that returns the first bad record and never throws. */
     static void checkLibsvmWithSpark(final SparkSession spark, final String flag, final String pathOrUri) {
-        final Dataset<Row> lines = spark.read().text(pathOrUri).select(functions.col("_metadata.file_path"),
-                functions.col("value"));
-        final List<String> first = lines.flatMap((FlatMapFunction<Row, String>) row -> {
-            final String problem = libsvmProblem(row.getString(1));
-            final Iterator<String> none = Collections.emptyIterator();
-            return problem == null ? none : List.of(displayed(row.getString(0)) + ": record "
-                    + excerpt(row.getString(1)) + ": " + problem).iterator();
-        }, Encoders.STRING()).limit(1).collectAsList();
+        final Dataset<Row> lines =
+                spark.read().text(pathOrUri).select(functions.col("_metadata.file_path"), functions.col("value"));
+        final List<String> first = lines.flatMap(
+                        (FlatMapFunction<Row, String>) row -> {
+                            final String problem = libsvmProblem(row.getString(1));
+                            final Iterator<String> none = Collections.emptyIterator();
+                            return problem == null
+                                    ? none
+                                    : List.of(displayed(row.getString(0)) + ": record " + excerpt(row.getString(1))
+                                                    + ": " + problem)
+                                            .iterator();
+                        },
+                        Encoders.STRING())
+                .limit(1)
+                .collectAsList();
         if (!first.isEmpty()) {
             throw new BadInput(flag + " " + first.get(0));
         }
@@ -244,8 +253,12 @@ final class Inputs {
      * columns the file has), none of their fields empty, and those of {@code numeric} numbers; the first record
      * that breaks a rule is named, with its file, in one line. A Spark job that never fails a task.
      */
-    static void checkCsv(final Dataset<Row> table, final String flag, final String pathOrUri,
-                         final List<String> columns, final List<String> numeric) {
+    static void checkCsv(
+            final Dataset<Row> table,
+            final String flag,
+            final String pathOrUri,
+            final List<String> columns,
+            final List<String> numeric) {
         final List<String> has = List.of(table.columns());
         final List<String> missing = new ArrayList<>(columns);
         missing.removeAll(has);
@@ -264,27 +277,32 @@ final class Inputs {
             selected.add(functions.col(c));
         }
         final List<String> first = table.select(selected.toArray(new org.apache.spark.sql.Column[0]))
-                .flatMap((FlatMapFunction<Row, String>) row -> {
-                    final Iterator<String> none = Collections.emptyIterator();
-                    for (int i = 0; i < cols.length; i++) {
-                        final String v = row.getString(i + 1);
-                        String problem = null;
-                        if (v == null || v.isBlank()) {
-                            problem = cols[i] + " is empty";
-                        } else if (isNumber[i] && !isNumber(v)) {
-                            problem = cols[i] + " '" + v + "' is not a number";
-                        }
-                        if (problem != null) {
-                            final List<String> fields = new ArrayList<>();
-                            for (int j = 0; j < cols.length; j++) {
-                                fields.add(row.isNullAt(j + 1) ? "" : row.getString(j + 1));
+                .flatMap(
+                        (FlatMapFunction<Row, String>) row -> {
+                            final Iterator<String> none = Collections.emptyIterator();
+                            for (int i = 0; i < cols.length; i++) {
+                                final String v = row.getString(i + 1);
+                                String problem = null;
+                                if (v == null || v.isBlank()) {
+                                    problem = cols[i] + " is empty";
+                                } else if (isNumber[i] && !isNumber(v)) {
+                                    problem = cols[i] + " '" + v + "' is not a number";
+                                }
+                                if (problem != null) {
+                                    final List<String> fields = new ArrayList<>();
+                                    for (int j = 0; j < cols.length; j++) {
+                                        fields.add(row.isNullAt(j + 1) ? "" : row.getString(j + 1));
+                                    }
+                                    return List.of(displayed(row.getString(0)) + ": record "
+                                                    + excerpt(String.join(",", fields)) + ": " + problem)
+                                            .iterator();
+                                }
                             }
-                            return List.of(displayed(row.getString(0)) + ": record " + excerpt(String.join(",", fields))
-                                    + ": " + problem).iterator();
-                        }
-                    }
-                    return none;
-                }, Encoders.STRING()).limit(1).collectAsList();
+                            return none;
+                        },
+                        Encoders.STRING())
+                .limit(1)
+                .collectAsList();
         if (!first.isEmpty()) {
             throw new BadInput(flag + " " + first.get(0));
         }

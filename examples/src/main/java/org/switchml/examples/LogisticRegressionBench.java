@@ -1,5 +1,16 @@
 package org.switchml.examples;
 
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.TreeSet;
+import java.util.function.Consumer;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.spark.SparkConf;
@@ -27,18 +38,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
-import java.util.List;
-import java.util.Locale;
-import java.util.SplittableRandom;
-import java.util.TreeSet;
-import java.util.function.Consumer;
-
 /**
  * Stock MLlib {@code LogisticRegression} against the drop-in {@link SwitchMLLogisticRegression}, measured
  * in one run on the same cached input with the same params: the fit's wall time, iterations, final loss
@@ -58,22 +57,34 @@ import java.util.function.Consumer;
  * exact commands and the memory each case needs).
  */
 public final class LogisticRegressionBench {
-    private LogisticRegressionBench() {
-    }
+    private LogisticRegressionBench() {}
 
     /** Command line; -1 means the case's default. */
-    record Options(List<String> cases, int rows, int features, int classes, int nnz, int maxIter, int partitions,
-                   double reg, String precision, long seed, Path fashionMnist, boolean stock, boolean progress,
-                   boolean profile, int repeat, String warmUp) {
-    }
+    record Options(
+            List<String> cases,
+            int rows,
+            int features,
+            int classes,
+            int nnz,
+            int maxIter,
+            int partitions,
+            double reg,
+            String precision,
+            long seed,
+            Path fashionMnist,
+            boolean stock,
+            boolean progress,
+            boolean profile,
+            int repeat,
+            String warmUp) {}
 
     /** One fit's outcome. */
-    record Fit(String who, double seconds, int iterations, double loss, double accuracy, FitReport report) {
-    }
+    record Fit(String who, double seconds, int iterations, double loss, double accuracy, FitReport report) {}
 
     private static final StructType SCHEMA = new StructType(new StructField[] {
         new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
-        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
+        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())
+    });
 
     /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
@@ -98,7 +109,8 @@ public final class LogisticRegressionBench {
         if (checked != Cli.PROCEED) {
             return checked;
         }
-        final SparkConf conf = new SparkConf().setAppName("switchml-lr-bench")
+        final SparkConf conf = new SparkConf()
+                .setAppName("switchml-lr-bench")
                 .setIfMissing("spark.master", "local-cluster[2,2,6144]")
                 .setIfMissing("spark.driver.maxResultSize", "4g")
                 .setIfMissing("spark.switchml.slotWaitTimeout", "300s")
@@ -123,8 +135,9 @@ public final class LogisticRegressionBench {
         }
         for (final FashionMnist.Split split : FashionMnist.Split.values()) {
             if (!FashionMnist.available(o.fashionMnist(), split)) {
-                throw new Cli.BadInput("--fashion-mnist " + o.fashionMnist() + ": no Fashion-MNIST " + split.name()
-                        .toLowerCase(Locale.ROOT) + " files there, which the overhead and compute cases read (apt-get "
+                throw new Cli.BadInput("--fashion-mnist " + o.fashionMnist() + ": no Fashion-MNIST "
+                        + split.name().toLowerCase(Locale.ROOT)
+                        + " files there, which the overhead and compute cases read (apt-get "
                         + "install dataset-fashion-mnist, or --case comm)");
             }
         }
@@ -132,9 +145,13 @@ public final class LogisticRegressionBench {
 
     private static void run(final SparkSession spark, final Options o, final PrintStream out) throws IOException {
         final JavaSparkContext jsc = new JavaSparkContext(spark.sparkContext());
-        out.printf("master=%s executors' memory=%s driver cores=%d precision=%s partitions=%d%n", jsc.master(),
-                jsc.getConf().get("spark.executor.memory", "1g"), Runtime.getRuntime().availableProcessors(),
-                o.precision(), o.partitions());
+        out.printf(
+                "master=%s executors' memory=%s driver cores=%d precision=%s partitions=%d%n",
+                jsc.master(),
+                jsc.getConf().get("spark.executor.memory", "1g"),
+                Runtime.getRuntime().availableProcessors(),
+                o.precision(),
+                o.partitions());
         warmUp(spark, o, out);
         final List<String> summary = new ArrayList<>();
         for (final String c : o.cases()) {
@@ -154,11 +171,19 @@ public final class LogisticRegressionBench {
     private static final String NAME = "LogisticRegressionBench";
 
     /** The command line (picocli); {@link #options()} is what the cases read. */
-    @Command(name = NAME, sortOptions = false, description = {
-        "Stock MLlib LogisticRegression against SwitchMLLogisticRegression, same data and params, in one run.",
-        "The master and memory come from spark-submit (bin/switchml-submit); see docs/benchmarks.md.", ""},
-        footer = {"", "Exit codes: 0 ok, 1 the run failed, 2 bad flags or Fashion-MNIST missing for a case that "
-            + "reads it."})
+    @Command(
+            name = NAME,
+            sortOptions = false,
+            description = {
+                "Stock MLlib LogisticRegression against SwitchMLLogisticRegression, same data and params, in one run.",
+                "The master and memory come from spark-submit (bin/switchml-submit); see docs/benchmarks.md.",
+                ""
+            },
+            footer = {
+                "",
+                "Exit codes: 0 ok, 1 the run failed, 2 bad flags or Fashion-MNIST missing for a case that "
+                        + "reads it."
+            })
     static final class Flags implements Cli.Validated {
         @Spec
         CommandSpec spec;
@@ -176,25 +201,47 @@ public final class LogisticRegressionBench {
         private int repeat = 1;
         private String warmUp = "auto";
 
-        @Option(names = "--fashion-mnist", paramLabel = "DIR", order = 13,
+        @Option(
+                names = "--fashion-mnist",
+                paramLabel = "DIR",
+                order = 13,
                 description = "directory of the IDX files (default: the dataset-fashion-mnist package's)")
         private Path fashionMnist = FashionMnist.defaultDirectory();
+
         @Option(names = "--no-stock", order = 16, description = "skip stock MLlib (switchml only)")
         private boolean noStock;
+
         @Option(names = "--progress", order = 17, description = "log every iteration of the switchml fits")
         private boolean progress;
-        @Option(names = "--profile", order = 18,
+
+        @Option(
+                names = "--profile",
+                order = 18,
                 description = "log where each switch stage's time goes (rendezvous, compute, switch)")
         private boolean profile;
-        @Option(names = "--verbose", order = 19, description = "on failure, the whole stack trace after the one-line "
-                + "message")
+
+        @Option(
+                names = "--verbose",
+                order = 19,
+                description = "on failure, the whole stack trace after the one-line " + "message")
         private boolean verbose;
-        @Option(names = {"-h", "--help"}, usageHelp = true, order = 20, description = "this text")
+
+        @Option(
+                names = {"-h", "--help"},
+                usageHelp = true,
+                order = 20,
+                description = "this text")
         private boolean help;
 
-        @Option(names = "--case", paramLabel = "CASE", order = 1, description = {"comm (sparse, ~10^7 coefficients), "
-            + "overhead (Fashion-MNIST 5k, 100 iterations), compute (Fashion-MNIST 60k), or all (default: all, in that "
-            + "order)"})
+        @Option(
+                names = "--case",
+                paramLabel = "CASE",
+                order = 1,
+                description = {
+                    "comm (sparse, ~10^7 coefficients), "
+                            + "overhead (Fashion-MNIST 5k, 100 iterations), compute (Fashion-MNIST 60k), or all (default: all, in that "
+                            + "order)"
+                })
         void cases(final String v) {
             cases = switch (v) {
                 case "comm", "overhead", "compute" -> List.of(v);
@@ -203,13 +250,20 @@ public final class LogisticRegressionBench {
             };
         }
 
-        @Option(names = "--rows", paramLabel = "N", order = 2,
+        @Option(
+                names = "--rows",
+                paramLabel = "N",
+                order = 2,
                 description = "rows (comm: 200000; overhead: 5000; compute: 60000, the whole training set)")
         void rows(final String v) {
             rows = whole("--rows", v, 1);
         }
 
-        @Option(names = "--features", paramLabel = "N", order = 3, description = "comm: features (default 1048576 = 2^20)")
+        @Option(
+                names = "--features",
+                paramLabel = "N",
+                order = 3,
+                description = "comm: features (default 1048576 = 2^20)")
         void features(final String v) {
             features = whole("--features", v, 1);
         }
@@ -224,18 +278,29 @@ public final class LogisticRegressionBench {
             nnz = whole("--nnz", v, 1);
         }
 
-        @Option(names = "--max-iter", paramLabel = "N", order = 6, description = "iterations (comm: 10 with tol 0; "
-                + "overhead: 100 and 20 with tol 0; compute: 100 with MLlib's tol 1e-6)")
+        @Option(
+                names = "--max-iter",
+                paramLabel = "N",
+                order = 6,
+                description = "iterations (comm: 10 with tol 0; "
+                        + "overhead: 100 and 20 with tol 0; compute: 100 with MLlib's tol 1e-6)")
         void maxIter(final String v) {
             maxIter = whole("--max-iter", v, 1);
         }
 
-        @Option(names = "--partitions", paramLabel = "P", order = 7, description = "partitions of the cached input (default 16)")
+        @Option(
+                names = "--partitions",
+                paramLabel = "P",
+                order = 7,
+                description = "partitions of the cached input (default 16)")
         void partitions(final String v) {
             partitions = whole("--partitions", v, 1);
         }
 
-        @Option(names = {"--reg-param", "--reg"}, paramLabel = "R", order = 8,
+        @Option(
+                names = {"--reg-param", "--reg"},
+                paramLabel = "R",
+                order = 8,
                 description = "regParam (default: comm 1e-4, others 0)")
         void reg(final String v) {
             try {
@@ -248,7 +313,10 @@ public final class LogisticRegressionBench {
             }
         }
 
-        @Option(names = "--precision", paramLabel = "P", order = 9,
+        @Option(
+                names = "--precision",
+                paramLabel = "P",
+                order = 9,
                 description = "precision of the fit's sums through the switch: fp64 (default) or fp32")
         void precision(final String v) {
             if (!v.equals("fp64") && !v.equals("fp32")) {
@@ -262,8 +330,12 @@ public final class LogisticRegressionBench {
             seed = whole("--seed", v, 0);
         }
 
-        @Option(names = "--reps", paramLabel = "N", order = 11, description = "overhead: fits per estimator and "
-                + "maxIter, interleaved; medians are compared (default 1; --repeat N also works)")
+        @Option(
+                names = "--reps",
+                paramLabel = "N",
+                order = 11,
+                description = "overhead: fits per estimator and "
+                        + "maxIter, interleaved; medians are compared (default 1; --repeat N also works)")
         void repeat(final String v) {
             repeat = whole("--reps", v, 1);
         }
@@ -274,9 +346,13 @@ public final class LogisticRegressionBench {
             repeat = whole("--repeat", v, 1);
         }
 
-        @Option(names = "--warm-up", paramLabel = "W", order = 12, description = "the JIT warm-up fit before the cases: "
-                + "large (2^18 features x 10 classes), small (4096 x 5), none (the first fit is the application's "
-                + "first), or auto (default: large before the comm case, else small)")
+        @Option(
+                names = "--warm-up",
+                paramLabel = "W",
+                order = 12,
+                description = "the JIT warm-up fit before the cases: "
+                        + "large (2^18 features x 10 classes), small (4096 x 5), none (the first fit is the application's "
+                        + "first), or auto (default: large before the comm case, else small)")
         void warmUp(final String v) {
             if (!List.of("auto", "large", "small", "none").contains(v)) {
                 throw Cli.usage(spec, "--warm-up '" + v + "' must be auto, large, small or none");
@@ -305,8 +381,23 @@ public final class LogisticRegressionBench {
         }
 
         Options options() {
-            return new Options(cases, rows, features, classes, nnz, maxIter, partitions, reg, precision, seed,
-                    fashionMnist, !noStock, progress, profile, repeat, warmUp);
+            return new Options(
+                    cases,
+                    rows,
+                    features,
+                    classes,
+                    nnz,
+                    maxIter,
+                    partitions,
+                    reg,
+                    precision,
+                    seed,
+                    fashionMnist,
+                    !noStock,
+                    progress,
+                    profile,
+                    repeat,
+                    warmUp);
         }
     }
 
@@ -335,13 +426,23 @@ public final class LogisticRegressionBench {
         final double reg = o.reg() >= 0 ? o.reg() : 1e-4;
         final long t0 = System.nanoTime();
         final Dataset<Row> data = sparse(spark, rows, o.features(), o.classes(), o.nnz(), o.partitions(), o.seed());
-        out.printf("%n[comm] %d rows x %d features, %d classes (%,d coefficients), %d non-zeros per row, %d partitions,"
-                        + " cached in %.1f s; multinomial, regParam %g, maxIter %d, tol 0%n", rows, o.features(),
-                o.classes(), (long) o.classes() * (o.features() + 1), o.nnz(), o.partitions(), seconds(t0), reg, maxIter);
-        final Consumer<LogisticRegression> params = lr -> lr.setFamily("multinomial").setRegParam(reg)
-                .setMaxIter(maxIter).setTol(0.0);
+        out.printf(
+                "%n[comm] %d rows x %d features, %d classes (%,d coefficients), %d non-zeros per row, %d partitions,"
+                        + " cached in %.1f s; multinomial, regParam %g, maxIter %d, tol 0%n",
+                rows,
+                o.features(),
+                o.classes(),
+                (long) o.classes() * (o.features() + 1),
+                o.nnz(),
+                o.partitions(),
+                seconds(t0),
+                reg,
+                maxIter);
+        final Consumer<LogisticRegression> params = lr ->
+                lr.setFamily("multinomial").setRegParam(reg).setMaxIter(maxIter).setTol(0.0);
         final Fit ours = fit(out, "comm", "switchml", switchml(o), params, data, null);
-        final Fit stock = o.stock() ? fit(out, "comm", "stock MLlib", new LogisticRegression(), params, data, null) : null;
+        final Fit stock =
+                o.stock() ? fit(out, "comm", "stock MLlib", new LogisticRegression(), params, data, null) : null;
         data.unpersist();
         if (stock == null) {
             return String.format("comm: switchml %.1f s (stock MLlib not run)", ours.seconds());
@@ -349,21 +450,29 @@ public final class LogisticRegressionBench {
         sameLoss(out, "comm", stock, ours);
         final double speedup = stock.seconds() / ours.seconds();
         final boolean target = rows >= 200_000 && o.features() == 1 << 20 && o.classes() == 10 && o.nnz() == 30;
-        return String.format("comm (sparse, %,d coefficients): stock %.1f s, switchml %.1f s -> %.2fx faster "
-                        + "(target >= 5.5x: %s); final loss rel diff %.1e", (long) o.classes() * (o.features() + 1),
-                stock.seconds(), ours.seconds(), speedup, !target ? "not the target's size" : speedup >= 5.5 ? "met"
-                        : "MISSED", relDiff(ours, stock));
+        return String.format(
+                "comm (sparse, %,d coefficients): stock %.1f s, switchml %.1f s -> %.2fx faster "
+                        + "(target >= 5.5x: %s); final loss rel diff %.1e",
+                (long) o.classes() * (o.features() + 1),
+                stock.seconds(),
+                ours.seconds(),
+                speedup,
+                !target ? "not the target's size" : speedup >= 5.5 ? "met" : "MISSED",
+                relDiff(ours, stock));
     }
 
-    private static String overhead(final SparkSession spark, final Options o, final PrintStream out) throws IOException {
+    private static String overhead(final SparkSession spark, final Options o, final PrintStream out)
+            throws IOException {
         final int rows = o.rows() > 0 ? o.rows() : 5_000;
         final int many = o.maxIter() > 0 ? o.maxIter() : 100;
         final int few = Math.max(1, many / 5);
         final FashionMnist train = FashionMnist.load(o.fashionMnist(), FashionMnist.Split.TRAIN);
         final long t0 = System.nanoTime();
         final Dataset<Row> data = fashionMnist(spark, train, train.sample(rows, o.seed()), o.partitions());
-        out.printf("%n[overhead] Fashion-MNIST sample of %d rows, 784 features, 10 classes (7,850 coefficients), %d "
-                + "partitions, cached in %.1f s; maxIter %d and %d, tol 0%n", rows, o.partitions(), seconds(t0), many, few);
+        out.printf(
+                "%n[overhead] Fashion-MNIST sample of %d rows, 784 features, 10 classes (7,850 coefficients), %d "
+                        + "partitions, cached in %.1f s; maxIter %d and %d, tol 0%n",
+                rows, o.partitions(), seconds(t0), many, few);
         final double reg = Math.max(0, o.reg());
         final Fit[] ours = new Fit[2];
         final Fit[] stock = new Fit[2];
@@ -373,10 +482,12 @@ public final class LogisticRegressionBench {
         for (int r = 0; r < o.repeat(); r++) {
             for (int i = 0; i < 2; i++) {
                 final int maxIter = iters[i];
-                final Consumer<LogisticRegression> params = lr -> lr.setRegParam(reg).setMaxIter(maxIter).setTol(0.0);
+                final Consumer<LogisticRegression> params =
+                        lr -> lr.setRegParam(reg).setMaxIter(maxIter).setTol(0.0);
                 oursAll.get(i).add(fit(out, "overhead", "switchml", switchml(o), params, data, null));
                 if (o.stock()) {
-                    stockAll.get(i).add(fit(out, "overhead", "stock MLlib", new LogisticRegression(), params, data, null));
+                    stockAll.get(i)
+                            .add(fit(out, "overhead", "stock MLlib", new LogisticRegression(), params, data, null));
                 }
             }
         }
@@ -385,29 +496,51 @@ public final class LogisticRegressionBench {
             stock[i] = o.stock() ? median(stockAll.get(i)) : null;
         }
         if (o.repeat() > 1) {
-            out.printf("[overhead] medians of %d fits each: switchml %.2f s (%d iterations), %.2f s (%d)%s%n", o.repeat(),
-                    ours[0].seconds(), many, ours[1].seconds(), few, o.stock() ? String.format(Locale.ROOT,
-                            "; stock MLlib %.2f s, %.2f s", stock[0].seconds(), stock[1].seconds()) : "");
+            out.printf(
+                    "[overhead] medians of %d fits each: switchml %.2f s (%d iterations), %.2f s (%d)%s%n",
+                    o.repeat(),
+                    ours[0].seconds(),
+                    many,
+                    ours[1].seconds(),
+                    few,
+                    o.stock()
+                            ? String.format(
+                                    Locale.ROOT, "; stock MLlib %.2f s, %.2f s", stock[0].seconds(), stock[1].seconds())
+                            : "");
         }
         data.unpersist();
         final double oursPer = marginal(ours);
-        out.printf("[overhead] switchml: %.1f ms per iteration (marginal, %d vs %d iterations); whole fit %.1f ms "
-                + "per iteration; inside the loop %.1f ms per evaluation (steady, the FitReport's)%n", oursPer * 1e3,
-                ours[0].iterations(), ours[1].iterations(), ours[0].seconds() / ours[0].iterations() * 1e3,
-                ours[0].report() == null ? Double.NaN : ours[0].report().timing().msPerEvaluation());
+        out.printf(
+                "[overhead] switchml: %.1f ms per iteration (marginal, %d vs %d iterations); whole fit %.1f ms "
+                        + "per iteration; inside the loop %.1f ms per evaluation (steady, the FitReport's)%n",
+                oursPer * 1e3,
+                ours[0].iterations(),
+                ours[1].iterations(),
+                ours[0].seconds() / ours[0].iterations() * 1e3,
+                ours[0].report() == null
+                        ? Double.NaN
+                        : ours[0].report().timing().msPerEvaluation());
         if (!o.stock()) {
             return String.format("overhead: switchml %.1f ms per iteration (stock MLlib not run)", oursPer * 1e3);
         }
         sameLoss(out, "overhead", stock[0], ours[0]);
         final double stockPer = marginal(stock);
-        out.printf("[overhead] stock MLlib: %.1f ms per iteration (marginal); whole fit %.1f ms per iteration%n",
+        out.printf(
+                "[overhead] stock MLlib: %.1f ms per iteration (marginal); whole fit %.1f ms per iteration%n",
                 stockPer * 1e3, stock[0].seconds() / stock[0].iterations() * 1e3);
         final double ratio = oursPer / stockPer;
-        return String.format("overhead (Fashion-MNIST %d rows, %d iterations): per iteration stock %.1f ms, switchml "
-                        + "%.1f ms -> 1/%.1f (target <= 1/10: %s); whole fits %.1f s vs %.1f s (%.2fx)", rows, many,
-                stockPer * 1e3, oursPer * 1e3, 1 / ratio, rows != 5_000 || many != 100 ? "not the target's size"
-                        : ratio <= 0.1 ? "met" : "MISSED", stock[0].seconds(),
-                ours[0].seconds(), stock[0].seconds() / ours[0].seconds());
+        return String.format(
+                "overhead (Fashion-MNIST %d rows, %d iterations): per iteration stock %.1f ms, switchml "
+                        + "%.1f ms -> 1/%.1f (target <= 1/10: %s); whole fits %.1f s vs %.1f s (%.2fx)",
+                rows,
+                many,
+                stockPer * 1e3,
+                oursPer * 1e3,
+                1 / ratio,
+                rows != 5_000 || many != 100 ? "not the target's size" : ratio <= 0.1 ? "met" : "MISSED",
+                stock[0].seconds(),
+                ours[0].seconds(),
+                stock[0].seconds() / ours[0].seconds());
     }
 
     /** The fit of median wall time (the upper one of an even count). */
@@ -429,25 +562,35 @@ public final class LogisticRegressionBench {
         final long t0 = System.nanoTime();
         final Dataset<Row> data = fashionMnist(spark, train, train.sample(rows, o.seed()), o.partitions());
         final Dataset<Row> testData = fashionMnist(spark, test, test.sample(test.size(), o.seed()), o.partitions());
-        out.printf("%n[compute] Fashion-MNIST %d training rows (%d test rows), 784 features, 10 classes, %d partitions, "
-                + "cached in %.1f s; maxIter %d, tol 1e-6%n", rows, test.size(), o.partitions(), seconds(t0), maxIter);
+        out.printf(
+                "%n[compute] Fashion-MNIST %d training rows (%d test rows), 784 features, 10 classes, %d partitions, "
+                        + "cached in %.1f s; maxIter %d, tol 1e-6%n",
+                rows, test.size(), o.partitions(), seconds(t0), maxIter);
         final double reg = Math.max(0, o.reg());
         final Consumer<LogisticRegression> params = lr -> lr.setRegParam(reg).setMaxIter(maxIter);
         final Fit ours = fit(out, "compute", "switchml", switchml(o), params, data, testData);
-        final Fit stock = o.stock() ? fit(out, "compute", "stock MLlib", new LogisticRegression(), params, data, testData)
-                : null;
+        final Fit stock =
+                o.stock() ? fit(out, "compute", "stock MLlib", new LogisticRegression(), params, data, testData) : null;
         data.unpersist();
         testData.unpersist();
         if (stock == null) {
-            return String.format("compute: switchml %.1f s, test accuracy %.4f (stock MLlib not run)", ours.seconds(),
-                    ours.accuracy());
+            return String.format(
+                    "compute: switchml %.1f s, test accuracy %.4f (stock MLlib not run)",
+                    ours.seconds(), ours.accuracy());
         }
         sameLoss(out, "compute", stock, ours);
         final double speedup = stock.seconds() / ours.seconds();
         final boolean sameAccuracy = Math.abs(ours.accuracy() - stock.accuracy()) <= 0.001;
-        return String.format("compute (Fashion-MNIST %d rows): stock %.1f s, switchml %.1f s -> %.2fx (target: never "
-                        + "slower: %s); test accuracy %.4f vs %.4f (same within 0.1%%: %s)", rows, stock.seconds(),
-                ours.seconds(), speedup, rows != train.size() ? "not the target's size" : speedup >= 1 ? "met" : "MISSED", stock.accuracy(), ours.accuracy(),
+        return String.format(
+                "compute (Fashion-MNIST %d rows): stock %.1f s, switchml %.1f s -> %.2fx (target: never "
+                        + "slower: %s); test accuracy %.4f vs %.4f (same within 0.1%%: %s)",
+                rows,
+                stock.seconds(),
+                ours.seconds(),
+                speedup,
+                rows != train.size() ? "not the target's size" : speedup >= 1 ? "met" : "MISSED",
+                stock.accuracy(),
+                ours.accuracy(),
                 sameAccuracy ? "met" : "MISSED");
     }
 
@@ -457,8 +600,14 @@ public final class LogisticRegressionBench {
         return new SwitchMLLogisticRegression().setPrecision(o.precision());
     }
 
-    private static Fit fit(final PrintStream out, final String tag, final String who, final LogisticRegression lr,
-                           final Consumer<LogisticRegression> params, final Dataset<Row> data, final Dataset<Row> test) {
+    private static Fit fit(
+            final PrintStream out,
+            final String tag,
+            final String who,
+            final LogisticRegression lr,
+            final Consumer<LogisticRegression> params,
+            final Dataset<Row> data,
+            final Dataset<Row> test) {
         params.accept(lr);
         System.gc(); // outside the timed span: the previous fit's garbage is not this one's
         final long t0 = System.nanoTime();
@@ -467,8 +616,14 @@ public final class LogisticRegressionBench {
         final double[] h = m.summary().objectiveHistory();
         final double accuracy = test == null ? Double.NaN : accuracy(m, test);
         final FitReport report = lr instanceof SwitchMLLogisticRegression x ? x.lastFit() : null;
-        out.printf(Locale.ROOT, "[%s] %-11s %8.2f s, %3d iterations, final loss %.12g%s%n", tag, who, s,
-                m.summary().totalIterations(), h[h.length - 1],
+        out.printf(
+                Locale.ROOT,
+                "[%s] %-11s %8.2f s, %3d iterations, final loss %.12g%s%n",
+                tag,
+                who,
+                s,
+                m.summary().totalIterations(),
+                h[h.length - 1],
                 Double.isNaN(accuracy) ? "" : String.format(Locale.ROOT, ", test accuracy %.4f", accuracy));
         if (report != null) {
             out.printf("[%s]             %s%n", tag, report);
@@ -478,13 +633,15 @@ public final class LogisticRegressionBench {
 
     private static double accuracy(final LogisticRegressionModel m, final Dataset<Row> test) {
         final Dataset<Row> p = m.transform(test);
-        final long right = p.filter(functions.col("prediction").equalTo(functions.col("label"))).count();
+        final long right = p.filter(functions.col("prediction").equalTo(functions.col("label")))
+                .count();
         return (double) right / test.count();
     }
 
     private static void sameLoss(final PrintStream out, final String tag, final Fit stock, final Fit ours) {
-        out.printf("[%s] final loss: switchml %.12g, stock %.12g (rel diff %+.1e); iterations %d vs %d%n", tag,
-                ours.loss(), stock.loss(), relDiff(ours, stock), ours.iterations(), stock.iterations());
+        out.printf(
+                "[%s] final loss: switchml %.12g, stock %.12g (rel diff %+.1e); iterations %d vs %d%n",
+                tag, ours.loss(), stock.loss(), relDiff(ours, stock), ours.iterations(), stock.iterations());
     }
 
     private static double relDiff(final Fit ours, final Fit stock) {
@@ -504,7 +661,8 @@ public final class LogisticRegressionBench {
             return;
         }
         final long t0 = System.nanoTime();
-        final boolean large = o.warmUp().equals("large") || (o.warmUp().equals("auto") && o.cases().contains("comm"));
+        final boolean large = o.warmUp().equals("large")
+                || (o.warmUp().equals("auto") && o.cases().contains("comm"));
         final Dataset<Row> warm = large
                 ? sparse(spark, 20_000, 1 << 18, 10, 20, o.partitions(), o.seed() + 1)
                 : sparse(spark, 4_000, 4_096, 5, 20, o.partitions(), o.seed() + 1);
@@ -517,7 +675,8 @@ public final class LogisticRegressionBench {
             took[i++] = seconds(t1);
         }
         warm.unpersist();
-        out.printf("warm-up (%s): data %.1f s, a 10-iteration fit with switchml %.1f s, with stock MLlib %.1f s%n",
+        out.printf(
+                "warm-up (%s): data %.1f s, a 10-iteration fit with switchml %.1f s, with stock MLlib %.1f s%n",
                 large ? "2^18 features x 10 classes" : "4096 features x 5 classes", data, took[0], took[1]);
     }
 
@@ -532,8 +691,14 @@ public final class LogisticRegressionBench {
      * features, uniform over {@code features}, of value 1 (hashed tokens); each feature leans towards
      * one class with a random strength, and the label is drawn from the softmax of the row's leanings.
      */
-    static Dataset<Row> sparse(final SparkSession spark, final int rows, final int features, final int classes,
-                               final int nnz, final int partitions, final long seed) {
+    static Dataset<Row> sparse(
+            final SparkSession spark,
+            final int rows,
+            final int features,
+            final int classes,
+            final int nnz,
+            final int partitions,
+            final long seed) {
         final JavaRDD<Row> rdd = new JavaSparkContext(spark.sparkContext())
                 .parallelize(ranges(rows, partitions), partitions)
                 .flatMap(range -> {
@@ -549,7 +714,8 @@ public final class LogisticRegressionBench {
                         }
                         final double[] values = new double[nnz];
                         Arrays.fill(values, 1.0);
-                        out.add(RowFactory.create((double) softmaxDraw(rnd, score), Vectors.sparse(features, idx, values)));
+                        out.add(RowFactory.create(
+                                (double) softmaxDraw(rnd, score), Vectors.sparse(features, idx, values)));
                     }
                     return out.iterator();
                 });
@@ -602,11 +768,12 @@ public final class LogisticRegressionBench {
      * partitions in its lineage, and every task of every later job would carry its partition's rows (17 MB
      * per task here), which would charge stock MLlib's job per evaluation for the benchmark's data loading.
      */
-    static Dataset<Row> fashionMnist(final SparkSession spark, final FashionMnist set, final int[] idx,
-                                     final int partitions) {
+    static Dataset<Row> fashionMnist(
+            final SparkSession spark, final FashionMnist set, final int[] idx, final int partitions) {
         final List<Row> rows = new ArrayList<>(idx.length);
         for (final int i : idx) {
-            rows.add(RowFactory.create((double) set.label(i), Vectors.dense(set.pixels(i)).compressed()));
+            rows.add(RowFactory.create(
+                    (double) set.label(i), Vectors.dense(set.pixels(i)).compressed()));
         }
         final JavaRDD<Row> rdd = new JavaSparkContext(spark.sparkContext()).parallelize(rows, partitions);
         final Dataset<Row> df = spark.createDataFrame(rdd, SCHEMA).localCheckpoint(true);

@@ -1,5 +1,16 @@
 package org.switchml.examples;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LogEvent;
@@ -13,20 +24,7 @@ import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerJobEnd;
 import org.apache.spark.scheduler.SparkListenerJobStart;
-
 import scala.jdk.javaapi.CollectionConverters;
-
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Locale;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * When each iteration of a stock MLlib {@code LogisticRegression} fit ended, which MLlib itself does not
@@ -115,8 +113,13 @@ final class MllibProgress implements AutoCloseable {
                 seconds.add(s);
                 iteration = seconds.size();
             }
-            progress.accept(String.format(Locale.ROOT, "iteration %d/%d: loss %s, %.2f s", iteration, maxIter,
-                    failed ? "unchanged (failed iteration, history reset)" : m.group(1), s));
+            progress.accept(String.format(
+                    Locale.ROOT,
+                    "iteration %d/%d: loss %s, %.2f s",
+                    iteration,
+                    maxIter,
+                    failed ? "unchanged (failed iteration, history reset)" : m.group(1),
+                    s));
         }
     }
 

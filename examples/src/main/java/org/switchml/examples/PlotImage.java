@@ -1,5 +1,8 @@
 package org.switchml.examples;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.BitmapEncoder.BitmapFormat;
 import org.knowm.xchart.XYChart;
@@ -7,13 +10,13 @@ import org.knowm.xchart.XYChartBuilder;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-
 /** The image options the rack's plotting programs share (a picocli mixin): where the PNG goes and its size. */
 final class PlotImage {
-    @Option(names = {"-o", "--out"}, required = true, paramLabel = "PNG", description = "the image to write")
+    @Option(
+            names = {"-o", "--out"},
+            required = true,
+            paramLabel = "PNG",
+            description = "the image to write")
     Path out;
 
     @Option(names = "--width", description = "image width in pixels (default ${DEFAULT-VALUE})")

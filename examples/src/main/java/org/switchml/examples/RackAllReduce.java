@@ -1,23 +1,5 @@
 package org.switchml.examples;
 
-import org.switchml.client.ClientOptions;
-import org.switchml.client.ShardedSession;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.auth.BearerToken;
-import org.switchml.auth.TlsFiles;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.ShardedJob;
-import org.switchml.protocol.SwitchAddress;
-import org.switchml.protocol.Wire;
-import org.switchml.service.JobServiceClient;
-import org.switchml.service.LeasedSession;
-import org.switchml.transport.FaultPlan;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -37,6 +19,23 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.TlsFiles;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.ShardedSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.ShardedJob;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
+import org.switchml.service.JobServiceClient;
+import org.switchml.service.LeasedSession;
+import org.switchml.transport.FaultPlan;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * One SwitchML allreduce participant per process, against an external switch (bin/switchml-switch), for
@@ -58,10 +57,15 @@ import java.util.concurrent.Callable;
  * checking the previous result. The worker ends with {@code DONE exact|mismatch|failed} after its timed
  * calls. Job set-up (session, job creation, rendezvous) is outside every timed call.
  */
-@Command(name = "rack-allreduce", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
+@Command(
+        name = "rack-allreduce",
+        mixinStandardHelpOptions = true,
+        versionProvider = Cli.Version.class,
         sortOptions = false,
-        description = {"Runs one SwitchML worker, or the coordinator that installs the job, against an external switch.",
-                "Exit codes: 0 ok, 1 a result differed from the reference, 2 usage, 3 the run failed."})
+        description = {
+            "Runs one SwitchML worker, or the coordinator that installs the job, against an external switch.",
+            "Exit codes: 0 ok, 1 a result differed from the reference, 2 usage, 3 the run failed."
+        })
 public final class RackAllReduce implements Callable<Integer> {
     static final int EXIT_OK = 0;
     static final int EXIT_MISMATCH = 1;
@@ -73,7 +77,10 @@ public final class RackAllReduce implements Callable<Integer> {
     private static final int MAX_LINE = 1 << 16;
 
     /** The two roles. */
-    enum Role { coordinator, worker }
+    enum Role {
+        coordinator,
+        worker
+    }
 
     @Option(names = "--role", required = true, description = "coordinator or worker")
     Role role;
@@ -84,40 +91,54 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--listen", description = "coordinator: HOST:PORT of the rendezvous (default ${DEFAULT-VALUE})")
     String listen = "0.0.0.0:7070";
 
-    @Option(names = "--job-service", description = "coordinator: the switch's job service HOST:PORT"
-            + " (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--job-service",
+            description = "coordinator: the switch's job service HOST:PORT" + " (default ${DEFAULT-VALUE})")
     String jobService = "10.77.0.1:9560";
 
     @Option(names = "--token-file", description = "coordinator: the switch's bearer token file")
     String tokenFile;
 
-    @Option(names = "--tls-trust", description = "coordinator: PEM certificate of the job service, for TLS"
-            + " (default: plaintext)")
+    @Option(
+            names = "--tls-trust",
+            description = "coordinator: PEM certificate of the job service, for TLS" + " (default: plaintext)")
     String tlsTrust = "";
 
-    @Option(names = "--k", description = "coordinator: int32 lanes per packet (default ${DEFAULT-VALUE}: fits MTU 9000)")
+    @Option(
+            names = "--k",
+            description = "coordinator: int32 lanes per packet (default ${DEFAULT-VALUE}: fits MTU 9000)")
     int k = DEFAULT_K;
 
-    @Option(names = "--pool", description = "coordinator: switch slots per job (default ${DEFAULT-VALUE}); a sharded"
-            + " job shares them among its shards in proportion to their parts, at least 2 each")
+    @Option(
+            names = "--pool",
+            description = "coordinator: switch slots per job (default ${DEFAULT-VALUE}); a sharded"
+                    + " job shares them among its shards in proportion to their parts, at least 2 each")
     int pool = 16;
 
-    @Option(names = "--sharded", description = "coordinator: the job runs on switch shards, one in every worker"
-            + " (started with --shard-lanes) and one on each --extra-shard host, instead of on the switch of"
-            + " --job-service")
+    @Option(
+            names = "--sharded",
+            description = "coordinator: the job runs on switch shards, one in every worker"
+                    + " (started with --shard-lanes) and one on each --extra-shard host, instead of on the switch of"
+                    + " --job-service")
     boolean sharded;
 
-    @Option(names = "--extra-shard", description = "coordinator, with --sharded: the job service HOST:PORT of a"
-            + " standalone switch (bin/switchml-switch) on a host without data that runs a shard too; repeatable."
-            + " The vector is split so that every link carries the same load")
+    @Option(
+            names = "--extra-shard",
+            description = "coordinator, with --sharded: the job service HOST:PORT of a"
+                    + " standalone switch (bin/switchml-switch) on a host without data that runs a shard too; repeatable."
+                    + " The vector is split so that every link carries the same load")
     List<String> extraShards = new ArrayList<>();
 
-    @Option(names = "--cpu-pid", description = "coordinator: a process whose CPU time (from /proc) over the timed"
-            + " calls is printed, e.g. the switch's; repeatable")
+    @Option(
+            names = "--cpu-pid",
+            description = "coordinator: a process whose CPU time (from /proc) over the timed"
+                    + " calls is printed, e.g. the switch's; repeatable")
     List<Long> cpuPids = new ArrayList<>();
 
-    @Option(names = "--shard-lanes", description = "worker: lanes of the switch shard this worker hosts for a"
-            + " sharded job, on its own address (default ${DEFAULT-VALUE}: none)")
+    @Option(
+            names = "--shard-lanes",
+            description = "worker: lanes of the switch shard this worker hosts for a"
+                    + " sharded job, on its own address (default ${DEFAULT-VALUE}: none)")
     int shardLanes = 0;
 
     @Option(names = "--rank", description = "worker: this worker's rank, 0..N-1")
@@ -126,12 +147,15 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--coordinator", description = "worker: the coordinator's rendezvous HOST:PORT")
     String coordinator;
 
-    @Option(names = "--switch", description = "worker: the switch's dataplane HOST:PORT[,PORT...] (not needed for a"
-            + " sharded job)")
+    @Option(
+            names = "--switch",
+            description = "worker: the switch's dataplane HOST:PORT[,PORT...] (not needed for a" + " sharded job)")
     String switchAddress;
 
-    @Option(names = "--bind", description = "worker: address of this worker's UDP socket (default: the address"
-            + " this host uses towards the coordinator)")
+    @Option(
+            names = "--bind",
+            description = "worker: address of this worker's UDP socket (default: the address"
+                    + " this host uses towards the coordinator)")
     String bind;
 
     @Option(names = "--elements", description = "worker: floats per allreduce (default ${DEFAULT-VALUE})")
@@ -140,24 +164,31 @@ public final class RackAllReduce implements Callable<Integer> {
     @Option(names = "--reps", description = "worker: timed allreduces (default ${DEFAULT-VALUE})")
     int reps = 5;
 
-    @Option(names = {"--warm-up", "--warmups"}, description = "coordinator: untimed allreduces first, at least (default"
-            + " ${DEFAULT-VALUE})")
+    @Option(
+            names = {"--warm-up", "--warmups"},
+            description = "coordinator: untimed allreduces first, at least (default" + " ${DEFAULT-VALUE})")
     int warmups = 1;
 
-    @Option(names = {"--warm-up-max-s", "--warmup-max-s"}, description = "coordinator: after --warm-up, untimed allreduces go on while a"
-            + " worker's JIT compiler was busy during the previous one, for at most this many seconds of warm-up"
-            + " (default ${DEFAULT-VALUE}; 0: exactly --warmups)")
+    @Option(
+            names = {"--warm-up-max-s", "--warmup-max-s"},
+            description = "coordinator: after --warm-up, untimed allreduces go on while a"
+                    + " worker's JIT compiler was busy during the previous one, for at most this many seconds of warm-up"
+                    + " (default ${DEFAULT-VALUE}; 0: exactly --warmups)")
     int warmupMaxSeconds = 60;
 
-    @Option(names = "--retransmit-timeout-ms", description = "worker: first retransmission timeout, before a round"
-            + " trip is measured (default ${DEFAULT-VALUE}; a slow switch such as BMv2 queues packets for longer)")
+    @Option(
+            names = "--retransmit-timeout-ms",
+            description =
+                    "worker: first retransmission timeout, before a round"
+                            + " trip is measured (default ${DEFAULT-VALUE}; a slow switch such as BMv2 queues packets for longer)")
     long retransmitTimeoutMs = ClientOptions.DEFAULT_RETRANSMIT_TIMEOUT_MS;
 
     @Option(names = "--seed", description = "worker: seed of every rank's vector (default ${DEFAULT-VALUE})")
     long seed = 42;
 
-    @Option(names = "--timeout-s", description = "bound of every wait: rendezvous, one allreduce, the end"
-            + " (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--timeout-s",
+            description = "bound of every wait: rendezvous, one allreduce, the end" + " (default ${DEFAULT-VALUE})")
     int timeoutSeconds = 120;
 
     @CommandLine.Spec
@@ -178,8 +209,7 @@ public final class RackAllReduce implements Callable<Integer> {
         } catch (final CommandLine.ParameterException e) {
             throw e;
         } catch (final RuntimeException e) {
-            System.err.println("rack-allreduce: " + role + (role == Role.worker ? " rank " + rank : "")
-                    + ": " + e);
+            System.err.println("rack-allreduce: " + role + (role == Role.worker ? " rank " + rank : "") + ": " + e);
             return EXIT_FAILED;
         }
     }
@@ -220,9 +250,11 @@ public final class RackAllReduce implements Callable<Integer> {
             }
             // A sharded job's id: the first extra host's range if there is one (its service hands this session its
             // own ids), else any (the workers' shards serve this job alone).
-            final int jobId = hub != null ? hub.grant().jobIdBase()
-                    : !extras.isEmpty() ? extras.get(0).grant().jobIdBase()
-                    : 1 + new java.security.SecureRandom().nextInt(1 << 30);
+            final int jobId = hub != null
+                    ? hub.grant().jobIdBase()
+                    : !extras.isEmpty()
+                            ? extras.get(0).grant().jobIdBase()
+                            : 1 + new java.security.SecureRandom().nextInt(1 << 30);
             return coordinate(jobId, at, hub, extras);
         } finally {
             for (final LeasedSession s : sessions) {
@@ -235,9 +267,18 @@ public final class RackAllReduce implements Callable<Integer> {
     private LeasedSession open(final String hostPort, final List<LeasedSession> opened) throws Failed {
         final InetSocketAddress service = hostPort("--job-service", hostPort);
         try {
-            final LeasedSession s = new LeasedSession(JobServiceClient.connect(service.getHostString(), service.getPort(),
-                    TlsFiles.client(tlsTrust, "", "", BearerToken.read(Path.of(tokenFile)), service.getHostString(),
-                            "the job service at " + hostPort)), "rack-allreduce");
+            final LeasedSession s = new LeasedSession(
+                    JobServiceClient.connect(
+                            service.getHostString(),
+                            service.getPort(),
+                            TlsFiles.client(
+                                    tlsTrust,
+                                    "",
+                                    "",
+                                    BearerToken.read(Path.of(tokenFile)),
+                                    service.getHostString(),
+                                    "the job service at " + hostPort)),
+                    "rack-allreduce");
             opened.add(s);
             return s;
         } catch (final RuntimeException e) {
@@ -245,16 +286,21 @@ public final class RackAllReduce implements Callable<Integer> {
         }
     }
 
-    private int coordinate(final int jobId, final InetSocketAddress at, final LeasedSession hub,
-                           final List<LeasedSession> extras) throws Failed {
+    private int coordinate(
+            final int jobId, final InetSocketAddress at, final LeasedSession hub, final List<LeasedSession> extras)
+            throws Failed {
         final String job = "job " + Integer.toUnsignedString(jobId);
         final Socket[] peers = new Socket[workers];
         final String[] shardOf = new String[workers];
         try (ServerSocket server = new ServerSocket()) {
             server.setReuseAddress(true);
             server.bind(at);
-            System.out.printf(Locale.ROOT, "rack-allreduce: coordinator of %s listening on %s for %d workers%n",
-                    job, at, workers);
+            System.out.printf(
+                    Locale.ROOT,
+                    "rack-allreduce: coordinator of %s listening on %s for %d workers%n",
+                    job,
+                    at,
+                    workers);
             System.out.flush();
             final List<InetSocketAddress> endpoints = rendezvous(server, peers, shardOf, job);
             final String line;
@@ -266,10 +312,15 @@ public final class RackAllReduce implements Callable<Integer> {
                     throw new Failed(job + ": the switch's job service at " + jobService + " refused the job: "
                             + e.getMessage());
                 }
-                System.out.printf(Locale.ROOT, "rack-allreduce: installed %s: k=%d pool=%d workers %s%n", job, k, pool,
+                System.out.printf(
+                        Locale.ROOT,
+                        "rack-allreduce: installed %s: k=%d pool=%d workers %s%n",
+                        job,
+                        k,
+                        pool,
                         endpoints);
-                line = "JOB " + installed.jobId() + " " + installed.generation() + " " + installed.secret()
-                        + " " + installed.k() + " " + installed.poolSize() + " " + endpointList(endpoints);
+                line = "JOB " + installed.jobId() + " " + installed.generation() + " " + installed.secret() + " "
+                        + installed.k() + " " + installed.poolSize() + " " + endpointList(endpoints);
             } else {
                 line = "SHARDS " + shardLine(jobId, endpoints, shardOf, extras, job);
             }
@@ -305,8 +356,13 @@ public final class RackAllReduce implements Callable<Integer> {
      * same load; as the SHARDS line's text: {@code k endpoints part...}, a part being
      * {@code address/jobId/generation/secret/pool/weight/hostRank}.
      */
-    private String shardLine(final int jobId, final List<InetSocketAddress> endpoints, final String[] shardOf,
-                             final List<LeasedSession> extras, final String job) throws Failed {
+    private String shardLine(
+            final int jobId,
+            final List<InetSocketAddress> endpoints,
+            final String[] shardOf,
+            final List<LeasedSession> extras,
+            final String job)
+            throws Failed {
         final int[] weights = ShardedJob.linkBalancedWeights(workers, extras.size());
         final int[] pools = ShardedJob.pools(pool, weights, MIN_SHARD_POOL);
         final StringBuilder parts = new StringBuilder();
@@ -322,20 +378,40 @@ public final class RackAllReduce implements Callable<Integer> {
             try {
                 installed = e.create(new JobSpec(e.grant().jobIdBase(), 0, k, pools[workers + i], endpoints), 0);
             } catch (final RuntimeException ex) {
-                throw new Failed(job + ": the extra shard host " + extraShards.get(i) + " refused its part: "
-                        + ex.getMessage());
+                throw new Failed(
+                        job + ": the extra shard host " + extraShards.get(i) + " refused its part: " + ex.getMessage());
             }
-            parts.append(' ').append(part(e.grant().switchDescription().dataplane().toString(), installed.jobId(),
-                    installed.secret(), installed.poolSize(), weights[workers + i], -1));
+            parts.append(' ')
+                    .append(part(
+                            e.grant().switchDescription().dataplane().toString(),
+                            installed.jobId(),
+                            installed.secret(),
+                            installed.poolSize(),
+                            weights[workers + i],
+                            -1));
         }
-        System.out.printf(Locale.ROOT, "rack-allreduce: installed %s on %d shards (%d on the workers, %d extra):"
-                + " k=%d pools %s weights %s workers %s%n", job, workers + extras.size(), workers, extras.size(), k,
-                Arrays.toString(pools), Arrays.toString(weights), endpoints);
+        System.out.printf(
+                Locale.ROOT,
+                "rack-allreduce: installed %s on %d shards (%d on the workers, %d extra):"
+                        + " k=%d pools %s weights %s workers %s%n",
+                job,
+                workers + extras.size(),
+                workers,
+                extras.size(),
+                k,
+                Arrays.toString(pools),
+                Arrays.toString(weights),
+                endpoints);
         return k + " " + endpointList(endpoints) + parts;
     }
 
-    private static String part(final String address, final int jobId, final int secret, final int pool,
-                               final int weight, final int hostRank) {
+    private static String part(
+            final String address,
+            final int jobId,
+            final int secret,
+            final int pool,
+            final int weight,
+            final int hostRank) {
         return address + "/" + Integer.toUnsignedString(jobId) + "/0/" + secret + "/" + pool + "/" + weight + "/"
                 + hostRank;
     }
@@ -344,8 +420,9 @@ public final class RackAllReduce implements Callable<Integer> {
      * Accepts until every rank announced itself; returns the endpoints in rank order, and the shard each hosts
      * (null: none) in {@code shardOf}.
      */
-    private List<InetSocketAddress> rendezvous(final ServerSocket server, final Socket[] peers, final String[] shardOf,
-                                               final String job) throws IOException, Failed {
+    private List<InetSocketAddress> rendezvous(
+            final ServerSocket server, final Socket[] peers, final String[] shardOf, final String job)
+            throws IOException, Failed {
         final InetSocketAddress[] endpoints = new InetSocketAddress[workers];
         final long deadline = System.nanoTime() + timeoutMs() * 1_000_000L;
         int arrived = 0;
@@ -432,15 +509,22 @@ public final class RackAllReduce implements Callable<Integer> {
                 if (warmed == 0) {
                     warmupStartNs = now;
                 } else {
-                    System.out.printf(Locale.ROOT, "rack-allreduce: warm-up %d took %d ms, the busiest worker's JIT"
-                            + " compiled for %d ms%n", warmed, roundMs, mostJitMs);
+                    System.out.printf(
+                            Locale.ROOT,
+                            "rack-allreduce: warm-up %d took %d ms, the busiest worker's JIT" + " compiled for %d ms%n",
+                            warmed,
+                            roundMs,
+                            mostJitMs);
                 }
                 final boolean capped = now - warmupStartNs >= warmupMaxSeconds * 1_000_000_000L;
                 if (warmed >= warmups && (!compiling || capped)) {
                     timing = true;
-                    System.out.printf(Locale.ROOT, "rack-allreduce: %d warm-up calls in %.1f s, %s; timed calls"
-                            + " start%n", warmed, (now - warmupStartNs) / 1e9, compiling
-                            ? "JIT still busy at the " + warmupMaxSeconds + " s cap" : "JIT quiet");
+                    System.out.printf(
+                            Locale.ROOT,
+                            "rack-allreduce: %d warm-up calls in %.1f s, %s; timed calls" + " start%n",
+                            warmed,
+                            (now - warmupStartNs) / 1e9,
+                            compiling ? "JIT still busy at the " + warmupMaxSeconds + " s cap" : "JIT quiet");
                     System.out.flush();
                 }
             }
@@ -464,8 +548,11 @@ public final class RackAllReduce implements Callable<Integer> {
         if (cpuAtStart != null) {
             final double[] end = cpuSeconds(cpuPids);
             for (int i = 0; i < cpuPids.size(); i++) {
-                System.out.printf(Locale.ROOT, "rack-allreduce: cpu pid=%d seconds=%.3f (over the timed calls)%n",
-                        cpuPids.get(i), end[i] - cpuAtStart[i]);
+                System.out.printf(
+                        Locale.ROOT,
+                        "rack-allreduce: cpu pid=%d seconds=%.3f (over the timed calls)%n",
+                        cpuPids.get(i),
+                        end[i] - cpuAtStart[i]);
             }
         }
         int code = EXIT_OK;
@@ -498,7 +585,8 @@ public final class RackAllReduce implements Callable<Integer> {
     static double cpuSeconds(final String stat) {
         try {
             final String text = Files.readString(Path.of(stat));
-            // Fields after the command name (which may hold spaces) in parentheses: state is field 3, utime 14, stime 15.
+            // Fields after the command name (which may hold spaces) in parentheses: state is field 3, utime 14, stime
+            // 15.
             final String[] f = text.substring(text.lastIndexOf(')') + 2).split(" ");
             return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
         } catch (final IOException | RuntimeException e) {
@@ -522,7 +610,10 @@ public final class RackAllReduce implements Callable<Integer> {
     private static String endpointList(final List<InetSocketAddress> endpoints) {
         final StringBuilder sb = new StringBuilder();
         for (final InetSocketAddress a : endpoints) {
-            sb.append(sb.length() == 0 ? "" : ",").append(a.getAddress().getHostAddress()).append(':').append(a.getPort());
+            sb.append(sb.length() == 0 ? "" : ",")
+                    .append(a.getAddress().getHostAddress())
+                    .append(':')
+                    .append(a.getPort());
         }
         return sb.toString();
     }
@@ -554,17 +645,25 @@ public final class RackAllReduce implements Callable<Integer> {
         final String who = "rank " + rank;
         try (Socket s = connect(coord, who)) {
             final String bindHost = bind != null ? bind : s.getLocalAddress().getHostAddress();
-            final ClientOptions options = ClientOptions.defaults().withBindHost(bindHost)
-                    .withResultTimeoutMs(timeoutMs()).withRetransmitTimeoutMs(retransmitTimeoutMs,
+            final ClientOptions options = ClientOptions.defaults()
+                    .withBindHost(bindHost)
+                    .withResultTimeoutMs(timeoutMs())
+                    .withRetransmitTimeoutMs(
+                            retransmitTimeoutMs,
                             Math.max(retransmitTimeoutMs, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
-            final SoftwareSwitch shard = shardLanes == 0 ? null : SoftwareSwitch.start(new SwitchOptions(bindHost,
-                    Collections.nCopies(shardLanes, 0), false, FaultPlan.NONE));
+            final SoftwareSwitch shard = shardLanes == 0
+                    ? null
+                    : SoftwareSwitch.start(
+                            new SwitchOptions(bindHost, Collections.nCopies(shardLanes, 0), false, FaultPlan.NONE));
             try (SwitchMLClient client = SwitchMLClient.open(options)) {
                 final InetSocketAddress local = client.localAddress();
-                send(s, "HELLO " + rank + " " + local.getAddress().getHostAddress() + " " + local.getPort()
-                        + (shard == null ? "" : " " + shard.address()));
+                send(
+                        s,
+                        "HELLO " + rank + " " + local.getAddress().getHostAddress() + " " + local.getPort()
+                                + (shard == null ? "" : " " + shard.address()));
                 final String line = receive(s, who + " at " + local + ", waiting for the job from " + coord);
-                final ShardedJob job = line.startsWith("SHARDS ") ? parseShards(line, who, shard) : single(line, who, sw);
+                final ShardedJob job =
+                        line.startsWith("SHARDS ") ? parseShards(line, who, shard) : single(line, who, sw);
                 final String where = "job " + job.jobName() + " " + who + " (worker " + local + ", "
                         + (job.size() == 1 ? "switch " : "shards ") + job.shardNames() + ")";
                 final String outcome = run(client, job, where, s);
@@ -608,8 +707,13 @@ public final class RackAllReduce implements Callable<Integer> {
             if (p.length != 7) {
                 throw new Failed(who + ": bad shard '" + f[i] + "' from the coordinator");
             }
-            final JobSpec spec = new JobSpec(Integer.parseUnsignedInt(p[1]), Integer.parseInt(p[2]),
-                    Integer.parseInt(p[3]), kk, Integer.parseInt(p[4]), endpoints);
+            final JobSpec spec = new JobSpec(
+                    Integer.parseUnsignedInt(p[1]),
+                    Integer.parseInt(p[2]),
+                    Integer.parseInt(p[3]),
+                    kk,
+                    Integer.parseInt(p[4]),
+                    endpoints);
             final int hostRank = Integer.parseInt(p[6]);
             if (hostRank == rank) {
                 if (shard == null) {
@@ -652,8 +756,8 @@ public final class RackAllReduce implements Callable<Integer> {
      * Warm-ups, then the timed allreduces, each started together with the other workers' (READY, GO through
      * {@code coord}) and its result checked; returns exact or mismatch.
      */
-    private String run(final SwitchMLClient client, final ShardedJob job, final String where,
-                       final Socket coord) throws Failed, IOException {
+    private String run(final SwitchMLClient client, final ShardedJob job, final String where, final Socket coord)
+            throws Failed, IOException {
         final int n = job.numWorkers();
         final BenchVectors vectors = BenchVectors.generate(Values.GAUSSIAN, n, elements, false, seed);
         final ReferenceSum reference = ReferenceSum.of(vectors, job.k());
@@ -681,8 +785,8 @@ public final class RackAllReduce implements Callable<Integer> {
             try {
                 result = session.allReduce(mine);
             } catch (final RuntimeException e) {
-                throw new Failed(where + ": allreduce " + call + " failed: " + e.getMessage()
-                        + "; worker counters " + client.stats());
+                throw new Failed(where + ": allreduce " + call + " failed: " + e.getMessage() + "; worker counters "
+                        + client.stats());
             }
             final long t = System.nanoTime() - t0;
             if (go.equals("GO")) {
@@ -703,10 +807,20 @@ public final class RackAllReduce implements Callable<Integer> {
         // included: what the machine spends per call beside the network.
         final double cpu = cpuSeconds("/proc/self/stat") - cpuAtFirstTimed;
         final double seconds = median(nanos) / 1e9;
-        System.out.printf(Locale.ROOT, "rank=%d elements=%d reps=%d median_s=%.6f goodput_gbps=%.6g exact=%b"
-                + " retransmissions=%d loss_detected=%d packets_sent=%d cpu_s=%.3f%n", rank, elements, reps, seconds,
-                32.0 * elements / seconds / 1e9, firstMismatch == null, client.stats().retransmissions(),
-                client.stats().lossDetected(), client.stats().packetsSent(), cpu);
+        System.out.printf(
+                Locale.ROOT,
+                "rank=%d elements=%d reps=%d median_s=%.6f goodput_gbps=%.6g exact=%b"
+                        + " retransmissions=%d loss_detected=%d packets_sent=%d cpu_s=%.3f%n",
+                rank,
+                elements,
+                reps,
+                seconds,
+                32.0 * elements / seconds / 1e9,
+                firstMismatch == null,
+                client.stats().retransmissions(),
+                client.stats().lossDetected(),
+                client.stats().packetsSent(),
+                cpu);
         System.out.flush();
         return firstMismatch == null ? "exact" : "mismatch";
     }
@@ -719,10 +833,16 @@ public final class RackAllReduce implements Callable<Integer> {
     private JobSpec parseJob(final String line, final String who) throws Failed {
         final String[] f = line.split(" ");
         if (f.length != 7 || !f[0].equals("JOB")) {
-            throw new Failed(who + ": the coordinator sent '" + line + "', expected JOB id gen secret k pool endpoints");
+            throw new Failed(
+                    who + ": the coordinator sent '" + line + "', expected JOB id gen secret k pool endpoints");
         }
-        return new JobSpec(Integer.parseUnsignedInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
-                Integer.parseInt(f[4]), Integer.parseInt(f[5]), parseEndpoints(f[6]));
+        return new JobSpec(
+                Integer.parseUnsignedInt(f[1]),
+                Integer.parseInt(f[2]),
+                Integer.parseInt(f[3]),
+                Integer.parseInt(f[4]),
+                Integer.parseInt(f[5]),
+                parseEndpoints(f[6]));
     }
 
     private static List<InetSocketAddress> parseEndpoints(final String list) {
@@ -775,8 +895,8 @@ public final class RackAllReduce implements Callable<Integer> {
             try {
                 b = in.read();
             } catch (final SocketTimeoutException e) {
-                throw new Failed(what + ": nothing from " + s.getRemoteSocketAddress() + " within " + timeoutSeconds
-                        + " s");
+                throw new Failed(
+                        what + ": nothing from " + s.getRemoteSocketAddress() + " within " + timeoutSeconds + " s");
             }
             if (b < 0) {
                 throw new Failed(what + ": " + s.getRemoteSocketAddress() + " closed the connection");

@@ -1,14 +1,5 @@
 package org.switchml.examples;
 
-import org.knowm.xchart.XYChart;
-import org.knowm.xchart.XYChartBuilder;
-import org.knowm.xchart.style.Styler.LegendPosition;
-import org.knowm.xchart.style.markers.SeriesMarkers;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -18,6 +9,14 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.style.Styler.LegendPosition;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * Draws Spark on the emulated rack (examples/testbed/run-spark.sh, docs/testbed.md): the LogisticRegression fit
@@ -26,14 +25,20 @@ import java.util.TreeSet;
  * <p>The CSV needs a header with at least the columns design, n, coefficients and fit_seconds; all rows must be
  * of one problem size (coefficients).
  */
-@Command(name = "rack-fit-plot", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
+@Command(
+        name = "rack-fit-plot",
+        mixinStandardHelpOptions = true,
+        versionProvider = Cli.Version.class,
         sortOptions = false,
-        description = {"Plots LogisticRegression fit time vs executors from run-spark.sh's CSV into a PNG.",
-                "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",
-                "malformed, several problem sizes)."})
+        description = {
+            "Plots LogisticRegression fit time vs executors from run-spark.sh's CSV into a PNG.",
+            "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",
+            "malformed, several problem sizes)."
+        })
 public final class RackFitPlot implements Cli.Validated {
     /** Name in messages. */
     static final String NAME = "rack-fit-plot";
+
     private static final List<String> COLUMNS = List.of("design", "n", "coefficients", "fit_seconds");
 
     @Parameters(index = "0", paramLabel = "CSV", description = "run-spark.sh's results (--out)")
@@ -64,8 +69,7 @@ public final class RackFitPlot implements Cli.Validated {
     }
 
     /** One fit: its design, executors, problem size and seconds. */
-    record Fit(String design, int n, long coefficients, double seconds) {
-    }
+    record Fit(String design, int n, long coefficients, double seconds) {}
 
     /** Reads the CSV and writes the PNG; a CSV it cannot plot is a {@link Cli.BadInput}. */
     int plot(final PrintStream out) throws IOException {
@@ -82,9 +86,11 @@ public final class RackFitPlot implements Cli.Validated {
             throw new Cli.BadInput(csv + ": rows of several problem sizes " + sizes + ": plot one per CSV");
         }
         final TreeMap<String, TreeMap<Integer, List<Double>>> series = series(fits);
-        final XYChart chart = builder
-                .title(String.format(Locale.ROOT, "LogisticRegression on the rack, %,d coefficients", sizes.first()))
-                .xAxisTitle("executors n").yAxisTitle("fit time (s)").build();
+        final XYChart chart = builder.title(
+                        String.format(Locale.ROOT, "LogisticRegression on the rack, %,d coefficients", sizes.first()))
+                .xAxisTitle("executors n")
+                .yAxisTitle("fit time (s)")
+                .build();
         chart.getStyler().setLegendPosition(LegendPosition.InsideNW);
         chart.getStyler().setYAxisMin(0.0);
         chart.getStyler().setXAxisDecimalPattern("0");
@@ -98,8 +104,7 @@ public final class RackFitPlot implements Cli.Validated {
             chart.addSeries(e.getKey(), x, y).setMarker(SeriesMarkers.CIRCLE);
         }
         image.write(chart);
-        out.printf(Locale.ROOT, "rack-fit-plot: %s: %d fits, %d designs%n", image.out, fits.size(),
-                series.size());
+        out.printf(Locale.ROOT, "rack-fit-plot: %s: %d fits, %d designs%n", image.out, fits.size(), series.size());
         return RackPlot.EXIT_OK;
     }
 
@@ -107,7 +112,8 @@ public final class RackFitPlot implements Cli.Validated {
     static TreeMap<String, TreeMap<Integer, List<Double>>> series(final List<Fit> fits) {
         final TreeMap<String, TreeMap<Integer, List<Double>>> out = new TreeMap<>();
         for (final Fit f : fits) {
-            out.computeIfAbsent(f.design(), d -> new TreeMap<>()).computeIfAbsent(f.n(), n -> new ArrayList<>())
+            out.computeIfAbsent(f.design(), d -> new TreeMap<>())
+                    .computeIfAbsent(f.n(), n -> new ArrayList<>())
                     .add(f.seconds());
         }
         return out;
@@ -117,7 +123,10 @@ public final class RackFitPlot implements Cli.Validated {
     static List<Fit> read(final Path file) throws IOException, RackPlot.BadCsv {
         final List<Fit> fits = new ArrayList<>();
         for (final RackPlot.Field[] f : RackPlot.columns(file, COLUMNS)) {
-            fits.add(new Fit(f[0].text(), (int) f[1].number(1, 4096), (long) f[2].number(1, Long.MAX_VALUE),
+            fits.add(new Fit(
+                    f[0].text(),
+                    (int) f[1].number(1, 4096),
+                    (long) f[2].number(1, Long.MAX_VALUE),
                     f[3].number(0, Double.MAX_VALUE)));
         }
         return fits;

@@ -1,16 +1,5 @@
 package org.switchml.examples;
 
-import org.knowm.xchart.XYChart;
-import org.knowm.xchart.XYChartBuilder;
-import org.knowm.xchart.XYSeries;
-import org.knowm.xchart.style.Styler.LegendPosition;
-import org.knowm.xchart.style.lines.SeriesLines;
-import org.knowm.xchart.style.markers.SeriesMarkers;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -22,6 +11,16 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler.LegendPosition;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * Draws the emulated rack's sweep (examples/testbed/sweep.sh, docs/testbed.md): goodput per worker against
@@ -32,11 +31,16 @@ import java.util.TreeSet;
  * goodput_gbps_per_worker and exact; rows that were not exact are left out (and counted on stderr). Rows with
  * loss are a design of their own ("switchml, 1% loss").
  */
-@Command(name = "rack-plot", mixinStandardHelpOptions = true, versionProvider = Cli.Version.class,
+@Command(
+        name = "rack-plot",
+        mixinStandardHelpOptions = true,
+        versionProvider = Cli.Version.class,
         sortOptions = false,
-        description = {"Plots goodput per worker vs workers from the rack sweep's CSV into a PNG.",
-                "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",
-                "malformed, no exact row of the size)."})
+        description = {
+            "Plots goodput per worker vs workers from the rack sweep's CSV into a PNG.",
+            "Exit codes: 0 ok, 1 the PNG could not be written, 2 bad flags or a CSV it cannot plot (missing,",
+            "malformed, no exact row of the size)."
+        })
 public final class RackPlot implements Cli.Validated {
     static final int EXIT_OK = 0;
     /** A CSV that is missing, malformed or has nothing to plot: bad input, as a bad flag. */
@@ -44,8 +48,8 @@ public final class RackPlot implements Cli.Validated {
     /** Name in messages. */
     static final String NAME = "rack-plot";
 
-    private static final List<String> COLUMNS = List.of("design", "n", "elements", "rate_bits", "loss_pct",
-            "goodput_gbps_per_worker", "exact");
+    private static final List<String> COLUMNS =
+            List.of("design", "n", "elements", "rate_bits", "loss_pct", "goodput_gbps_per_worker", "exact");
 
     @Parameters(index = "0", paramLabel = "CSV", description = "the sweep's results (sweep.sh --out)")
     Path csv;
@@ -53,8 +57,11 @@ public final class RackPlot implements Cli.Validated {
     @CommandLine.Mixin
     PlotImage image;
 
-    @Option(names = "--elements", paramLabel = "N", description = "the vector size to plot, in floats per worker"
-            + " (default: 4194304 when present, else the largest)")
+    @Option(
+            names = "--elements",
+            paramLabel = "N",
+            description = "the vector size to plot, in floats per worker"
+                    + " (default: 4194304 when present, else the largest)")
     Long elements;
 
     @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
@@ -100,7 +107,8 @@ public final class RackPlot implements Cli.Validated {
             }
         }
         if (inexact > 0) {
-            err.println("rack-plot: left out " + inexact + " row(s) of " + size + " elements whose result was not exact");
+            err.println(
+                    "rack-plot: left out " + inexact + " row(s) of " + size + " elements whose result was not exact");
         }
         if (chosen.isEmpty()) {
             throw new Cli.BadInput(csv + ": no exact row with elements=" + size);
@@ -110,12 +118,17 @@ public final class RackPlot implements Cli.Validated {
             rates.add(r.rateBits);
         }
         if (rates.size() > 1) {
-            throw new Cli.BadInput(csv + ": rows of " + size + " elements have several rates " + rates
-                    + ": plot one rate per CSV");
+            throw new Cli.BadInput(
+                    csv + ": rows of " + size + " elements have several rates " + rates + ": plot one rate per CSV");
         }
         image.write(chart(builder, chosen, size, rates.first()));
-        out.printf(Locale.ROOT, "rack-plot: %s: %d rows of %d elements, %d designs%n", image.out,
-                chosen.size(), size, series(chosen).size());
+        out.printf(
+                Locale.ROOT,
+                "rack-plot: %s: %d rows of %d elements, %d designs%n",
+                image.out,
+                chosen.size(),
+                size,
+                series(chosen).size());
         return EXIT_OK;
     }
 
@@ -132,10 +145,14 @@ public final class RackPlot implements Cli.Validated {
     }
 
     private XYChart chart(final XYChartBuilder builder, final List<Row> rows, final long size, final long rateBits) {
-        final XYChart chart = builder
-                .title(String.format(Locale.ROOT, "Allreduce of %s floats per worker, links at %s",
-                        sizeLabel(size), rateLabel(rateBits)))
-                .xAxisTitle("workers n").yAxisTitle("goodput per worker (Gbit/s)").build();
+        final XYChart chart = builder.title(String.format(
+                        Locale.ROOT,
+                        "Allreduce of %s floats per worker, links at %s",
+                        sizeLabel(size),
+                        rateLabel(rateBits)))
+                .xAxisTitle("workers n")
+                .yAxisTitle("goodput per worker (Gbit/s)")
+                .build();
         chart.getStyler().setLegendPosition(LegendPosition.InsideSW);
         chart.getStyler().setYAxisMin(0.0);
         chart.getStyler().setXAxisDecimalPattern("0");
@@ -161,7 +178,8 @@ public final class RackPlot implements Cli.Validated {
             ring.setMarker(SeriesMarkers.NONE);
             ring.setLineStyle(SeriesLines.DOT_DOT);
         }
-        for (final Map.Entry<String, TreeMap<Integer, List<Double>>> e : series(rows).entrySet()) {
+        for (final Map.Entry<String, TreeMap<Integer, List<Double>>> e :
+                series(rows).entrySet()) {
             final List<Double> x = new ArrayList<>();
             final List<Double> y = new ArrayList<>();
             for (final Map.Entry<Integer, List<Double>> p : e.getValue().entrySet()) {
@@ -177,9 +195,10 @@ public final class RackPlot implements Cli.Validated {
     static TreeMap<String, TreeMap<Integer, List<Double>>> series(final List<Row> rows) {
         final TreeMap<String, TreeMap<Integer, List<Double>>> out = new TreeMap<>();
         for (final Row r : rows) {
-            final String name = r.lossPct > 0 ? String.format(Locale.ROOT, "%s, %s%% loss", r.design,
-                    trim(r.lossPct)) : r.design;
-            out.computeIfAbsent(name, d -> new TreeMap<>()).computeIfAbsent(r.n, n -> new ArrayList<>())
+            final String name =
+                    r.lossPct > 0 ? String.format(Locale.ROOT, "%s, %s%% loss", r.design, trim(r.lossPct)) : r.design;
+            out.computeIfAbsent(name, d -> new TreeMap<>())
+                    .computeIfAbsent(r.n, n -> new ArrayList<>())
                     .add(r.goodputGbps);
         }
         return out;
@@ -209,9 +228,7 @@ public final class RackPlot implements Cli.Validated {
     }
 
     /** One row of the CSV: the columns the plot uses. */
-    record Row(String design, int n, long elements, long rateBits, double lossPct, double goodputGbps,
-               boolean exact) {
-    }
+    record Row(String design, int n, long elements, long rateBits, double lossPct, double goodputGbps, boolean exact) {}
 
     /**
      * Reads the CSV; every problem names the file, the line and the column. A CSV with the column extra_hosts (the
@@ -219,8 +236,11 @@ public final class RackPlot implements Cli.Validated {
      */
     static List<Row> read(final Path file) throws IOException, BadCsv {
         final List<Row> rows = new ArrayList<>();
-        final boolean extras = Files.isRegularFile(file) && Files.lines(file).findFirst()
-                .map(h -> Arrays.asList(h.trim().split(",", -1)).contains(EXTRA_HOSTS)).orElse(false);
+        final boolean extras = Files.isRegularFile(file)
+                && Files.lines(file)
+                        .findFirst()
+                        .map(h -> Arrays.asList(h.trim().split(",", -1)).contains(EXTRA_HOSTS))
+                        .orElse(false);
         final List<String> wanted = new ArrayList<>(COLUMNS);
         if (extras) {
             wanted.add(EXTRA_HOSTS);
@@ -231,10 +251,15 @@ public final class RackPlot implements Cli.Validated {
                 throw new BadCsv(f[6].where() + "exact must be true or false, got '" + exact + "'");
             }
             final int extra = extras ? (int) f[7].number(0, 4096) : 0;
-            final String design = extra == 0 ? f[0].text()
-                    : f[0].text() + ", " + extra + " extra host" + (extra == 1 ? "" : "s");
-            rows.add(new Row(design, (int) f[1].number(1, 4096), (long) f[2].number(1, Long.MAX_VALUE),
-                    (long) f[3].number(1, Long.MAX_VALUE), f[4].number(0, 100), f[5].number(0, Double.MAX_VALUE),
+            final String design =
+                    extra == 0 ? f[0].text() : f[0].text() + ", " + extra + " extra host" + (extra == 1 ? "" : "s");
+            rows.add(new Row(
+                    design,
+                    (int) f[1].number(1, 4096),
+                    (long) f[2].number(1, Long.MAX_VALUE),
+                    (long) f[3].number(1, Long.MAX_VALUE),
+                    f[4].number(0, 100),
+                    f[5].number(0, Double.MAX_VALUE),
                     exact.equals("true")));
         }
         return rows;
@@ -297,8 +322,8 @@ public final class RackPlot implements Cli.Validated {
         return rows;
     }
 
-    static double number(final String where, final String column, final String text, final double min,
-                                 final double max) throws BadCsv {
+    static double number(final String where, final String column, final String text, final double min, final double max)
+            throws BadCsv {
         final double v;
         try {
             v = Double.parseDouble(text);

@@ -1,11 +1,10 @@
 package org.switchml.examples;
 
+import java.util.function.IntFunction;
+import java.util.function.IntPredicate;
 import org.switchml.protocol.Encoding;
 import org.switchml.protocol.Quantization;
 import org.switchml.protocol.Wire;
-
-import java.util.function.IntFunction;
-import java.util.function.IntPredicate;
 
 /**
  * The documented result of an allreduce (docs/protocol.md, section 5), computed without any transport:
@@ -22,8 +21,13 @@ final class ReferenceSum {
     /** First element whose integer sum does not fit int32 (the headroom rule broken), or -1. */
     private final int overflowAt;
 
-    private ReferenceSum(final Encoding encoding, final int n, final int perBlock, final short[] exponents,
-                         final double[] expected, final int overflowAt) {
+    private ReferenceSum(
+            final Encoding encoding,
+            final int n,
+            final int perBlock,
+            final short[] exponents,
+            final double[] expected,
+            final int overflowAt) {
         this.encoding = encoding;
         this.n = n;
         this.perBlock = perBlock;
@@ -128,7 +132,8 @@ final class ReferenceSum {
             final double dl = (result - (dh - bp)) + (-s - bp);
             final double err = Math.abs(dh + (dl - c));
             final double bound = Quantization.errorBound(encoding, n, (short) (e == Wire.EXPONENT_NONE ? e : e + t))
-                    + Math.scalb(ulp, t - 1) + Math.scalb(abs, -100);
+                    + Math.scalb(ulp, t - 1)
+                    + Math.scalb(abs, -100);
             final double ratio = err == 0 ? 0 : err / bound;
             if (!(ratio <= 1.0 + 0x1p-40)) {
                 if (bad++ == 0) {
@@ -147,7 +152,9 @@ final class ReferenceSum {
 
     /** Checks one worker's float[] result bit for bit; throws {@link Mismatch} naming the first difference. */
     void checkResult(final int rank, final float[] result) throws Mismatch {
-        checkBits(rank, result.length,
+        checkBits(
+                rank,
+                result.length,
                 i -> Float.floatToRawIntBits(result[i]) == Float.floatToRawIntBits((float) expected[i]),
                 i -> result[i] + " (0x" + Integer.toHexString(Float.floatToRawIntBits(result[i]))
                         + "), the documented reference is " + (float) expected[i] + " (0x"
@@ -156,7 +163,9 @@ final class ReferenceSum {
 
     /** Checks one worker's double[] result bit for bit; throws {@link Mismatch} naming the first difference. */
     void checkResult(final int rank, final double[] result) throws Mismatch {
-        checkBits(rank, result.length,
+        checkBits(
+                rank,
+                result.length,
                 i -> Double.doubleToRawLongBits(result[i]) == Double.doubleToRawLongBits(expected[i]),
                 i -> result[i] + " (0x" + Long.toHexString(Double.doubleToRawLongBits(result[i]))
                         + "), the documented reference is " + expected[i] + " (0x"
@@ -164,8 +173,9 @@ final class ReferenceSum {
     }
 
     /** The shared part of both checks: length, count of differing elements, the first one described. */
-    private void checkBits(final int rank, final int length, final IntPredicate same,
-                           final IntFunction<String> describe) throws Mismatch {
+    private void checkBits(
+            final int rank, final int length, final IntPredicate same, final IntFunction<String> describe)
+            throws Mismatch {
         if (length != expected.length) {
             throw new Mismatch("rank " + rank + ": result has " + length + " elements, expected " + expected.length);
         }

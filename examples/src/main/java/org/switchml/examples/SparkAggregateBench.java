@@ -1,5 +1,13 @@
 package org.switchml.examples;
 
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.apache.spark.SparkConf;
@@ -14,15 +22,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-
-import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
 
 /**
  * Spark aggregation benchmark, everything measured in one run: one aggregation through the switch
@@ -40,8 +39,7 @@ import java.util.SplittableRandom;
 public final class SparkAggregateBench {
     private static boolean PROFILE;
 
-    private SparkAggregateBench() {
-    }
+    private SparkAggregateBench() {}
 
     /** Exit code of a bad command line. */
     static final int EXIT_USAGE = Cli.EXIT_USAGE;
@@ -49,11 +47,17 @@ public final class SparkAggregateBench {
     static final int MAX_DIM = 1 << 28;
 
     /** Command line. */
-    @Command(name = "SparkAggregateBench", sortOptions = false,
-            description = {"Run it through bin/switchml-submit, which sets the master and the plugin.", "",
+    @Command(
+            name = "SparkAggregateBench",
+            sortOptions = false,
+            description = {
+                "Run it through bin/switchml-submit, which sets the master and the plugin.",
+                "",
                 "One aggregation through the switch (SwitchMLAggregator) against treeAggregate and treeAggregate with",
                 "finalAggregateOnExecutor, per vector size and partition count; then the replicated loop's cost per",
-                "iteration against one treeAggregate job per iteration. Medians of the timed calls.", ""},
+                "iteration against one treeAggregate job per iteration. Medians of the timed calls.",
+                ""
+            },
             footer = {"", "Exit codes: 0 ok, 1 the run failed (one line; --verbose for the trace), 2 bad flags."})
     static final class Options {
         @Spec
@@ -67,10 +71,17 @@ public final class SparkAggregateBench {
 
         @Option(names = "--no-loop", order = 6, description = "skip the loop benchmark")
         private boolean noLoop;
-        @Option(names = "--profile", order = 7,
+
+        @Option(
+                names = "--profile",
+                order = 7,
                 description = "log where each switch stage's time goes (rendezvous, compute, switch)")
         private boolean profile;
-        @Option(names = "--warm-up", paramLabel = "W", order = 8,
+
+        @Option(
+                names = "--warm-up",
+                paramLabel = "W",
+                order = 8,
                 description = "untimed calls of each method first, to warm up the JIT, 0..1000 (default 30)")
         void warmUps(final String value) {
             warmUps = value.equals("0") ? 0 : one(spec, "--warm-up", value, 1000);
@@ -78,28 +89,49 @@ public final class SparkAggregateBench {
 
         private int warmUps = 30;
 
-        @Option(names = "--check", order = 9,
+        @Option(
+                names = "--check",
+                order = 9,
                 description = "vectors of whole numbers, whose sum is exact in any order: every switchml sum must equal"
                         + " treeAggregate's bit for bit (each line says exact=true or false; exit code 1 if not)")
         private boolean check;
-        @Option(names = "--verbose", order = 10, description = "on failure, the whole stack trace after the one-line message")
+
+        @Option(
+                names = "--verbose",
+                order = 10,
+                description = "on failure, the whole stack trace after the one-line message")
         private boolean verbose;
-        @Option(names = {"-h", "--help"}, usageHelp = true, order = 11, description = "this text")
+
+        @Option(
+                names = {"-h", "--help"},
+                usageHelp = true,
+                order = 11,
+                description = "this text")
         private boolean help;
 
-        @Option(names = {"--elements", "--sizes"}, paramLabel = "N[,N...]", order = 1, description = "vector lengths "
-                + "in doubles, 1.." + MAX_DIM + "; accepts 2^p, 64K, 16M (default 10000,1048576,16777216)")
+        @Option(
+                names = {"--elements", "--sizes"},
+                paramLabel = "N[,N...]",
+                order = 1,
+                description = "vector lengths " + "in doubles, 1.." + MAX_DIM
+                        + "; accepts 2^p, 64K, 16M (default 10000,1048576,16777216)")
         void sizes(final String value) {
             sizes = ints(spec, "--elements", value, MAX_DIM);
         }
 
-        @Option(names = "--partitions", paramLabel = "P[,P...]", order = 2,
+        @Option(
+                names = "--partitions",
+                paramLabel = "P[,P...]",
+                order = 2,
                 description = "partition counts of the input, 1..100000 (default 4,64)")
         void partitions(final String value) {
             partitions = ints(spec, "--partitions", value, 100_000);
         }
 
-        @Option(names = "--reps", paramLabel = "R", order = 3,
+        @Option(
+                names = "--reps",
+                paramLabel = "R",
+                order = 3,
                 description = "timed calls per method and cell, after one warm-up call, 1..1000 (default 3; --repeat R "
                         + "also works)")
         void reps(final String value) {
@@ -112,7 +144,10 @@ public final class SparkAggregateBench {
             reps = one(spec, "--repeat", value, 1000);
         }
 
-        @Option(names = "--precision", paramLabel = "P", order = 4,
+        @Option(
+                names = "--precision",
+                paramLabel = "P",
+                order = 4,
                 description = "spark.switchml.precision: fp64 or fp32 (default fp64)")
         void precision(final String value) {
             if (!value.equals("fp64") && !value.equals("fp32")) {
@@ -121,7 +156,10 @@ public final class SparkAggregateBench {
             precision = value;
         }
 
-        @Option(names = {"--loop-elements", "--loop-dim"}, paramLabel = "N", order = 5,
+        @Option(
+                names = {"--loop-elements", "--loop-dim"},
+                paramLabel = "N",
+                order = 5,
                 description = "vector length of the loop benchmark, 1.." + MAX_DIM + " (default 10000)")
         void loopDim(final String value) {
             loopDim = one(spec, "--loop-elements", value, MAX_DIM);
@@ -178,7 +216,8 @@ public final class SparkAggregateBench {
     /** Runs the benchmark; false when {@code --check} found a sum that differs from treeAggregate's. */
     private static boolean bench(final Options o, final PrintStream out) {
         boolean exact = true;
-        final SparkConf conf = new SparkConf().setAppName("switchml-spark-bench")
+        final SparkConf conf = new SparkConf()
+                .setAppName("switchml-spark-bench")
                 .setIfMissing("spark.master", "local-cluster[2,2,3072]")
                 .setIfMissing("spark.ui.enabled", "false")
                 .setIfMissing("spark.driver.maxResultSize", "4g")
@@ -190,9 +229,15 @@ public final class SparkAggregateBench {
             if (o.profile()) { // after Spark set up its logging, which would undo it
                 Configurator.setLevel("org.switchml.spark.driver.StageLauncher", Level.TRACE);
             }
-            out.printf("master=%s precision=%s reps=%d cores=%d k=%s localShortcut=%s load %s%n", jsc.master(),
-                    o.precision(), o.reps(), Runtime.getRuntime().availableProcessors(),
-                    conf.get("spark.switchml.k", "auto"), conf.get("spark.switchml.localShortcut", "true"), loadAverage());
+            out.printf(
+                    "master=%s precision=%s reps=%d cores=%d k=%s localShortcut=%s load %s%n",
+                    jsc.master(),
+                    o.precision(),
+                    o.reps(),
+                    Runtime.getRuntime().availableProcessors(),
+                    conf.get("spark.switchml.k", "auto"),
+                    conf.get("spark.switchml.localShortcut", "true"),
+                    loadAverage());
             warmUp(jsc, o.warmUps);
             for (final int parts : o.partitions()) {
                 // One record per partition: its seed; the seqOp expands it into the partition's vector.
@@ -297,8 +342,13 @@ public final class SparkAggregateBench {
     }
 
     /** One cell; with {@code whole}, returns whether every switchml sum equalled treeAggregate's bit for bit. */
-    private static boolean aggregation(final PrintStream out, final JavaRDD<Long> seeds, final int dim, final int parts,
-                                       final int reps, final boolean whole) {
+    private static boolean aggregation(
+            final PrintStream out,
+            final JavaRDD<Long> seeds,
+            final int dim,
+            final int parts,
+            final int reps,
+            final boolean whole) {
         final String[] names = {"switchml", "treeAggregate", "treeAggregate+finalAggregateOnExecutor"};
         final double[][] seconds = new double[3][reps];
         final SwitchMLAggregator.SeqOp<Long> seq = whole ? SparkAggregateBench::fillWhole : SparkAggregateBench::fill;
@@ -314,8 +364,8 @@ public final class SparkAggregateBench {
                 final long t0 = System.nanoTime();
                 final double[] sum;
                 if (m == 0) {
-                    final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(seeds.rdd(), dim,
-                            new double[dim], seq);
+                    final SwitchMLAggregator.Result r =
+                            SwitchMLAggregator.aggregateWithInfo(seeds.rdd(), dim, new double[dim], seq);
                     if (!r.viaSwitch()) {
                         throw new IllegalStateException("fell back: " + r.fallbackReason());
                     }
@@ -326,7 +376,10 @@ public final class SparkAggregateBench {
                     viaSwitch = sum;
                     if (PROFILE) {
                         System.out.println("switch counters of job " + Integer.toUnsignedString(r.jobId()) + ": "
-                                + SwitchMLDriver.of(seeds.context()).finalCounters(r.jobId()).map(Object::toString).orElse("not reported"));
+                                + SwitchMLDriver.of(seeds.context())
+                                        .finalCounters(r.jobId())
+                                        .map(Object::toString)
+                                        .orElse("not reported"));
                     }
                 } else {
                     sum = seeds.treeAggregate(new double[dim], treeSeq, SparkAggregateBench::add, 2, m == 2);
@@ -346,14 +399,20 @@ public final class SparkAggregateBench {
             Arrays.sort(seconds[m]);
             median[m] = seconds[m][reps / 2];
         }
-        final String how = (inMemory ? "  [in memory: one executor, no packet]"
-                : String.format("  [%d switch workers, %d shard%s]", workers, shards, shards == 1 ? "" : "s"))
+        final String how = (inMemory
+                        ? "  [in memory: one executor, no packet]"
+                        : String.format("  [%d switch workers, %d shard%s]", workers, shards, shards == 1 ? "" : "s"))
                 + (whole ? " exact=" + exact : "");
         for (int m = 0; m < 3; m++) {
-            out.printf("aggregate %9d doubles x %3d partitions  %-40s median %8.3f s (min %.3f, max %.3f)%s%n",
-                    dim, parts, names[m], median[m], seconds[m][0], seconds[m][reps - 1],
-                    m == 0 ? how
-                            : String.format("  switchml/this = %.3f", median[0] / median[m]));
+            out.printf(
+                    "aggregate %9d doubles x %3d partitions  %-40s median %8.3f s (min %.3f, max %.3f)%s%n",
+                    dim,
+                    parts,
+                    names[m],
+                    median[m],
+                    seconds[m][0],
+                    seconds[m][reps - 1],
+                    m == 0 ? how : String.format("  switchml/this = %.3f", median[0] / median[m]));
         }
         return exact;
     }
@@ -407,11 +466,13 @@ public final class SparkAggregateBench {
         final double driver = (System.nanoTime() - t0) / 1e9;
         final double marginal = (rows.get(1) - rows.get(0)) / (many - few);
         final double perJob = driver / few;
-        out.printf("loop %d doubles x 4 partitions: replicated %d iterations %.3f s, %d iterations %.3f s "
-                        + "-> %.3f ms per iteration (stage start-up %.3f s)%n", dim, few, rows.get(0), many, rows.get(1),
-                marginal * 1e3, rows.get(0) - few * marginal);
-        out.printf("loop %d doubles x 4 partitions: one treeAggregate job per iteration %.3f s for %d "
-                + "-> %.2f ms per iteration; replicated/treeAggregate = %.4f (1/%.0f)%n", dim, driver, few, perJob * 1e3,
-                marginal / perJob, perJob / marginal);
+        out.printf(
+                "loop %d doubles x 4 partitions: replicated %d iterations %.3f s, %d iterations %.3f s "
+                        + "-> %.3f ms per iteration (stage start-up %.3f s)%n",
+                dim, few, rows.get(0), many, rows.get(1), marginal * 1e3, rows.get(0) - few * marginal);
+        out.printf(
+                "loop %d doubles x 4 partitions: one treeAggregate job per iteration %.3f s for %d "
+                        + "-> %.2f ms per iteration; replicated/treeAggregate = %.4f (1/%.0f)%n",
+                dim, driver, few, perJob * 1e3, marginal / perJob, perJob / marginal);
     }
 }

@@ -1,5 +1,11 @@
 package org.switchml.examples;
 
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.function.Supplier;
 import org.apache.spark.ml.Model;
 import org.apache.spark.ml.classification.LinearSVC;
 import org.apache.spark.ml.classification.LinearSVCModel;
@@ -19,16 +25,9 @@ import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.spark.ml.regression.SwitchMLLinearRegression;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-
-import java.io.PrintStream;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import java.util.SplittableRandom;
-import java.util.function.Supplier;
 
 /**
  * Trains {@link SwitchMLLinearSVC} or {@link SwitchMLLinearRegression} on a LIBSVM file or on generated data and,
@@ -41,30 +40,51 @@ import java.util.function.Supplier;
  *     examples/target/examples.jar --model svc --compare
  * </pre>
  */
-@Command(name = "TrainLinearModels", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "TrainLinearModels",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         version = "TrainLinearModels",
-        description = {"Fits SwitchMLLinearSVC (--model svc) or SwitchMLLinearRegression (--model linear) and, with",
+        description = {
+            "Fits SwitchMLLinearSVC (--model svc) or SwitchMLLinearRegression (--model linear) and, with",
             "--compare, stock MLlib LinearSVC or LinearRegression (solver l-bfgs) on the same data and params;",
             "evaluates on a held-out test set. Input: --libsvm, else seeded generated data. For the SVM, LIBSVM",
-            "labels other than 0 and 1 are read as 1 when positive, else 0. Run it through bin/switchml-submit."},
+            "labels other than 0 and 1 are read as 1 when positive, else 0. Run it through bin/switchml-submit."
+        },
         footer = {"", "Exit codes: 0 ok, 1 the run failed (e.g. unreadable input), 2 bad flags."})
 public final class TrainLinearModels {
     @CommandLine.Spec
     CommandSpec spec;
 
-    @Option(names = "--model", paramLabel = "M", defaultValue = "svc", description = "svc or linear (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--model",
+            paramLabel = "M",
+            defaultValue = "svc",
+            description = "svc or linear (default ${DEFAULT-VALUE})")
     String model;
-    @Option(names = "--libsvm", paramLabel = "PATH", description = "LIBSVM text file or directory (any path Spark reads)")
+
+    @Option(
+            names = "--libsvm",
+            paramLabel = "PATH",
+            description = "LIBSVM text file or directory (any path Spark reads)")
     String libsvm;
+
     @Option(names = "--compare", description = "also fit the stock MLlib estimator on the same data and params")
     boolean compare;
+
     @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
     boolean verbose;
-    @Option(names = "--seed", paramLabel = "S", defaultValue = "1", description = "seed of the split and generated data (default ${DEFAULT-VALUE})")
+
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            defaultValue = "1",
+            description = "seed of the split and generated data (default ${DEFAULT-VALUE})")
     long seed;
 
     @Mixin
     final FitOptions fit = new FitOptions(100, 0.01);
+
     @Mixin
     final DataOptions data = new DataOptions(100);
 
@@ -76,14 +96,16 @@ public final class TrainLinearModels {
         rows = Cli.atLeast(spec, "--rows", v, 10);
     }
 
-    @Option(names = "--elastic-net-param", paramLabel = "A", description = "linear: elasticNetParam in [0, 1] (default 0)")
+    @Option(
+            names = "--elastic-net-param",
+            paramLabel = "A",
+            description = "linear: elasticNetParam in [0, 1] (default 0)")
     void elasticNetParam(final double v) {
         elasticNetParam = Cli.closedUnitInterval(spec, "--elastic-net-param", v);
     }
 
     /** One fit's line of the table. */
-    record Row2(String name, double seconds, int iterations, double objective, double metric, String switched) {
-    }
+    record Row2(String name, double seconds, int iterations, double objective, double metric, String switched) {}
 
     /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
@@ -115,8 +137,13 @@ public final class TrainLinearModels {
         final Dataset<Row>[] split = all.randomSplit(new double[] {0.8, 0.2}, seed);
         final Dataset<Row> train = split[0].cache();
         final Dataset<Row> test = split[1].cache();
-        out.printf(Locale.ROOT, "input: %s, %d training rows, %d test rows, %d partitions%n",
-                libsvm == null ? "generated (seed " + seed + ")" : libsvm, train.count(), test.count(), data.partitions);
+        out.printf(
+                Locale.ROOT,
+                "input: %s, %d training rows, %d test rows, %d partitions%n",
+                libsvm == null ? "generated (seed " + seed + ")" : libsvm,
+                train.count(),
+                test.count(),
+                data.partitions);
         final List<Row2> table = new ArrayList<>();
         if (svc) {
             final SwitchMLLinearSVC ours = new SwitchMLLinearSVC();
@@ -128,26 +155,49 @@ public final class TrainLinearModels {
             }
         } else {
             final SwitchMLLinearRegression ours = new SwitchMLLinearRegression();
-            ours.setSolver("l-bfgs").setMaxIter(fit.maxIter).setRegParam(fit.regParam).setElasticNetParam(elasticNetParam);
+            ours.setSolver("l-bfgs")
+                    .setMaxIter(fit.maxIter)
+                    .setRegParam(fit.regParam)
+                    .setElasticNetParam(elasticNetParam);
             table.add(fit("switchml SwitchMLLinearRegression", () -> ours.fit(train), test, ours::lastFit));
             if (compare) {
-                final LinearRegression stock = new LinearRegression().setSolver("l-bfgs").setMaxIter(fit.maxIter)
-                        .setRegParam(fit.regParam).setElasticNetParam(elasticNetParam);
+                final LinearRegression stock = new LinearRegression()
+                        .setSolver("l-bfgs")
+                        .setMaxIter(fit.maxIter)
+                        .setRegParam(fit.regParam)
+                        .setElasticNetParam(elasticNetParam);
                 table.add(fit("mllib LinearRegression", () -> stock.fit(train), test, () -> null));
             }
         }
         out.println();
-        out.printf(Locale.ROOT, "%-34s %9s %10s %16s %10s  %s%n", "trainer", "fit (s)", "iterations", "final objective",
-                svc ? "test AUC" : "test RMSE", "through the switch");
+        out.printf(
+                Locale.ROOT,
+                "%-34s %9s %10s %16s %10s  %s%n",
+                "trainer",
+                "fit (s)",
+                "iterations",
+                "final objective",
+                svc ? "test AUC" : "test RMSE",
+                "through the switch");
         for (final Row2 r : table) {
-            out.printf(Locale.ROOT, "%-34s %9.2f %10d %16.10g %10.5f  %s%n", r.name(), r.seconds(), r.iterations(),
-                    r.objective(), r.metric(), r.switched());
+            out.printf(
+                    Locale.ROOT,
+                    "%-34s %9.2f %10d %16.10g %10.5f  %s%n",
+                    r.name(),
+                    r.seconds(),
+                    r.iterations(),
+                    r.objective(),
+                    r.metric(),
+                    r.switched());
         }
         return table;
     }
 
-    private static Row2 fit(final String name, final Supplier<Model<?>> fit, final Dataset<Row> test,
-                            final Supplier<FitReport> report) {
+    private static Row2 fit(
+            final String name,
+            final Supplier<Model<?>> fit,
+            final Dataset<Row> test,
+            final Supplier<FitReport> report) {
         final long t0 = System.nanoTime();
         final Model<?> m = fit.get();
         final double seconds = (System.nanoTime() - t0) / 1e9;
@@ -161,15 +211,29 @@ public final class TrainLinearModels {
             evaluator = new RegressionEvaluator().setMetricName("rmse");
         }
         final FitReport r = report.get();
-        return new Row2(name, seconds, history.length - 1, history[history.length - 1],
-                evaluator.evaluate(m.transform(test)), r == null ? "-" : (r.viaSwitch() ? "yes" : "no: " + r.reason())
-                        + String.format(Locale.ROOT, ", %.3g MB per worker", r.traffic().megabytes()));
+        return new Row2(
+                name,
+                seconds,
+                history.length - 1,
+                history[history.length - 1],
+                evaluator.evaluate(m.transform(test)),
+                r == null
+                        ? "-"
+                        : (r.viaSwitch() ? "yes" : "no: " + r.reason())
+                                + String.format(
+                                        Locale.ROOT,
+                                        ", %.3g MB per worker",
+                                        r.traffic().megabytes()));
     }
 
     private Dataset<Row> read(final SparkSession spark, final boolean svc) {
         if (libsvm != null) {
             final Dataset<Row> d = spark.read().format("libsvm").load(libsvm);
-            return svc ? d.withColumn("label", functions.when(functions.col("label").gt(0), 1.0).otherwise(0.0)) : d;
+            return svc
+                    ? d.withColumn(
+                            "label",
+                            functions.when(functions.col("label").gt(0), 1.0).otherwise(0.0))
+                    : d;
         }
         final int features = data.features;
         final SplittableRandom rnd = new SplittableRandom(seed);

@@ -1,5 +1,19 @@
 package org.switchml.examples;
 
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.evaluation.BinaryClassificationEvaluator;
@@ -24,24 +38,9 @@ import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.spark.ml.linear.IterationReport;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-
-import java.io.IOException;
-import java.io.PrintStream;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
-import java.util.function.Supplier;
 
 /**
  * Trains {@link SwitchMLLogisticRegression} on LIBSVM text, Parquet, Fashion-MNIST or generated data and,
@@ -56,18 +55,26 @@ import java.util.function.Supplier;
  *     examples/target/examples.jar --compare --output /tmp/lr
  * </pre>
  */
-@Command(name = "TrainLogisticRegression", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "TrainLogisticRegression",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         versionProvider = Cli.Version.class,
-        description = {"Fits SwitchMLLogisticRegression (and, with --compare, stock MLlib LogisticRegression on the",
+        description = {
+            "Fits SwitchMLLogisticRegression (and, with --compare, stock MLlib LogisticRegression on the",
             "same data and params; with --mllib-only, stock MLlib alone), evaluates on a held-out test set,",
             "saves the models and writes the loss history (history.csv) and charts (loss-vs-time.png,",
             "loss-vs-iteration.png) under --output.",
             "Input: one of --libsvm, --parquet, --fashion-mnist, --generated; without any (or with --fashion-mnist",
             "and no DIR), Fashion-MNIST from the dataset-fashion-mnist package when installed, else generated data,",
             "with a line saying so.",
-            "Run it through bin/switchml-submit, which sets the master (--master) and the plugin."},
-        footer = {"", "Exit codes: 0 ok, 1 the run failed, 2 bad flags or input it cannot use (a missing path, a",
-            "malformed LIBSVM line, a column the Parquet file does not have)."})
+            "Run it through bin/switchml-submit, which sets the master (--master) and the plugin."
+        },
+        footer = {
+            "",
+            "Exit codes: 0 ok, 1 the run failed, 2 bad flags or input it cannot use (a missing path, a",
+            "malformed LIBSVM line, a column the Parquet file does not have)."
+        })
 public final class TrainLogisticRegression implements Cli.Validated {
     /** Name of the SwitchML trainer in the table, the CSV and the charts. */
     static final String SWITCHML = "switchml";
@@ -80,21 +87,44 @@ public final class TrainLogisticRegression implements Cli.Validated {
     CommandSpec spec;
 
     // Strings, not Paths: Spark reads them, and they may be URIs (hdfs://...).
-    @Option(names = "--libsvm", paramLabel = "PATH", description = "LIBSVM text file or directory (Spark's libsvm source; "
-            + "any path Spark reads, e.g. hdfs://...)")
+    @Option(
+            names = "--libsvm",
+            paramLabel = "PATH",
+            description =
+                    "LIBSVM text file or directory (Spark's libsvm source; " + "any path Spark reads, e.g. hdfs://...)")
     String libsvm;
-    @Option(names = "--parquet", paramLabel = "PATH", description = "Parquet file or directory with a label and a "
-            + "features (vector) column (any path Spark reads)")
+
+    @Option(
+            names = "--parquet",
+            paramLabel = "PATH",
+            description =
+                    "Parquet file or directory with a label and a " + "features (vector) column (any path Spark reads)")
     String parquet;
-    @Option(names = "--fashion-mnist", paramLabel = "DIR", arity = "0..1", fallbackValue = "",
+
+    @Option(
+            names = "--fashion-mnist",
+            paramLabel = "DIR",
+            arity = "0..1",
+            fallbackValue = "",
             description = "Fashion-MNIST IDX files in DIR; without DIR, the dataset-fashion-mnist package's, or "
                     + "generated data when it is not installed")
     String fashionMnist;
+
     @Option(names = "--generated", description = "seeded synthetic sparse data (see --features, --classes, --nnz)")
     boolean generated;
-    @Option(names = "--label-col", paramLabel = "NAME", defaultValue = "label", description = "Parquet: label column (default ${DEFAULT-VALUE})")
+
+    @Option(
+            names = "--label-col",
+            paramLabel = "NAME",
+            defaultValue = "label",
+            description = "Parquet: label column (default ${DEFAULT-VALUE})")
     String labelCol;
-    @Option(names = "--features-col", paramLabel = "NAME", defaultValue = "features", description = "Parquet: features column (default ${DEFAULT-VALUE})")
+
+    @Option(
+            names = "--features-col",
+            paramLabel = "NAME",
+            defaultValue = "features",
+            description = "Parquet: features column (default ${DEFAULT-VALUE})")
     String featuresCol;
 
     int rows = -1;
@@ -102,13 +132,20 @@ public final class TrainLogisticRegression implements Cli.Validated {
     double testFraction = 0.2;
     int classes = 10;
     int nnz = 20;
-    @Option(names = "--seed", paramLabel = "S", defaultValue = "1", description = "seed of the sample, the split and generated data (default ${DEFAULT-VALUE})")
+
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            defaultValue = "1",
+            description = "seed of the sample, the split and generated data (default ${DEFAULT-VALUE})")
     long seed;
+
     @Mixin
     final DataOptions data = new DataOptions(1_000);
 
     @Mixin
     final FitOptions fit = new FitOptions(100, 0);
+
     double elasticNetParam;
     double tol = 1e-6;
     String family = "auto";
@@ -117,31 +154,52 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     @Option(names = "--compare", description = "also fit stock MLlib LogisticRegression on the same data and params")
     boolean compare;
-    @Option(names = "--mllib-only", description = "fit only stock MLlib LogisticRegression: a baseline in an "
-            + "application of its own, so that neither fit runs in executors the other has warmed")
+
+    @Option(
+            names = "--mllib-only",
+            description = "fit only stock MLlib LogisticRegression: a baseline in an "
+                    + "application of its own, so that neither fit runs in executors the other has warmed")
     boolean mllibOnly;
-    @Option(names = "--output", paramLabel = "DIR", defaultValue = "switchml-lr-output",
+
+    @Option(
+            names = "--output",
+            paramLabel = "DIR",
+            defaultValue = "switchml-lr-output",
             description = "where the models, history.csv and the charts go (default ${DEFAULT-VALUE})")
     Path output;
+
     @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
     boolean verbose;
 
-    @Option(names = "--rows", paramLabel = "N", description = "training rows: a seeded sample (Fashion-MNIST default 10000 of 60000; generated default 20000 before the split; files: all)")
+    @Option(
+            names = "--rows",
+            paramLabel = "N",
+            description =
+                    "training rows: a seeded sample (Fashion-MNIST default 10000 of 60000; generated default 20000 before the split; files: all)")
     void rows(final int v) {
         rows = Cli.atLeast(spec, "--rows", v, 1);
     }
 
-    @Option(names = "--test-rows", paramLabel = "N", description = "Fashion-MNIST: rows of its test set used (default 10000, all)")
+    @Option(
+            names = "--test-rows",
+            paramLabel = "N",
+            description = "Fashion-MNIST: rows of its test set used (default 10000, all)")
     void testRows(final int v) {
         testRows = Cli.atLeast(spec, "--test-rows", v, 1);
     }
 
-    @Option(names = "--test-fraction", paramLabel = "F", description = "other inputs: share of the rows held out for the test (default 0.2)")
+    @Option(
+            names = "--test-fraction",
+            paramLabel = "F",
+            description = "other inputs: share of the rows held out for the test (default 0.2)")
     void testFraction(final double v) {
         testFraction = Cli.openUnitInterval(spec, "--test-fraction", v);
     }
 
-    @Option(names = "--classes", paramLabel = "K", description = "generated: classes (default 10; 2 gives a binary problem)")
+    @Option(
+            names = "--classes",
+            paramLabel = "K",
+            description = "generated: classes (default 10; 2 gives a binary problem)")
     void classes(final int v) {
         classes = Cli.atLeast(spec, "--classes", v, 2);
     }
@@ -166,12 +224,17 @@ public final class TrainLogisticRegression implements Cli.Validated {
         family = Cli.oneOf(spec, "--family", v, "auto", "binomial", "multinomial");
     }
 
-    @Option(names = "--precision", paramLabel = "P", description = "sums through the switch: fp64 or fp32 (default fp64)")
+    @Option(
+            names = "--precision",
+            paramLabel = "P",
+            description = "sums through the switch: fp64 or fp32 (default fp64)")
     void precision(final String v) {
         precision = Cli.oneOf(spec, "--precision", v, "fp64", "fp32");
     }
 
-    @Option(names = "--checkpoint-interval", paramLabel = "N",
+    @Option(
+            names = "--checkpoint-interval",
+            paramLabel = "N",
             description = "SwitchML: return the optimizer state to the driver every N evaluations (default 0: never)")
     void checkpointInterval(final int v) {
         checkpointInterval = Cli.atLeast(spec, "--checkpoint-interval", v, 0);
@@ -179,9 +242,12 @@ public final class TrainLogisticRegression implements Cli.Validated {
 
     int warmUpIter;
 
-    @Option(names = "--warm-up", paramLabel = "N", description = "first fit each trainer untimed with maxIter N, in "
-            + "the same application: what a session that fits again sees, its executors' JIT and the switch warm "
-            + "(default 0: the timed fit is the application's first; --warm-up-iter N also works)")
+    @Option(
+            names = "--warm-up",
+            paramLabel = "N",
+            description = "first fit each trainer untimed with maxIter N, in "
+                    + "the same application: what a session that fits again sees, its executors' JIT and the switch warm "
+                    + "(default 0: the timed fit is the application's first; --warm-up-iter N also works)")
     void warmUpIter(final int v) {
         warmUpIter = Cli.atLeast(spec, "--warm-up", v, 0);
     }
@@ -211,17 +277,23 @@ public final class TrainLogisticRegression implements Cli.Validated {
     }
 
     /** One entry of a fit's objective history. */
-    record Point(int iteration, double seconds, double loss) {
-    }
+    record Point(int iteration, double seconds, double loss) {}
 
     /** One trainer's fit and evaluation; {@code saved} is where {@code model} was written. */
-    record Trained(String trainer, double seconds, int iterations, double finalLoss, String metricName, double metric,
-                   FitReport report, List<Point> history, LogisticRegressionModel model, Path saved) {
-    }
+    record Trained(
+            String trainer,
+            double seconds,
+            int iterations,
+            double finalLoss,
+            String metricName,
+            double metric,
+            FitReport report,
+            List<Point> history,
+            LogisticRegressionModel model,
+            Path saved) {}
 
     /** The held-out data and where it came from. */
-    record Input(String description, Dataset<Row> train, Dataset<Row> test) {
-    }
+    record Input(String description, Dataset<Row> train, Dataset<Row> test) {}
 
     /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
@@ -268,8 +340,9 @@ public final class TrainLogisticRegression implements Cli.Validated {
             Inputs.requireReadable("--fashion-mnist", fashionMnist);
             for (final FashionMnist.Split split : FashionMnist.Split.values()) {
                 if (!FashionMnist.available(dir, split)) {
-                    throw new Cli.BadInput("--fashion-mnist " + fashionMnist + ": no Fashion-MNIST " + split.name()
-                            .toLowerCase(Locale.ROOT) + " files there (IDX images and labels, .gz or not)");
+                    throw new Cli.BadInput("--fashion-mnist " + fashionMnist + ": no Fashion-MNIST "
+                            + split.name().toLowerCase(Locale.ROOT)
+                            + " files there (IDX images and labels, .gz or not)");
                 }
             }
         }
@@ -283,11 +356,26 @@ public final class TrainLogisticRegression implements Cli.Validated {
         final Input in = input(spark, out);
         final long trainRows = in.train().count();
         final long testCount = in.test().count();
-        out.printf(Locale.ROOT, "input: %s; %d training rows, %d test rows, %d partitions, seed %d%n", in.description(),
-                trainRows, testCount, data.partitions, seed);
-        out.printf(Locale.ROOT, "params: maxIter %d, regParam %g, elasticNetParam %g, tol %g, family %s, precision %s, "
-                        + "checkpointInterval %d; master %s%n", fit.maxIter, fit.regParam, elasticNetParam, tol, family, precision,
-                checkpointInterval, spark.sparkContext().master());
+        out.printf(
+                Locale.ROOT,
+                "input: %s; %d training rows, %d test rows, %d partitions, seed %d%n",
+                in.description(),
+                trainRows,
+                testCount,
+                data.partitions,
+                seed);
+        out.printf(
+                Locale.ROOT,
+                "params: maxIter %d, regParam %g, elasticNetParam %g, tol %g, family %s, precision %s, "
+                        + "checkpointInterval %d; master %s%n",
+                fit.maxIter,
+                fit.regParam,
+                elasticNetParam,
+                tol,
+                family,
+                precision,
+                checkpointInterval,
+                spark.sparkContext().master());
         Files.createDirectories(output);
         // The trainers this command runs, in order; each fit gets an estimator of its own.
         final Map<String, Supplier<LogisticRegression>> trainers = new LinkedHashMap<>();
@@ -330,7 +418,10 @@ public final class TrainLogisticRegression implements Cli.Validated {
     }
 
     private LogisticRegression params(final LogisticRegression lr) {
-        return lr.setMaxIter(fit.maxIter).setRegParam(fit.regParam).setElasticNetParam(elasticNetParam).setTol(tol)
+        return lr.setMaxIter(fit.maxIter)
+                .setRegParam(fit.regParam)
+                .setElasticNetParam(elasticNetParam)
+                .setTol(tol)
                 .setFamily(family);
     }
 
@@ -342,27 +433,35 @@ public final class TrainLogisticRegression implements Cli.Validated {
      */
     static Dataset<Row> binaryLabelsFromZero(final Dataset<Row> df, final PrintStream out) {
         final List<Row> labels = df.select("label").distinct().limit(3).collectAsList();
-        final boolean plusMinusOne = labels.size() == 2 && labels.stream().allMatch(r -> Math.abs(r.getDouble(0)) == 1.0);
+        final boolean plusMinusOne =
+                labels.size() == 2 && labels.stream().allMatch(r -> Math.abs(r.getDouble(0)) == 1.0);
         if (!plusMinusOne) {
             return df;
         }
         out.println("labels: -1 and +1 read as 0 and 1");
-        return df.withColumn("label", functions.when(functions.col("label").equalTo(-1.0), 0.0).otherwise(1.0));
+        return df.withColumn(
+                "label",
+                functions.when(functions.col("label").equalTo(-1.0), 0.0).otherwise(1.0));
     }
 
     private Input input(final SparkSession spark, final PrintStream out) {
         if (libsvm != null) {
             // Every line as Spark's reader will parse it, so a bad one is a line here, not four failed tasks.
             Inputs.checkLibsvm(spark, "--libsvm", libsvm);
-            return split("LIBSVM " + libsvm, binaryLabelsFromZero(spark.read().format("libsvm").load(libsvm), out), true);
+            return split(
+                    "LIBSVM " + libsvm,
+                    binaryLabelsFromZero(spark.read().format("libsvm").load(libsvm), out),
+                    true);
         }
         if (parquet != null) {
             return split("Parquet " + parquet, parquet(spark), true);
         }
         final boolean givenDir = fashionMnist != null && !fashionMnist.isEmpty();
         final Path fmDir = givenDir ? Paths.get(fashionMnist) : FashionMnist.defaultDirectory();
-        if (givenDir || (!generated && FashionMnist.available(fmDir, FashionMnist.Split.TRAIN)
-                && FashionMnist.available(fmDir, FashionMnist.Split.TEST))) {
+        if (givenDir
+                || (!generated
+                        && FashionMnist.available(fmDir, FashionMnist.Split.TRAIN)
+                        && FashionMnist.available(fmDir, FashionMnist.Split.TEST))) {
             final FashionMnist trainSet;
             final FashionMnist testSet;
             try {
@@ -372,10 +471,10 @@ public final class TrainLogisticRegression implements Cli.Validated {
                 throw new Cli.BadInput("--fashion-mnist " + fmDir + ": " + e.getMessage(), e);
             }
             final int n = rows > 0 ? Math.min(rows, trainSet.size()) : 10_000;
-            final Dataset<Row> train = LogisticRegressionBench.fashionMnist(spark, trainSet, trainSet.sample(n, seed),
-                    data.partitions);
-            final Dataset<Row> test = LogisticRegressionBench.fashionMnist(spark, testSet,
-                    testSet.sample(Math.min(testRows, testSet.size()), seed), data.partitions);
+            final Dataset<Row> train =
+                    LogisticRegressionBench.fashionMnist(spark, trainSet, trainSet.sample(n, seed), data.partitions);
+            final Dataset<Row> test = LogisticRegressionBench.fashionMnist(
+                    spark, testSet, testSet.sample(Math.min(testRows, testSet.size()), seed), data.partitions);
             return new Input("Fashion-MNIST " + fmDir + " (784 features, 10 classes; its own test set)", train, test);
         }
         if (!generated) {
@@ -384,10 +483,17 @@ public final class TrainLogisticRegression implements Cli.Validated {
         }
         final int n = rows > 0 ? rows : 20_000;
         final int features = data.features;
-        final Dataset<Row> df = LogisticRegressionBench.sparse(spark, n, features, classes, Math.min(nnz, features),
-                data.partitions, seed);
-        final Input in = split(String.format(Locale.ROOT, "generated, %d features, %d classes, %d non-zeros per row",
-                features, classes, Math.min(nnz, features)), df, false);
+        final Dataset<Row> df = LogisticRegressionBench.sparse(
+                spark, n, features, classes, Math.min(nnz, features), data.partitions, seed);
+        final Input in = split(
+                String.format(
+                        Locale.ROOT,
+                        "generated, %d features, %d classes, %d non-zeros per row",
+                        features,
+                        classes,
+                        Math.min(nnz, features)),
+                df,
+                false);
         df.unpersist();
         return in;
     }
@@ -400,8 +506,13 @@ public final class TrainLogisticRegression implements Cli.Validated {
         final Dataset<Row> raw = spark.read().parquet(parquet);
         final StructType schema = raw.schema();
         final List<String> has = List.of(schema.fieldNames());
-        final String columns = String.join(", ", schema.fields().length == 0 ? List.of("none")
-                : Arrays.stream(schema.fields()).map(f -> f.name() + " (" + f.dataType().simpleString() + ")").toList());
+        final String columns = String.join(
+                ", ",
+                schema.fields().length == 0
+                        ? List.of("none")
+                        : Arrays.stream(schema.fields())
+                                .map(f -> f.name() + " (" + f.dataType().simpleString() + ")")
+                                .toList());
         for (final String[] c : new String[][] {{labelCol, "--label-col"}, {featuresCol, "--features-col"}}) {
             if (!has.contains(c[0])) {
                 throw new Cli.BadInput("--parquet " + parquet + " has no column '" + c[0] + "' (" + c[1] + "); its "
@@ -418,21 +529,27 @@ public final class TrainLogisticRegression implements Cli.Validated {
             throw new Cli.BadInput("--parquet " + parquet + ": the features column '" + featuresCol + "' is "
                     + features.simpleString() + ", not an ML vector; its columns: " + columns);
         }
-        return raw.select(functions.col(labelCol).cast("double").as("label"), functions.col(featuresCol).as("features"));
+        return raw.select(
+                functions.col(labelCol).cast("double").as("label"),
+                functions.col(featuresCol).as("features"));
     }
 
     /** A seeded random split of {@code df}: training rows (the first --rows of them if {@code limit}) and test rows. */
     private Input split(final String description, final Dataset<Row> df, final boolean limit) {
-        final Dataset<Row>[] parts = df.repartition(data.partitions).randomSplit(new double[] {1 - testFraction, testFraction},
-                seed);
+        final Dataset<Row>[] parts =
+                df.repartition(data.partitions).randomSplit(new double[] {1 - testFraction, testFraction}, seed);
         Dataset<Row> train = parts[0];
         if (limit && rows > 0) {
             train = train.limit(rows);
         }
         train = train.cache();
         final Dataset<Row> test = parts[1].cache();
-        return new Input(description + String.format(Locale.ROOT, " (random split %.0f/%.0f)",
-                100 * (1 - testFraction), 100 * testFraction), train, test);
+        return new Input(
+                description
+                        + String.format(
+                                Locale.ROOT, " (random split %.0f/%.0f)", 100 * (1 - testFraction), 100 * testFraction),
+                train,
+                test);
     }
 
     // ------------------------------------------------------------------------------------ fits
@@ -441,12 +558,21 @@ public final class TrainLogisticRegression implements Cli.Validated {
     private void warmUp(final String trainer, final LogisticRegression lr, final Input in, final PrintStream out) {
         final long t0 = System.nanoTime();
         final LogisticRegressionModel model = lr.setMaxIter(warmUpIter).fit(in.train());
-        out.printf(Locale.ROOT, "[%s] warm-up fit: %d iterations in %.2f s%n", trainer,
-                model.summary().totalIterations(), (System.nanoTime() - t0) / 1e9);
+        out.printf(
+                Locale.ROOT,
+                "[%s] warm-up fit: %d iterations in %.2f s%n",
+                trainer,
+                model.summary().totalIterations(),
+                (System.nanoTime() - t0) / 1e9);
     }
 
-    private Trained fit(final SparkSession spark, final String trainer, final LogisticRegression lr, final Input in,
-                        final PrintStream out) throws IOException {
+    private Trained fit(
+            final SparkSession spark,
+            final String trainer,
+            final LogisticRegression lr,
+            final Input in,
+            final PrintStream out)
+            throws IOException {
         out.printf("%n[%s] fitting ...%n", trainer);
         final List<Point> history = new ArrayList<>();
         final LogisticRegressionModel model;
@@ -461,8 +587,15 @@ public final class TrainLogisticRegression implements Cli.Validated {
                     synchronized (history) {
                         history.add(new Point(r.iteration(), s, r.loss()));
                     }
-                    out.printf(Locale.ROOT, "[%s] iteration %d/%d: loss %.10g, %.2f s, %.3g MB through the switch per "
-                                    + "worker%s%n", trainer, r.iteration(), r.maxIter(), r.loss(), s, r.megabytes(),
+                    out.printf(
+                            Locale.ROOT,
+                            "[%s] iteration %d/%d: loss %.10g, %.2f s, %.3g MB through the switch per " + "worker%s%n",
+                            trainer,
+                            r.iteration(),
+                            r.maxIter(),
+                            r.loss(),
+                            s,
+                            r.megabytes(),
                             r.retransmissions() > 0 ? ", " + r.retransmissions() + " retransmissions" : "");
                 }
             });
@@ -470,8 +603,8 @@ public final class TrainLogisticRegression implements Cli.Validated {
             seconds = (System.nanoTime() - t0) / 1e9;
             report = ours.lastFit();
         } else {
-            try (MllibProgress progress = new MllibProgress(spark.sparkContext(), lr.getMaxIter(),
-                    line -> out.println("[" + trainer + "] " + line))) {
+            try (MllibProgress progress = new MllibProgress(
+                    spark.sparkContext(), lr.getMaxIter(), line -> out.println("[" + trainer + "] " + line))) {
                 final long t0 = System.nanoTime();
                 model = lr.fit(in.train());
                 seconds = (System.nanoTime() - t0) / 1e9;
@@ -504,20 +637,36 @@ public final class TrainLogisticRegression implements Cli.Validated {
         for (int i = points.size(); i < h.length; i++) {
             points.add(new Point(i, Double.NaN, h[i]));
         }
-        out.printf(Locale.ROOT, "[%s] done: %.2f s, %d iterations, final loss %.10g, test %s %.4f%n", trainer, seconds,
-                model.summary().totalIterations(), h[h.length - 1], binary ? "AUC" : "accuracy", metric);
+        out.printf(
+                Locale.ROOT,
+                "[%s] done: %.2f s, %d iterations, final loss %.10g, test %s %.4f%n",
+                trainer,
+                seconds,
+                model.summary().totalIterations(),
+                h[h.length - 1],
+                binary ? "AUC" : "accuracy",
+                metric);
         if (report != null) {
             out.printf("[%s] %s%n", trainer, report);
         }
-        return new Trained(trainer, seconds, model.summary().totalIterations(), h[h.length - 1],
-                binary ? "test AUC" : "test accuracy", metric, report, points, model, path);
+        return new Trained(
+                trainer,
+                seconds,
+                model.summary().totalIterations(),
+                h[h.length - 1],
+                binary ? "test AUC" : "test accuracy",
+                metric,
+                report,
+                points,
+                model,
+                path);
     }
 
     // ------------------------------------------------------------------------------------ output
 
     /** The table's column names, in order. */
-    static final List<String> COLUMNS = List.of("trainer", "fit s", "iterations", "final loss", "test metric",
-            "switch MB", "retransmissions", "fallbacks");
+    static final List<String> COLUMNS = List.of(
+            "trainer", "fit s", "iterations", "final loss", "test metric", "switch MB", "retransmissions", "fallbacks");
 
     static void printTable(final List<Trained> results, final PrintStream out) {
         final List<String[]> rowsOut = new ArrayList<>();
@@ -526,12 +675,22 @@ public final class TrainLogisticRegression implements Cli.Validated {
         rowsOut.add(header.toArray(new String[0]));
         for (final Trained r : results) {
             final FitReport rep = r.report();
-            rowsOut.add(new String[] {r.trainer(), String.format(Locale.ROOT, "%.2f", r.seconds()),
-                Integer.toString(r.iterations()), String.format(Locale.ROOT, "%.10g", r.finalLoss()),
+            rowsOut.add(new String[] {
+                r.trainer(),
+                String.format(Locale.ROOT, "%.2f", r.seconds()),
+                Integer.toString(r.iterations()),
+                String.format(Locale.ROOT, "%.10g", r.finalLoss()),
                 String.format(Locale.ROOT, "%.4f", r.metric()),
-                rep == null ? "-" : String.format(Locale.ROOT, "%.3g", rep.traffic().megabytes()),
-                rep == null ? "-" : rep.traffic().retransmissions() < 0 ? "n/a" : Long.toString(rep.traffic().retransmissions()),
-                rep == null ? "-" : Integer.toString(rep.traffic().fallbacks())});
+                rep == null
+                        ? "-"
+                        : String.format(Locale.ROOT, "%.3g", rep.traffic().megabytes()),
+                rep == null
+                        ? "-"
+                        : rep.traffic().retransmissions() < 0
+                                ? "n/a"
+                                : Long.toString(rep.traffic().retransmissions()),
+                rep == null ? "-" : Integer.toString(rep.traffic().fallbacks())
+            });
         }
         final int[] width = new int[header.size()];
         for (final String[] row : rowsOut) {
@@ -558,8 +717,13 @@ public final class TrainLogisticRegression implements Cli.Validated {
             w.write("trainer,iteration,seconds,loss\n");
             for (final Trained r : results) {
                 for (final Point p : r.history()) {
-                    w.write(String.format(Locale.ROOT, "%s,%d,%s,%.17g%n", r.trainer(), p.iteration(),
-                            Double.isNaN(p.seconds()) ? "" : String.format(Locale.ROOT, "%.4f", p.seconds()), p.loss()));
+                    w.write(String.format(
+                            Locale.ROOT,
+                            "%s,%d,%s,%.17g%n",
+                            r.trainer(),
+                            p.iteration(),
+                            Double.isNaN(p.seconds()) ? "" : String.format(Locale.ROOT, "%.4f", p.seconds()),
+                            p.loss()));
                 }
             }
         }
@@ -568,12 +732,18 @@ public final class TrainLogisticRegression implements Cli.Validated {
     /** Loss against seconds since the fit started ({@code byTime}) or against the iteration, every trainer. */
     static void plot(final List<Trained> results, final boolean byTime, final Path png) throws IOException {
         System.setProperty("java.awt.headless", "true");
-        final XYChart chart = new XYChartBuilder().width(900).height(560)
+        final XYChart chart = new XYChartBuilder()
+                .width(900)
+                .height(560)
                 .title("Training loss " + (byTime ? "against time" : "by iteration"))
-                .xAxisTitle(byTime ? "seconds since the fit started" : "iteration").yAxisTitle("loss").build();
+                .xAxisTitle(byTime ? "seconds since the fit started" : "iteration")
+                .yAxisTitle("loss")
+                .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE).setMarkerSize(5);
         for (final Trained r : results) {
-            final List<Point> pts = r.history().stream().filter(p -> !byTime || !Double.isNaN(p.seconds())).toList();
+            final List<Point> pts = r.history().stream()
+                    .filter(p -> !byTime || !Double.isNaN(p.seconds()))
+                    .toList();
             if (pts.isEmpty()) {
                 continue;
             }

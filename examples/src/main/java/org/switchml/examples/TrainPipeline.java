@@ -1,5 +1,13 @@
 package org.switchml.examples;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
@@ -17,18 +25,9 @@ import org.apache.spark.sql.functions;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Locale;
 
 /**
  * A Spark ML {@code Pipeline} with {@link SwitchMLLogisticRegression} as its last stage, on a small
@@ -41,37 +40,71 @@ import java.util.Locale;
  * <p>The table shipped in the jar ({@code churn.csv}, 400 synthetic customers) is made by
  * {@code examples/data/make-churn-csv.py}, a seeded generator whose comment gives the model behind it.
  */
-@Command(name = "TrainPipeline", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = "TrainPipeline",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         versionProvider = Cli.Version.class,
-        description = {"Fits a Pipeline (StringIndexer, OneHotEncoder or FeatureHasher, VectorAssembler,",
+        description = {
+            "Fits a Pipeline (StringIndexer, OneHotEncoder or FeatureHasher, VectorAssembler,",
             "SwitchMLLogisticRegression) on a customer-churn table, saves the PipelineModel, loads it back and",
-            "checks that both give the same predictions. Run it through bin/switchml-submit.", ""},
-        footer = {"", "Exit codes: 0 ok, 1 the run failed or the loaded model predicted differently, 2 bad flags or a",
-            "CSV it cannot use (missing, a column missing, an empty or non-numeric field)."})
+            "checks that both give the same predictions. Run it through bin/switchml-submit.",
+            ""
+        },
+        footer = {
+            "",
+            "Exit codes: 0 ok, 1 the run failed or the loaded model predicted differently, 2 bad flags or a",
+            "CSV it cannot use (missing, a column missing, an empty or non-numeric field)."
+        })
 public final class TrainPipeline {
     /** The table in the jar. */
     static final String RESOURCE = "churn.csv";
+
     private static final String[] CATEGORICAL = {"contract", "internet", "payment"};
     private static final String[] NUMERIC = {"tenure_months", "monthly_charges", "support_calls", "senior"};
     /** The columns a table must have (any others are left alone). */
-    private static final List<String> COLUMNS = List.of("customer", "tenure_months", "monthly_charges", "contract",
-            "internet", "payment", "support_calls", "senior", "churned");
+    private static final List<String> COLUMNS = List.of(
+            "customer",
+            "tenure_months",
+            "monthly_charges",
+            "contract",
+            "internet",
+            "payment",
+            "support_calls",
+            "senior",
+            "churned");
 
     @CommandLine.Spec
     CommandSpec spec;
 
-    @Option(names = "--csv", paramLabel = "PATH", description = "a CSV with the columns of the shipped churn.csv "
-            + "(header: customer,tenure_months,monthly_charges,contract,internet,payment,support_calls,senior,churned); "
-            + "default: the shipped one; any path Spark reads)")
+    @Option(
+            names = "--csv",
+            paramLabel = "PATH",
+            description = "a CSV with the columns of the shipped churn.csv "
+                    + "(header: customer,tenure_months,monthly_charges,contract,internet,payment,support_calls,senior,churned); "
+                    + "default: the shipped one; any path Spark reads)")
     String csv;
-    @Option(names = "--hashing", description = "hash every input column with FeatureHasher instead of indexing and "
-            + "one-hot encoding the categorical ones")
+
+    @Option(
+            names = "--hashing",
+            description = "hash every input column with FeatureHasher instead of indexing and "
+                    + "one-hot encoding the categorical ones")
     boolean hashing;
-    @Option(names = "--output", paramLabel = "DIR", defaultValue = "switchml-pipeline-output",
+
+    @Option(
+            names = "--output",
+            paramLabel = "DIR",
+            defaultValue = "switchml-pipeline-output",
             description = "where the PipelineModel goes (DIR/pipeline-model; default ${DEFAULT-VALUE})")
     Path output;
-    @Option(names = "--seed", paramLabel = "S", defaultValue = "7", description = "seed of the split (default ${DEFAULT-VALUE})")
+
+    @Option(
+            names = "--seed",
+            paramLabel = "S",
+            defaultValue = "7",
+            description = "seed of the split (default ${DEFAULT-VALUE})")
     long seed;
+
     @Option(names = "--verbose", description = "on failure, the whole stack trace after the one-line message")
     boolean verbose;
 
@@ -92,15 +125,26 @@ public final class TrainPipeline {
         testFraction = Cli.openUnitInterval(spec, "--test-fraction", v);
     }
 
-    @Option(names = "--precision", paramLabel = "P", description = "sums through the switch: fp64 or fp32 (default fp64)")
+    @Option(
+            names = "--precision",
+            paramLabel = "P",
+            description = "sums through the switch: fp64 or fp32 (default fp64)")
     void precision(final String v) {
         precision = Cli.oneOf(spec, "--precision", v, "fp64", "fp32");
     }
 
     /** What a run measured. */
-    record Outcome(PipelineModel fitted, PipelineModel loaded, Path saved, Dataset<Row> test, double auc,
-                   double accuracy, double loadedAuc, double loadedAccuracy, long rows, long differing) {
-    }
+    record Outcome(
+            PipelineModel fitted,
+            PipelineModel loaded,
+            Path saved,
+            Dataset<Row> test,
+            double auc,
+            double accuracy,
+            double loadedAuc,
+            double loadedAccuracy,
+            long rows,
+            long differing) {}
 
     /** Runs the command line; exits with its code unless that is 0. */
     public static void main(final String[] args) {
@@ -142,14 +186,25 @@ public final class TrainPipeline {
         final Dataset<Row>[] split = table.randomSplit(new double[] {1 - testFraction, testFraction}, seed);
         final Dataset<Row> train = split[0].cache();
         final Dataset<Row> test = split[1].cache();
-        out.printf(Locale.ROOT, "input: %s, %d rows (%d training, %d test, seed %d); features: %s%n",
-                csv == null ? "churn.csv (shipped, synthetic)" : csv, table.count(), train.count(), test.count(), seed,
-                hashing ? "FeatureHasher of every input column (" + hashFeatures + " features)"
+        out.printf(
+                Locale.ROOT,
+                "input: %s, %d rows (%d training, %d test, seed %d); features: %s%n",
+                csv == null ? "churn.csv (shipped, synthetic)" : csv,
+                table.count(),
+                train.count(),
+                test.count(),
+                seed,
+                hashing
+                        ? "FeatureHasher of every input column (" + hashFeatures + " features)"
                         : "one-hot " + String.join(", ", CATEGORICAL) + " + " + String.join(", ", NUMERIC));
 
         final Pipeline pipeline = new Pipeline().setStages(stages());
-        out.println("stages: " + String.join(" -> ", Arrays.stream(pipeline.getStages())
-                .map(s -> s.getClass().getSimpleName()).toList()));
+        out.println("stages: "
+                + String.join(
+                        " -> ",
+                        Arrays.stream(pipeline.getStages())
+                                .map(s -> s.getClass().getSimpleName())
+                                .toList()));
         final long t0 = System.nanoTime();
         final PipelineModel fitted = pipeline.fit(train);
         final double seconds = (System.nanoTime() - t0) / 1e9;
@@ -158,9 +213,13 @@ public final class TrainPipeline {
         final PipelineModel loaded = PipelineModel.load(saved.toString());
 
         // Row by row, in customer order: prediction and probability vector, bit for bit.
-        final List<Row> a = fitted.transform(test).select("customer", "prediction", "probability").orderBy("customer")
+        final List<Row> a = fitted.transform(test)
+                .select("customer", "prediction", "probability")
+                .orderBy("customer")
                 .collectAsList();
-        final List<Row> b = loaded.transform(test).select("customer", "prediction", "probability").orderBy("customer")
+        final List<Row> b = loaded.transform(test)
+                .select("customer", "prediction", "probability")
+                .orderBy("customer")
                 .collectAsList();
         final long rows = a.size();
         long differing = Math.abs(a.size() - b.size());
@@ -173,8 +232,12 @@ public final class TrainPipeline {
 
         out.println();
         out.printf(Locale.ROOT, "%-24s  %8s  %13s%n", "model", "test AUC", "test accuracy");
-        out.printf(Locale.ROOT, "%-24s  %8.4f  %13.4f%n", "fitted (" + String.format(Locale.ROOT, "%.1f s", seconds) + ")",
-                mf[0], mf[1]);
+        out.printf(
+                Locale.ROOT,
+                "%-24s  %8.4f  %13.4f%n",
+                "fitted (" + String.format(Locale.ROOT, "%.1f s", seconds) + ")",
+                mf[0],
+                mf[1]);
         out.printf(Locale.ROOT, "%-24s  %8.4f  %13.4f%n", "loaded (PipelineModel)", ml[0], ml[1]);
         out.println();
         out.printf("predictions: %s on %d test rows%n", differing == 0 ? "identical" : differing + " DIFFER", rows);
@@ -183,23 +246,31 @@ public final class TrainPipeline {
     }
 
     private PipelineStage[] stages() {
-        final StringIndexer label = new StringIndexer().setInputCol("churned").setOutputCol("label")
+        final StringIndexer label = new StringIndexer()
+                .setInputCol("churned")
+                .setOutputCol("label")
                 .setStringOrderType("alphabetAsc"); // no = 0, yes = 1
         final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setPrecision(precision);
         lr.setMaxIter(fit.maxIter).setRegParam(fit.regParam);
         if (hashing) {
             final String[] inputs = concat(CATEGORICAL, NUMERIC);
-            final FeatureHasher hasher = new FeatureHasher().setInputCols(inputs).setOutputCol("features")
+            final FeatureHasher hasher = new FeatureHasher()
+                    .setInputCols(inputs)
+                    .setOutputCol("features")
                     .setNumFeatures(hashFeatures);
             return new PipelineStage[] {label, hasher, lr};
         }
-        final String[] indexed = Arrays.stream(CATEGORICAL).map(c -> c + "_index").toArray(String[]::new);
-        final String[] encoded = Arrays.stream(CATEGORICAL).map(c -> c + "_onehot").toArray(String[]::new);
-        final StringIndexer indexer = new StringIndexer().setInputCols(CATEGORICAL).setOutputCols(indexed)
+        final String[] indexed =
+                Arrays.stream(CATEGORICAL).map(c -> c + "_index").toArray(String[]::new);
+        final String[] encoded =
+                Arrays.stream(CATEGORICAL).map(c -> c + "_onehot").toArray(String[]::new);
+        final StringIndexer indexer = new StringIndexer()
+                .setInputCols(CATEGORICAL)
+                .setOutputCols(indexed)
                 .setHandleInvalid("keep");
         final OneHotEncoder onehot = new OneHotEncoder().setInputCols(indexed).setOutputCols(encoded);
-        final VectorAssembler assembler = new VectorAssembler().setInputCols(concat(NUMERIC, encoded))
-                .setOutputCol("features");
+        final VectorAssembler assembler =
+                new VectorAssembler().setInputCols(concat(NUMERIC, encoded)).setOutputCol("features");
         return new PipelineStage[] {label, indexer, onehot, assembler, lr};
     }
 
@@ -212,8 +283,10 @@ public final class TrainPipeline {
     /** {AUC, accuracy} of {@code model} on {@code test}. */
     private static double[] metrics(final PipelineModel model, final Dataset<Row> test) {
         final Dataset<Row> p = model.transform(test);
-        return new double[] {new BinaryClassificationEvaluator().setMetricName("areaUnderROC").evaluate(p),
-            new MulticlassClassificationEvaluator().setMetricName("accuracy").evaluate(p)};
+        return new double[] {
+            new BinaryClassificationEvaluator().setMetricName("areaUnderROC").evaluate(p),
+            new MulticlassClassificationEvaluator().setMetricName("accuracy").evaluate(p)
+        };
     }
 
     /**
@@ -231,7 +304,9 @@ public final class TrainPipeline {
                 if (in == null) {
                     throw new IOException(RESOURCE + " is not on the class path");
                 }
-                lines = new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+                lines = new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                        .lines()
+                        .toList();
             }
             table = spark.read().option("header", true).csv(spark.createDataset(lines, Encoders.STRING()));
         }

@@ -34,7 +34,9 @@ enum Values {
     }
 
     static String names() {
-        return Arrays.stream(values()).map(v -> v.name().toLowerCase(Locale.ROOT)).collect(Collectors.joining("|"));
+        return Arrays.stream(values())
+                .map(v -> v.name().toLowerCase(Locale.ROOT))
+                .collect(Collectors.joining("|"));
     }
 
     /** A random nonzero float subnormal of either sign. */

@@ -1,17 +1,16 @@
 package org.switchml.examples;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 class BenchOptionsTest {
     @Test
@@ -26,8 +25,9 @@ class BenchOptionsTest {
 
     @Test
     void sizesAcceptPowersAndSuffixes() throws Exception {
-        final BenchOptions o = BenchOptions.parse(new String[] {"--elements", "2^20,64K,3", "--workers=4",
-            "--k", "256", "--fp64", "--values", "MIXED", "--threads", "1"});
+        final BenchOptions o = BenchOptions.parse(new String[] {
+            "--elements", "2^20,64K,3", "--workers=4", "--k", "256", "--fp64", "--values", "MIXED", "--threads", "1"
+        });
         assertEquals(List.of(1 << 20, 64 << 10, 3), o.elements);
         assertEquals(List.of(4), o.workers);
         assertEquals(256, o.k);
@@ -46,9 +46,10 @@ class BenchOptionsTest {
     /** One name per idea across the examples; the older names of documented commands still work. */
     @Test
     void canonicalNamesAndTheirAliases() throws Exception {
-        final BenchOptions a = BenchOptions.parse(new String[] {"--precision", "fp64", "--reps", "3", "--warm-up", "2",
-            "--no-jit-warm-up"});
-        final BenchOptions b = BenchOptions.parse(new String[] {"--fp64", "--repeat", "3", "--warmup", "2", "--no-warmup"});
+        final BenchOptions a = BenchOptions.parse(
+                new String[] {"--precision", "fp64", "--reps", "3", "--warm-up", "2", "--no-jit-warm-up"});
+        final BenchOptions b =
+                BenchOptions.parse(new String[] {"--fp64", "--repeat", "3", "--warmup", "2", "--no-warmup"});
         for (final BenchOptions o : List.of(a, b)) {
             assertTrue(o.fp64);
             assertEquals(3, o.repeat);
@@ -58,16 +59,30 @@ class BenchOptionsTest {
         assertFalse(BenchOptions.parse(new String[] {"--precision", "fp32"}).fp64);
         assertFalse(BenchOptions.parse(new String[0]).fp64, "fp32 by default");
         assertTrue(usageError(new String[] {"--precision", "fp16"}).contains("--precision must be fp64 or fp32"));
-        assertTrue(usageError(new String[] {"--precision", "fp64", "--k", "63"}).contains("--precision fp64 needs an even --k"));
+        assertTrue(usageError(new String[] {"--precision", "fp64", "--k", "63"})
+                .contains("--precision fp64 needs an even --k"));
     }
 
     @Test
     void badFlagsAreUsageErrors() {
         for (final String[] args : new String[][] {
-            {"--workers", "0"}, {"--workers", "257"}, {"--k"}, {"--k", "x"}, {"--bogus"}, {"--loss", "1"},
-            {"--values", "pink"}, {"--fp64", "--k", "63"}, {"--verify=yes"}, {"--mode", "fast"}, {"--elements", "2^99"},
-            {"--loss", "0,0"}, {"--loss", "0,"}, {"--no-warmup=1"}, {"--k", "16000", "--pool", "65536"},
-            {"--rto", "100", "--result-timeout", "50"}}) {
+            {"--workers", "0"},
+            {"--workers", "257"},
+            {"--k"},
+            {"--k", "x"},
+            {"--bogus"},
+            {"--loss", "1"},
+            {"--values", "pink"},
+            {"--fp64", "--k", "63"},
+            {"--verify=yes"},
+            {"--mode", "fast"},
+            {"--elements", "2^99"},
+            {"--loss", "0,0"},
+            {"--loss", "0,"},
+            {"--no-warmup=1"},
+            {"--k", "16000", "--pool", "65536"},
+            {"--rto", "100", "--result-timeout", "50"}
+        }) {
             assertThrows(BenchOptions.UsageException.class, () -> BenchOptions.parse(args), String.join(" ", args));
         }
     }
@@ -77,10 +92,15 @@ class BenchOptionsTest {
     void badFlagsExitWithCode2AndOneLineNamingTheValue() {
         // The arguments, then what the message must name.
         final String[][] cases = {
-            {"--workers", "many", "--workers", "'many'"}, {"--loss", "0.01,1.5", "--loss", "1.5"},
-            {"--k", "0", "--k", "0"}, {"--pool", "-3", "--pool", "-3"}, {"--seed", "x1", "--seed", "'x1'"},
-            {"--elements", "", "--elements", "''"}, {"--threads", "99", "--threads", "99"},
-            {"--bogus", "--bogus"}};
+            {"--workers", "many", "--workers", "'many'"},
+            {"--loss", "0.01,1.5", "--loss", "1.5"},
+            {"--k", "0", "--k", "0"},
+            {"--pool", "-3", "--pool", "-3"},
+            {"--seed", "x1", "--seed", "'x1'"},
+            {"--elements", "", "--elements", "''"},
+            {"--threads", "99", "--threads", "99"},
+            {"--bogus", "--bogus"}
+        };
         for (final String[] c : cases) {
             final String[] args = Arrays.copyOf(c, c.length == 2 ? 1 : 2);
             final String joined = String.join(" ", args);
@@ -99,7 +119,9 @@ class BenchOptionsTest {
     private static String usageError(final String[] args) {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final int code = AllReduceBench.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        final int code = AllReduceBench.run(
+                args,
+                new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         final String text = err.toString(StandardCharsets.UTF_8);
         assertEquals(AllReduceBench.EXIT_USAGE, code, String.join(" ", args) + ": " + text);
@@ -111,8 +133,8 @@ class BenchOptionsTest {
     @Test
     void helpListsTheFlagsAndExitsWith0() {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
-        final int code = AllReduceBench.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8),
-                System.err);
+        final int code = AllReduceBench.run(
+                new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
         assertEquals(0, code);
         final String text = out.toString(StandardCharsets.UTF_8);
         for (final String flag : new String[] {"--workers", "--elements", "--loss", "--no-warmup", "--verify"}) {

@@ -1,9 +1,9 @@
 package org.switchml.examples;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -11,11 +11,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /** The command line of {@link LogisticRegressionBench}: parsed before Spark starts, usage errors are one line and exit 2. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
@@ -35,9 +34,23 @@ class LogisticRegressionBenchOptionsTest {
 
     @Test
     void flagsParse() {
-        final LogisticRegressionBench.Options o = LogisticRegressionBench.parse(new String[] {"--case", "overhead",
-            "--rows", "2000", "--max-iter", "20", "--reps", "3", "--precision", "fp32", "--no-stock", "--reg-param", "0.01",
-            "--warm-up", "none"});
+        final LogisticRegressionBench.Options o = LogisticRegressionBench.parse(new String[] {
+            "--case",
+            "overhead",
+            "--rows",
+            "2000",
+            "--max-iter",
+            "20",
+            "--reps",
+            "3",
+            "--precision",
+            "fp32",
+            "--no-stock",
+            "--reg-param",
+            "0.01",
+            "--warm-up",
+            "none"
+        });
         assertEquals(List.of("overhead"), o.cases());
         assertEquals(2000, o.rows());
         assertEquals(20, o.maxIter());
@@ -47,8 +60,8 @@ class LogisticRegressionBenchOptionsTest {
         assertEquals(0.01, o.reg());
         assertEquals("none", o.warmUp());
         // The names of documented commands (--reg, --repeat) still work.
-        final LogisticRegressionBench.Options old = LogisticRegressionBench.parse(new String[] {"--reg", "0.01",
-            "--repeat", "3"});
+        final LogisticRegressionBench.Options old =
+                LogisticRegressionBench.parse(new String[] {"--reg", "0.01", "--repeat", "3"});
         assertEquals(0.01, old.reg());
         assertEquals(3, old.repeat());
     }
@@ -59,13 +72,15 @@ class LogisticRegressionBenchOptionsTest {
         for (final String c : new String[] {"overhead", "compute", "all"}) {
             final ByteArrayOutputStream out = new ByteArrayOutputStream();
             final ByteArrayOutputStream err = new ByteArrayOutputStream();
-            final int code = LogisticRegressionBench.run(new String[] {"--case", c, "--fashion-mnist", dir.toString()},
-                    print(out), print(err));
+            final int code = LogisticRegressionBench.run(
+                    new String[] {"--case", c, "--fashion-mnist", dir.toString()}, print(out), print(err));
             final String text = err.toString(StandardCharsets.UTF_8);
             assertEquals(Cli.EXIT_USAGE, code, text);
-            assertEquals(List.of("LogisticRegressionBench: --fashion-mnist " + dir + ": no Fashion-MNIST train files "
-                    + "there, which the overhead and compute cases read (apt-get install dataset-fashion-mnist, or --case "
-                    + "comm)"), text.lines().toList());
+            assertEquals(
+                    List.of("LogisticRegressionBench: --fashion-mnist " + dir + ": no Fashion-MNIST train files "
+                            + "there, which the overhead and compute cases read (apt-get install dataset-fashion-mnist, or --case "
+                            + "comm)"),
+                    text.lines().toList());
             assertEquals("", out.toString(StandardCharsets.UTF_8));
         }
     }
@@ -73,20 +88,36 @@ class LogisticRegressionBenchOptionsTest {
     @Test
     void helpExits0AndUsageErrorsExit2WithOneLine() {
         final ByteArrayOutputStream help = new ByteArrayOutputStream();
-        assertEquals(0, LogisticRegressionBench.parse(new String[] {"--help"}, new LogisticRegressionBench.Flags(),
-                print(help), System.err));
-        for (final String flag : new String[] {"--case", "--rows", "--max-iter", "--precision", "--no-stock", "--warm-up"}) {
+        assertEquals(
+                0,
+                LogisticRegressionBench.parse(
+                        new String[] {"--help"}, new LogisticRegressionBench.Flags(), print(help), System.err));
+        for (final String flag :
+                new String[] {"--case", "--rows", "--max-iter", "--precision", "--no-stock", "--warm-up"}) {
             assertTrue(help.toString(StandardCharsets.UTF_8).contains(flag), flag);
         }
-        for (final String[] args : new String[][] {{"--case", "fast"}, {"--rows"}, {"--rows", "x"}, {"--rows", "0"},
-            {"--classes", "2"}, {"--reg-param", "-1"}, {"--precision", "fp16"}, {"--reps", "0"}, {"--bogus"},
-            {"--features", "10", "--nnz", "11"}, {"--warm-up", "huge"}, {"--no-stock=maybe"}}) {
-            assertThrows(CommandLine.ParameterException.class, () -> LogisticRegressionBench.parse(args),
+        for (final String[] args : new String[][] {
+            {"--case", "fast"},
+            {"--rows"},
+            {"--rows", "x"},
+            {"--rows", "0"},
+            {"--classes", "2"},
+            {"--reg-param", "-1"},
+            {"--precision", "fp16"},
+            {"--reps", "0"},
+            {"--bogus"},
+            {"--features", "10", "--nnz", "11"},
+            {"--warm-up", "huge"},
+            {"--no-stock=maybe"}
+        }) {
+            assertThrows(
+                    CommandLine.ParameterException.class,
+                    () -> LogisticRegressionBench.parse(args),
                     String.join(" ", args));
             final ByteArrayOutputStream out = new ByteArrayOutputStream();
             final ByteArrayOutputStream err = new ByteArrayOutputStream();
-            final int code = LogisticRegressionBench.parse(args, new LogisticRegressionBench.Flags(), print(out),
-                    print(err));
+            final int code =
+                    LogisticRegressionBench.parse(args, new LogisticRegressionBench.Flags(), print(out), print(err));
             final String text = err.toString(StandardCharsets.UTF_8);
             assertEquals(Cli.EXIT_USAGE, code, String.join(" ", args) + ": " + text);
             assertEquals("", out.toString(StandardCharsets.UTF_8));

@@ -1,6 +1,10 @@
 package org.switchml.examples;
 
-import javax.imageio.ImageIO;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -10,11 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import javax.imageio.ImageIO;
 
 /** What the plotting programs' tests share: running a command line, and checking the PNG it drew. */
 final class Plots {
@@ -22,8 +22,7 @@ final class Plots {
         System.setProperty("java.awt.headless", "true");
     }
 
-    private Plots() {
-    }
+    private Plots() {}
 
     /** A plotting program's {@code run(args, out, err)}. */
     interface Program {
@@ -34,7 +33,9 @@ final class Plots {
     static int run(final Program program, final StringWriter out, final StringWriter err, final String... args) {
         final ByteArrayOutputStream o = new ByteArrayOutputStream();
         final ByteArrayOutputStream e = new ByteArrayOutputStream();
-        final int code = program.run(args, new PrintStream(o, true, StandardCharsets.UTF_8),
+        final int code = program.run(
+                args,
+                new PrintStream(o, true, StandardCharsets.UTF_8),
                 new PrintStream(e, true, StandardCharsets.UTF_8));
         out.write(o.toString(StandardCharsets.UTF_8));
         err.write(e.toString(StandardCharsets.UTF_8));
@@ -50,10 +51,14 @@ final class Plots {
         final Path png = dir.resolve("missing.png");
         final StringWriter err = new StringWriter();
         assertEquals(2, run(program, new StringWriter(), err, csv.toString(), "-o", png.toString()));
-        assertEquals(List.of(name + ": " + csv + ": no such file"), err.toString().lines().toList());
+        assertEquals(
+                List.of(name + ": " + csv + ": no such file"),
+                err.toString().lines().toList());
         final StringWriter verbose = new StringWriter();
         assertEquals(2, run(program, new StringWriter(), verbose, csv.toString(), "-o", png.toString(), "--verbose"));
-        assertEquals(name + ": " + csv + ": no such file", verbose.toString().lines().findFirst().orElse(""));
+        assertEquals(
+                name + ": " + csv + ": no such file",
+                verbose.toString().lines().findFirst().orElse(""));
         assertTrue(verbose.toString().contains("\tat org.switchml.examples."), verbose.toString());
         assertFalse(Files.exists(png));
     }

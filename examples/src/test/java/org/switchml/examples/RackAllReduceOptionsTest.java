@@ -1,9 +1,7 @@
 package org.switchml.examples;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.switchml.client.ClientOptions;
-import picocli.CommandLine;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -15,14 +13,16 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.client.ClientOptions;
+import picocli.CommandLine;
 
 /** The roles' option checks, which reject bad values before any socket is opened or with the job's first line. */
 class RackAllReduceOptionsTest {
-    private static final String[] WORKER = {"--role", "worker", "--rank", "0", "--coordinator", "127.0.0.1:1",
-        "--switch", "127.0.0.1:2"};
+    private static final String[] WORKER = {
+        "--role", "worker", "--rank", "0", "--coordinator", "127.0.0.1:1", "--switch", "127.0.0.1:2"
+    };
 
     private static String[] worker(final String... more) {
         final String[] all = new String[WORKER.length + more.length];
@@ -32,8 +32,7 @@ class RackAllReduceOptionsTest {
     }
 
     /** Exit code and standard error of one command line. */
-    private record Run(int code, String err) {
-    }
+    private record Run(int code, String err) {}
 
     private static Run run(final String... args) {
         final StringWriter err = new StringWriter();
@@ -94,16 +93,24 @@ class RackAllReduceOptionsTest {
     void aWorkerGivenAJobOnASwitchWithoutTheSwitchIsAUsageError() throws Exception {
         try (ServerSocket coordinator = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             coordinator.setSoTimeout(30_000);
-            final CompletableFuture<Run> worker = CompletableFuture.supplyAsync(() -> run("--role", "worker",
-                    "--rank", "0", "--coordinator", "127.0.0.1:" + coordinator.getLocalPort(), "--timeout-s", "30"));
+            final CompletableFuture<Run> worker = CompletableFuture.supplyAsync(() -> run(
+                    "--role",
+                    "worker",
+                    "--rank",
+                    "0",
+                    "--coordinator",
+                    "127.0.0.1:" + coordinator.getLocalPort(),
+                    "--timeout-s",
+                    "30"));
             try (Socket s = coordinator.accept()) {
                 s.setSoTimeout(30_000);
-                final BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(),
-                        StandardCharsets.US_ASCII));
+                final BufferedReader in =
+                        new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
                 final String hello = in.readLine();
                 assertTrue(hello != null && hello.startsWith("HELLO 0 127.0.0.1 "), "hello: " + hello);
                 final String[] f = hello.split(" ");
-                s.getOutputStream().write(("JOB 7 0 42 64 4 127.0.0.1:" + f[3] + "\n").getBytes(StandardCharsets.US_ASCII));
+                s.getOutputStream()
+                        .write(("JOB 7 0 42 64 4 127.0.0.1:" + f[3] + "\n").getBytes(StandardCharsets.US_ASCII));
                 s.getOutputStream().flush();
                 final Run r = worker.get(30, TimeUnit.SECONDS);
                 assertEquals(2, r.code(), r.err());

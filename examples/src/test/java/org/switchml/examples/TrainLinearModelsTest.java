@@ -1,9 +1,8 @@
 package org.switchml.examples;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.switchml.testing.Seeds;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -12,10 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.switchml.testing.Seeds;
 
 /**
  * TrainLinearModels in one local Spark session: each new estimator against its stock twin with --compare, on
@@ -26,8 +25,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class TrainLinearModelsTest {
     /** LIBSVM's own sample, as Debian's liblinear-tools ships it. */
     static final Path HEART_SCALE = Path.of("/usr/share/doc/liblinear-tools/examples/heart_scale");
+
     @RegisterExtension
     static final LocalSpark spark = new LocalSpark(false);
+
     private static final long SEED = Seeds.seed("TrainLinearModelsTest", 9);
 
     private static List<TrainLinearModels.Row2> compare(final String... args) {
@@ -50,13 +51,25 @@ class TrainLinearModelsTest {
     @Test
     void eachEstimatorAgainstItsStockTwinOnGeneratedData() {
         compare("--model", "svc", "--compare", "--rows", "3000", "--features", "20", "--seed", Long.toString(SEED));
-        compare("--model", "linear", "--compare", "--rows", "3000", "--features", "20", "--elastic-net-param", "0.5",
-                "--seed", Long.toString(SEED));
+        compare(
+                "--model",
+                "linear",
+                "--compare",
+                "--rows",
+                "3000",
+                "--features",
+                "20",
+                "--elastic-net-param",
+                "0.5",
+                "--seed",
+                Long.toString(SEED));
     }
 
     @Test
     void eachEstimatorAgainstItsStockTwinOnHeartScale() {
-        assumeTrue(Files.isReadable(HEART_SCALE), "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
+        assumeTrue(
+                Files.isReadable(HEART_SCALE),
+                "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
         compare("--model", "svc", "--compare", "--libsvm", HEART_SCALE.toString(), "--seed", Long.toString(SEED));
         compare("--model", "linear", "--compare", "--libsvm", HEART_SCALE.toString(), "--seed", Long.toString(SEED));
     }
@@ -64,7 +77,10 @@ class TrainLinearModelsTest {
     @Test
     void aBadModelIsAUsageError() {
         final ByteArrayOutputStream err = new ByteArrayOutputStream();
-        final int code = TrainLinearModels.run(new String[] {"--model", "tree"}, spark.session(), System.out,
+        final int code = TrainLinearModels.run(
+                new String[] {"--model", "tree"},
+                spark.session(),
+                System.out,
                 new PrintStream(err, true, StandardCharsets.UTF_8));
         assertEquals(Cli.EXIT_USAGE, code);
         assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("TrainLinearModels: --model must be svc or linear"));

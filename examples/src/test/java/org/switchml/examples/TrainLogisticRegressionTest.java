@@ -1,5 +1,27 @@
 package org.switchml.examples;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.imageio.ImageIO;
 import org.apache.spark.SparkContext;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.linalg.SQLDataTypes;
@@ -18,29 +40,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.switchml.examples.data.FashionMnist;
 import org.switchml.testing.Seeds;
 
-import javax.imageio.ImageIO;
-import java.awt.image.BufferedImage;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 /**
  * TrainLogisticRegression end to end on small data in one local Spark session (sums through the embedded
  * switch): the table, the history CSV, the two charts, the saved models (loaded back with MLlib's own
@@ -50,6 +49,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class TrainLogisticRegressionTest {
     @RegisterExtension
     static final LocalSpark spark = new LocalSpark(false);
+
     private static final long SEED = Seeds.seed("TrainLogisticRegressionTest", 17);
 
     @Test
@@ -60,8 +60,17 @@ class TrainLogisticRegressionTest {
 
         // The table: header with every column, one row per trainer; stock MLlib has no switch columns.
         final List<String[]> table = table(run.stdout);
-        assertEquals(List.of("trainer", "fit s", "iterations", "final loss", "test accuracy", "switch MB",
-                "retransmissions", "fallbacks"), Arrays.asList(table.get(0)));
+        assertEquals(
+                List.of(
+                        "trainer",
+                        "fit s",
+                        "iterations",
+                        "final loss",
+                        "test accuracy",
+                        "switch MB",
+                        "retransmissions",
+                        "fallbacks"),
+                Arrays.asList(table.get(0)));
         assertEquals(3, table.size(), run.stdout);
         final String[] ours = table.get(1);
         final String[] stock = table.get(2);
@@ -72,7 +81,10 @@ class TrainLogisticRegressionTest {
         assertEquals(List.of("-", "-", "-"), Arrays.asList(stock).subList(5, 8));
         // The same trajectory: same iterations and final loss to the printed digits.
         assertEquals(ours[2], stock[2]);
-        assertEquals(Double.parseDouble(stock[3]), Double.parseDouble(ours[3]), 1e-9 * Math.abs(Double.parseDouble(stock[3])));
+        assertEquals(
+                Double.parseDouble(stock[3]),
+                Double.parseDouble(ours[3]),
+                1e-9 * Math.abs(Double.parseDouble(stock[3])));
         final double accuracy = Double.parseDouble(ours[4]);
         assertTrue(accuracy > 1.0 / 3 + 0.1 && accuracy <= 1, "accuracy " + accuracy);
         assertTrue(run.stdout.contains("[switchml] iteration 1/8: loss"), run.stdout);
@@ -83,8 +95,11 @@ class TrainLogisticRegressionTest {
         assertEquals("trainer,iteration,seconds,loss", csv.get(0));
         for (final TrainLogisticRegression.Trained r : run.results) {
             final double[] h = r.model().summary().objectiveHistory();
-            final List<String[]> rows = csv.stream().skip(1).map(l -> l.split(",", -1))
-                    .filter(f -> f[0].equals(r.trainer())).toList();
+            final List<String[]> rows = csv.stream()
+                    .skip(1)
+                    .map(l -> l.split(",", -1))
+                    .filter(f -> f[0].equals(r.trainer()))
+                    .toList();
             assertEquals(h.length, rows.size(), r.trainer());
             double last = -1;
             for (int i = 0; i < rows.size(); i++) {
@@ -103,7 +118,8 @@ class TrainLogisticRegressionTest {
         for (final TrainLogisticRegression.Trained r : run.results) {
             assertEquals(out.resolve("models").resolve(r.trainer()), r.saved());
             final Dataset<Row> probe = LogisticRegressionBench.sparse(spark.session(), 300, 40, 3, 8, 2, SEED + 1);
-            assertSamePredictions(r.model(), LogisticRegressionModel.load(r.saved().toString()), probe);
+            assertSamePredictions(
+                    r.model(), LogisticRegressionModel.load(r.saved().toString()), probe);
             probe.unpersist();
         }
     }
@@ -117,11 +133,22 @@ class TrainLogisticRegressionTest {
             final double a = rnd.nextDouble(-1, 1);
             final double b = rnd.nextDouble(-1, 1);
             text.append(a + 0.5 * b + 0.2 * rnd.nextGaussian() > 0 ? "+1" : "-1")
-                    .append(" 1:").append(a).append(" 3:").append(b).append('\n');
+                    .append(" 1:")
+                    .append(a)
+                    .append(" 3:")
+                    .append(b)
+                    .append('\n');
         }
         final Path file = Files.writeString(dir.resolve("pm1.txt"), text.toString());
-        final Run run = train("--libsvm", file.toString(), "--max-iter", "5", "--seed", Long.toString(SEED),
-                "--output", dir.resolve("out").toString());
+        final Run run = train(
+                "--libsvm",
+                file.toString(),
+                "--max-iter",
+                "5",
+                "--seed",
+                Long.toString(SEED),
+                "--output",
+                dir.resolve("out").toString());
         assertTrue(run.stdout.contains("labels: -1 and +1 read as 0 and 1"), run.stdout);
         final double auc = Double.parseDouble(table(run.stdout).get(1)[4]);
         assertTrue(auc > 0.8 && auc <= 1, "AUC " + auc);
@@ -133,8 +160,19 @@ class TrainLogisticRegressionTest {
         final Path file = dir.resolve("data.libsvm");
         data.coalesce(1).write().format("libsvm").save(file.toString());
         final Path out = dir.resolve("out");
-        final Run run = train("--libsvm", file.toString(), "--max-iter", "6", "--reg-param", "0.01",
-                "--seed", Long.toString(SEED), "--output", out.toString(), "--warm-up-iter", "2");
+        final Run run = train(
+                "--libsvm",
+                file.toString(),
+                "--max-iter",
+                "6",
+                "--reg-param",
+                "0.01",
+                "--seed",
+                Long.toString(SEED),
+                "--output",
+                out.toString(),
+                "--warm-up-iter",
+                "2");
         assertTrue(run.stdout.contains("input: LIBSVM " + file), run.stdout);
         // The warm-up fit is reported on its own line, before the timed fit, and not in the table.
         final int warmUp = run.stdout.indexOf("[switchml] warm-up fit: 2 iterations in ");
@@ -156,16 +194,31 @@ class TrainLogisticRegressionTest {
 
     @Test
     void trainsOnLibsvmsHeartScaleLikeStockMllib(@TempDir final Path dir) throws IOException {
-        assumeTrue(Files.isReadable(HEART_SCALE), "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
-        final Run run = train("--libsvm", HEART_SCALE.toString(), "--max-iter", "20", "--reg-param", "0.01",
-                "--compare", "--seed", Long.toString(SEED), "--output", dir.resolve("out").toString());
+        assumeTrue(
+                Files.isReadable(HEART_SCALE),
+                "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
+        final Run run = train(
+                "--libsvm",
+                HEART_SCALE.toString(),
+                "--max-iter",
+                "20",
+                "--reg-param",
+                "0.01",
+                "--compare",
+                "--seed",
+                Long.toString(SEED),
+                "--output",
+                dir.resolve("out").toString());
         assertTrue(run.stdout.contains("labels: -1 and +1 read as 0 and 1"), run.stdout);
         final List<String[]> table = table(run.stdout);
         assertEquals(3, table.size(), run.stdout);
         final String[] ours = table.get(1);
         final String[] stock = table.get(2);
         assertEquals(ours[2], stock[2], "iterations");
-        assertEquals(Double.parseDouble(stock[3]), Double.parseDouble(ours[3]), 1e-9 * Math.abs(Double.parseDouble(stock[3])),
+        assertEquals(
+                Double.parseDouble(stock[3]),
+                Double.parseDouble(ours[3]),
+                1e-9 * Math.abs(Double.parseDouble(stock[3])),
                 "final loss");
         // Published linear models reach about 0.9 AUC on this set; a held-out fifth of 270 rows is noisy.
         final double auc = Double.parseDouble(ours[4]);
@@ -176,13 +229,30 @@ class TrainLogisticRegressionTest {
     @Test
     void readsParquetWithNamedColumns(@TempDir final Path dir) throws IOException {
         final Dataset<Row> data = LogisticRegressionBench.sparse(spark.session(), 900, 30, 4, 6, 2, SEED + 3)
-                .withColumnRenamed("label", "y").withColumnRenamed("features", "x");
+                .withColumnRenamed("label", "y")
+                .withColumnRenamed("features", "x");
         final Path file = dir.resolve("data.parquet");
         data.write().parquet(file.toString());
         final Path out = dir.resolve("out");
-        final Run run = train("--parquet", file.toString(), "--label-col", "y", "--features-col", "x",
-                "--max-iter", "5", "--family", "multinomial", "--precision", "fp32", "--test-fraction", "0.3",
-                "--seed", Long.toString(SEED), "--output", out.toString());
+        final Run run = train(
+                "--parquet",
+                file.toString(),
+                "--label-col",
+                "y",
+                "--features-col",
+                "x",
+                "--max-iter",
+                "5",
+                "--family",
+                "multinomial",
+                "--precision",
+                "fp32",
+                "--test-fraction",
+                "0.3",
+                "--seed",
+                Long.toString(SEED),
+                "--output",
+                out.toString());
         final List<String[]> table = table(run.stdout);
         assertEquals("test accuracy", table.get(0)[4]);
         final TrainLogisticRegression.Trained r = run.results.get(0);
@@ -196,9 +266,22 @@ class TrainLogisticRegressionTest {
     @Test
     void fashionMnistSample(@TempDir final Path dir) throws IOException {
         final Path fm = FashionMnist.defaultDirectory();
-        assumeTrue(FashionMnist.available(fm, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + fm);
-        final Run run = train("--fashion-mnist", "--rows", "600", "--test-rows", "300", "--max-iter", "4",
-                "--reg-param", "0.001", "--seed", Long.toString(SEED), "--output", dir.toString());
+        assumeTrue(
+                FashionMnist.available(fm, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + fm);
+        final Run run = train(
+                "--fashion-mnist",
+                "--rows",
+                "600",
+                "--test-rows",
+                "300",
+                "--max-iter",
+                "4",
+                "--reg-param",
+                "0.001",
+                "--seed",
+                Long.toString(SEED),
+                "--output",
+                dir.toString());
         assertTrue(run.stdout.contains("input: Fashion-MNIST"), run.stdout);
         final TrainLogisticRegression.Trained r = run.results.get(0);
         assertEquals(10, r.model().numClasses());
@@ -229,7 +312,8 @@ class TrainLogisticRegressionTest {
         final int slots = sc.defaultParallelism(); // local[N]: N task slots
         assertTrue(slots >= 2, "the session has " + slots + " task slots");
         assertTrue(ExecutorsReady.await(sc, slots, 60, out), buf.toString(StandardCharsets.UTF_8));
-        assertTrue(buf.toString(StandardCharsets.UTF_8).startsWith("executors ready: " + slots + " task slots in "),
+        assertTrue(
+                buf.toString(StandardCharsets.UTF_8).startsWith("executors ready: " + slots + " task slots in "),
                 buf.toString(StandardCharsets.UTF_8));
         // One slot more than there are: not ready, and the wait ends at its bound.
         buf.reset();
@@ -237,7 +321,8 @@ class TrainLogisticRegressionTest {
         assertFalse(ExecutorsReady.await(sc, slots + 1, 2, out));
         final double waited = (System.nanoTime() - t0) / 1e9;
         assertTrue(waited >= 2 && waited < 20, "waited " + waited + " s for a 2 s bound");
-        assertTrue(buf.toString(StandardCharsets.UTF_8).contains("not all " + (slots + 1) + " task slots within 2 s"),
+        assertTrue(
+                buf.toString(StandardCharsets.UTF_8).contains("not all " + (slots + 1) + " task slots within 2 s"),
                 buf.toString(StandardCharsets.UTF_8));
         // Nothing asked for (no spark.cores.max on a local master): no wait, no line.
         buf.reset();
@@ -253,18 +338,28 @@ class TrainLogisticRegressionTest {
         final String[][] cases = {
             {"--libsvm", none.toString(), "--libsvm " + none + ": no such file or directory"},
             {"--parquet", none.toString(), "--parquet " + none + ": no such file or directory"},
-            {"--fashion-mnist", dir.toString(), "--fashion-mnist " + dir + ": no Fashion-MNIST train files there (IDX "
-                + "images and labels, .gz or not)"},
+            {
+                "--fashion-mnist",
+                dir.toString(),
+                "--fashion-mnist " + dir + ": no Fashion-MNIST train files there (IDX "
+                        + "images and labels, .gz or not)"
+            },
             {"--fashion-mnist", none.toString(), "--fashion-mnist " + none + ": no such file or directory"},
-            {"--output", file.resolve("out").toString(), "--output " + file.resolve("out") + ": " + file
-                + " is a file, not a directory"}};
+            {
+                "--output",
+                file.resolve("out").toString(),
+                "--output " + file.resolve("out") + ": " + file + " is a file, not a directory"
+            }
+        };
         for (final String[] c : cases) {
             final ByteArrayOutputStream out = new ByteArrayOutputStream();
             final ByteArrayOutputStream err = new ByteArrayOutputStream();
-            final int code = TrainLogisticRegression.run(new String[] {c[0], c[1], "--max-iter", "1"}, null, print(out),
-                    print(err));
+            final int code = TrainLogisticRegression.run(
+                    new String[] {c[0], c[1], "--max-iter", "1"}, null, print(out), print(err));
             assertEquals(Cli.EXIT_USAGE, code, err.toString(StandardCharsets.UTF_8));
-            assertEquals(List.of("TrainLogisticRegression: " + c[2]), err.toString(StandardCharsets.UTF_8).lines().toList());
+            assertEquals(
+                    List.of("TrainLogisticRegression: " + c[2]),
+                    err.toString(StandardCharsets.UTF_8).lines().toList());
             assertEquals("", out.toString(StandardCharsets.UTF_8));
         }
         // Had any of them reached Spark, its own session (this class's, the active one) would be stopped now.
@@ -278,13 +373,16 @@ class TrainLogisticRegressionTest {
     @Test
     void malformedLibsvmIsOneLineNamingTheFileAndLine(@TempDir final Path dir) throws IOException {
         final Path file = Files.writeString(dir.resolve("bad.libsvm"), "1 1:0.5 2:1\n0 1:1\nx 1:a 2:b\n1 2:2\n");
-        final Whole bad = runWithoutFailedTasks("--libsvm", file.toString(), "--output", dir.resolve("out").toString());
+        final Whole bad = runWithoutFailedTasks(
+                "--libsvm", file.toString(), "--output", dir.resolve("out").toString());
         assertEquals(Cli.EXIT_USAGE, bad.code(), bad.err());
-        assertEquals(List.of("TrainLogisticRegression: --libsvm " + file + " line 3: 'x 1:a 2:b': the label 'x' is not "
-                + "a number"), bad.err().lines().toList());
+        assertEquals(
+                List.of("TrainLogisticRegression: --libsvm " + file + " line 3: 'x 1:a 2:b': the label 'x' is not "
+                        + "a number"),
+                bad.err().lines().toList());
 
-        final Whole verbose = runWithoutFailedTasks("--libsvm", file.toString(), "--output", dir.resolve("out").toString(),
-                "--verbose");
+        final Whole verbose = runWithoutFailedTasks(
+                "--libsvm", file.toString(), "--output", dir.resolve("out").toString(), "--verbose");
         assertEquals(Cli.EXIT_USAGE, verbose.code());
         assertEquals(bad.err().lines().findFirst(), verbose.err().lines().findFirst());
         assertTrue(verbose.err().contains("\tat org.switchml.examples.Inputs"), verbose.err());
@@ -293,19 +391,40 @@ class TrainLogisticRegressionTest {
     @Test
     void aParquetColumnTheFileDoesNotHaveNamesTheColumnsItHas(@TempDir final Path dir) throws IOException {
         final Path file = dir.resolve("data.parquet");
-        LogisticRegressionBench.sparse(spark.session(), 50, 10, 2, 3, 1, SEED + 7).write().parquet(file.toString());
+        LogisticRegressionBench.sparse(spark.session(), 50, 10, 2, 3, 1, SEED + 7)
+                .write()
+                .parquet(file.toString());
         final String[][] cases = {
-            {"--label-col", "y", "--parquet " + file + " has no column 'y' (--label-col); its columns: label (double), "
-                + "features (vector)"},
-            {"--features-col", "x", "--parquet " + file + " has no column 'x' (--features-col); its columns: label "
-                + "(double), features (vector)"},
-            {"--features-col", "label", "--parquet " + file + ": the features column 'label' is double, not an ML "
-                + "vector; its columns: label (double), features (vector)"}};
+            {
+                "--label-col",
+                "y",
+                "--parquet " + file + " has no column 'y' (--label-col); its columns: label (double), "
+                        + "features (vector)"
+            },
+            {
+                "--features-col",
+                "x",
+                "--parquet " + file + " has no column 'x' (--features-col); its columns: label "
+                        + "(double), features (vector)"
+            },
+            {
+                "--features-col",
+                "label",
+                "--parquet " + file + ": the features column 'label' is double, not an ML "
+                        + "vector; its columns: label (double), features (vector)"
+            }
+        };
         for (final String[] c : cases) {
-            final Whole r = runWithoutFailedTasks("--parquet", file.toString(), c[0], c[1], "--output",
+            final Whole r = runWithoutFailedTasks(
+                    "--parquet",
+                    file.toString(),
+                    c[0],
+                    c[1],
+                    "--output",
                     dir.resolve("out").toString());
             assertEquals(Cli.EXIT_USAGE, r.code(), r.err());
-            assertEquals(List.of("TrainLogisticRegression: " + c[2]), r.err().lines().toList());
+            assertEquals(
+                    List.of("TrainLogisticRegression: " + c[2]), r.err().lines().toList());
         }
     }
 
@@ -315,12 +434,24 @@ class TrainLogisticRegressionTest {
         final String before = System.getProperty("switchml.fashionMnist.dir");
         System.setProperty("switchml.fashionMnist.dir", dir.toString());
         try {
-            final Whole run = trainFromCommandLine("--fashion-mnist", "--rows", "600", "--features", "20", "--max-iter", "3",
-                    "--seed", Long.toString(SEED), "--output", dir.resolve("out").toString());
+            final Whole run = trainFromCommandLine(
+                    "--fashion-mnist",
+                    "--rows",
+                    "600",
+                    "--features",
+                    "20",
+                    "--max-iter",
+                    "3",
+                    "--seed",
+                    Long.toString(SEED),
+                    "--output",
+                    dir.resolve("out").toString());
             assertEquals(0, run.code(), run.err());
-            assertEquals(List.of("Fashion-MNIST is not in " + dir + ": training on generated data (for Fashion-MNIST: "
-                    + "apt-get install dataset-fashion-mnist, or --fashion-mnist DIR; for your data: --libsvm or "
-                    + "--parquet)."), run.out().lines().filter(l -> l.contains("Fashion-MNIST")).toList());
+            assertEquals(
+                    List.of("Fashion-MNIST is not in " + dir + ": training on generated data (for Fashion-MNIST: "
+                            + "apt-get install dataset-fashion-mnist, or --fashion-mnist DIR; for your data: --libsvm or "
+                            + "--parquet)."),
+                    run.out().lines().filter(l -> l.contains("Fashion-MNIST")).toList());
             assertTrue(run.out().contains("input: generated, 20 features"), run.out());
         } finally {
             if (before == null) {
@@ -333,10 +464,22 @@ class TrainLogisticRegressionTest {
 
     @Test
     void usageErrorsExit2WithOneLineAndHelpExits0() {
-        final String[][] bad = {{"--max-iter", "x"}, {"--max-iter", "-1"}, {"--rows", "0"}, {"--family", "poisson"},
-            {"--precision", "fp16"}, {"--elastic-net-param", "2"}, {"--test-fraction", "1"}, {"--bogus"},
-            {"--libsvm", "a", "--parquet", "b"}, {"--generated", "--classes", "1"}, {"--output"},
-            {"--compare=maybe"}, {"--compare", "--mllib-only"}, {"--warm-up-iter", "-1"}};
+        final String[][] bad = {
+            {"--max-iter", "x"},
+            {"--max-iter", "-1"},
+            {"--rows", "0"},
+            {"--family", "poisson"},
+            {"--precision", "fp16"},
+            {"--elastic-net-param", "2"},
+            {"--test-fraction", "1"},
+            {"--bogus"},
+            {"--libsvm", "a", "--parquet", "b"},
+            {"--generated", "--classes", "1"},
+            {"--output"},
+            {"--compare=maybe"},
+            {"--compare", "--mllib-only"},
+            {"--warm-up-iter", "-1"}
+        };
         for (final String[] args : bad) {
             final ByteArrayOutputStream out = new ByteArrayOutputStream();
             final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -353,28 +496,41 @@ class TrainLogisticRegressionTest {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
         assertEquals(0, TrainLogisticRegression.run(new String[] {"--help"}, null, print(out), System.err));
         final String help = out.toString(StandardCharsets.UTF_8);
-        for (final String flag : new String[] {"--libsvm", "--parquet", "--fashion-mnist", "--compare", "--max-iter",
-            "--reg-param", "--elastic-net-param", "--tol", "--family", "--precision", "--checkpoint-interval",
-            "--output", "--mllib-only", "--warm-up", "--verbose"}) {
+        for (final String flag : new String[] {
+            "--libsvm",
+            "--parquet",
+            "--fashion-mnist",
+            "--compare",
+            "--max-iter",
+            "--reg-param",
+            "--elastic-net-param",
+            "--tol",
+            "--family",
+            "--precision",
+            "--checkpoint-interval",
+            "--output",
+            "--mllib-only",
+            "--warm-up",
+            "--verbose"
+        }) {
             assertTrue(help.contains(flag), flag);
         }
         // --warm-up-iter, the name scripts use, is --warm-up.
         for (final String name : new String[] {"--warm-up", "--warm-up-iter"}) {
             final TrainLogisticRegression t = new TrainLogisticRegression();
-            assertEquals(Cli.PROCEED, Cli.parse("TrainLogisticRegression", t, new String[] {name, "3"}, System.out,
-                    System.err));
+            assertEquals(
+                    Cli.PROCEED,
+                    Cli.parse("TrainLogisticRegression", t, new String[] {name, "3"}, System.out, System.err));
             assertEquals(3, t.warmUpIter, name);
         }
     }
 
     // ------------------------------------------------------------------------------------ helpers
 
-    private record Run(String stdout, List<TrainLogisticRegression.Trained> results) {
-    }
+    private record Run(String stdout, List<TrainLogisticRegression.Trained> results) {}
 
     /** A whole run of the program in this class's session: exit code, stdout and stderr. */
-    private record Whole(int code, String out, String err) {
-    }
+    private record Whole(int code, String out, String err) {}
 
     private static Whole trainFromCommandLine(final String... args) {
         final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -394,8 +550,23 @@ class TrainLogisticRegressionTest {
 
     /** A small generated problem (3 classes, 40 features, 8 iterations) with {@code trainers}' flag. */
     private static Run trainSmallGenerated(final String trainers, final Path out) throws IOException {
-        return train("--generated", "--rows", "1500", "--features", "40", "--classes", "3", "--nnz", "8",
-                "--max-iter", "8", trainers, "--seed", Long.toString(SEED), "--output", out.toString());
+        return train(
+                "--generated",
+                "--rows",
+                "1500",
+                "--features",
+                "40",
+                "--classes",
+                "3",
+                "--nnz",
+                "8",
+                "--max-iter",
+                "8",
+                trainers,
+                "--seed",
+                Long.toString(SEED),
+                "--output",
+                out.toString());
     }
 
     /** Parses {@code args} as the program does and trains in this class's session. */
@@ -446,10 +617,12 @@ class TrainLogisticRegressionTest {
         assertTrue(colours.size() > 10, png + ": " + colours.size() + " colours");
     }
 
-    private static void assertSamePredictions(final LogisticRegressionModel fitted, final LogisticRegressionModel loaded,
-                                              final Dataset<Row> data) {
-        final List<Row> a = fitted.transform(data).select("prediction", "probability").collectAsList();
-        final List<Row> b = loaded.transform(data).select("prediction", "probability").collectAsList();
+    private static void assertSamePredictions(
+            final LogisticRegressionModel fitted, final LogisticRegressionModel loaded, final Dataset<Row> data) {
+        final List<Row> a =
+                fitted.transform(data).select("prediction", "probability").collectAsList();
+        final List<Row> b =
+                loaded.transform(data).select("prediction", "probability").collectAsList();
         assertEquals(a.size(), b.size());
         assertFalse(a.isEmpty());
         assertEquals(a, b);
@@ -474,7 +647,8 @@ class TrainLogisticRegressionTest {
         }
         final StructType schema = new StructType(new StructField[] {
             new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
-            new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
+            new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())
+        });
         return spark.session().createDataFrame(rows, schema);
     }
 }

@@ -1,5 +1,8 @@
 package org.switchml.it;
 
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Supplier;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
@@ -18,10 +21,6 @@ import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.registrar.JobServiceRegistrar;
 
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.function.Supplier;
-
 /**
  * A Spark application as a user writes one, submitted with {@code spark-submit --jars spark-switchml.jar}:
  * it builds its data with Spark SQL, sums it through the switch ({@link SwitchMLAggregator}) and runs a
@@ -31,8 +30,7 @@ import java.util.function.Supplier;
  * <p>Arguments: {@code ROWS DIM PARTITIONS EXPECTED_WORKERS SEED}.
  */
 public final class DeployCheckApp {
-    private DeployCheckApp() {
-    }
+    private DeployCheckApp() {}
 
     public static void main(final String[] args) {
         final int rows = Integer.parseInt(args[0]);
@@ -41,7 +39,8 @@ public final class DeployCheckApp {
         final int expectedWorkers = Integer.parseInt(args[3]);
         final long seed = Long.parseLong(args[4]);
         System.out.println("DEPLOY-CHECK seed " + seed);
-        final SparkSession spark = SparkSession.builder().appName("switchml-deploy-check").getOrCreate();
+        final SparkSession spark =
+                SparkSession.builder().appName("switchml-deploy-check").getOrCreate();
         int code = 1;
         try {
             final String problem = check(spark, rows, dim, partitions, expectedWorkers, seed);
@@ -59,15 +58,23 @@ public final class DeployCheckApp {
         System.exit(code);
     }
 
-    private static String check(final SparkSession spark, final int rows, final int dim, final int partitions,
-                                final int expectedWorkers, final long seed) {
+    private static String check(
+            final SparkSession spark,
+            final int rows,
+            final int dim,
+            final int partitions,
+            final int expectedWorkers,
+            final long seed) {
         final JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         // Spark SQL makes the ids; a shuffle (repartition) sits between them and the aggregation.
-        final JavaRDD<double[]> vectors = spark.range(0, rows, 1, 7).toJavaRDD()
-                .map(id -> vector(seed, id, dim)).repartition(partitions).cache();
+        final JavaRDD<double[]> vectors = spark.range(0, rows, 1, 7)
+                .toJavaRDD()
+                .map(id -> vector(seed, id, dim))
+                .repartition(partitions)
+                .cache();
         final long t0 = System.nanoTime();
-        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(vectors.rdd(), dim, new double[dim],
-                DeployCheckApp::add);
+        final SwitchMLAggregator.Result r =
+                SwitchMLAggregator.aggregateWithInfo(vectors.rdd(), dim, new double[dim], DeployCheckApp::add);
         final double switchMs = (System.nanoTime() - t0) / 1e6;
         if (!r.viaSwitch()) {
             return "the sum did not go through the switch: " + r.fallbackReason();
@@ -82,7 +89,8 @@ public final class DeployCheckApp {
         }
         final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(5, 2, 0);
         final ReplicatedLoop.Result loop = ReplicatedLoop.run(vectors, new double[dim], dim, new Accumulate(), opts);
-        final ReplicatedLoop.Result onDriver = ReplicatedLoop.runOnDriver(vectors, new double[dim], dim, new Accumulate(), opts);
+        final ReplicatedLoop.Result onDriver =
+                ReplicatedLoop.runOnDriver(vectors, new double[dim], dim, new Accumulate(), opts);
         if (!loop.viaSwitch() || loop.iterations() != 5 || !loop.checkpoints().equals(List.of(2, 4, 5))) {
             return "replicated loop: viaSwitch " + loop.viaSwitch() + ", iterations " + loop.iterations()
                     + ", checkpoints " + loop.checkpoints();
@@ -115,9 +123,13 @@ public final class DeployCheckApp {
             target = s.requiredK() == Wire.P4_K ? "BMV2" : "SOFTWARE";
         } else if (reg instanceof EmbeddedSwitchRegistrar e) {
             final SwitchController c = e.controller();
-            read = () -> new SwitchTotals(new JobCounters(sum(c.readCounter(P4Names.JOB_PACKETS_IN), -1),
-                    sum(c.readCounter(P4Names.JOB_PACKETS_OUT), -1), sum(c.readCounter(P4Names.JOB_RETRANSMISSIONS), -1),
-                    jobDrops(c.readCounter(P4Names.JOB_DROPS))), c.readSwitchCounters());
+            read = () -> new SwitchTotals(
+                    new JobCounters(
+                            sum(c.readCounter(P4Names.JOB_PACKETS_IN), -1),
+                            sum(c.readCounter(P4Names.JOB_PACKETS_OUT), -1),
+                            sum(c.readCounter(P4Names.JOB_RETRANSMISSIONS), -1),
+                            jobDrops(c.readCounter(P4Names.JOB_DROPS))),
+                    c.readSwitchCounters());
             target = String.valueOf(c.target());
         } else {
             System.out.println("DEPLOY-CHECK COUNTERS unavailable: registrar " + reg);
@@ -134,8 +146,12 @@ public final class DeployCheckApp {
                 sb.append(' ').append(d).append('=').append(t.jobs().drops().get(d));
             }
             final SwitchCounters sw = t.switchWide();
-            sb.append(" switchMALFORMED=").append(sw.drops(DropReason.MALFORMED)).append(" switchUNKNOWN_JOB=")
-                    .append(sw.drops(DropReason.UNKNOWN_JOB)).append(" notSwitchml=").append(sw.notSwitchml());
+            sb.append(" switchMALFORMED=")
+                    .append(sw.drops(DropReason.MALFORMED))
+                    .append(" switchUNKNOWN_JOB=")
+                    .append(sw.drops(DropReason.UNKNOWN_JOB))
+                    .append(" notSwitchml=")
+                    .append(sw.notSwitchml());
             line = sb.toString();
             final long stale = t.jobs().drops().get(DropReason.STALE_SEQ);
             final long dup = t.jobs().drops().get(DropReason.DUPLICATE_PENDING);

@@ -1,5 +1,8 @@
 package org.switchml.it;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.feature.LabeledPoint;
 import org.apache.spark.ml.linalg.Vectors;
@@ -7,10 +10,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
 
 /**
  * A Spark application that trains the drop-in {@link SwitchMLLogisticRegression} with a checkpoint interval, fit
@@ -20,8 +19,7 @@ import java.util.SplittableRandom;
  * <p>Arguments: {@code ROWS FEATURES MAX_ITER FITS SEED}; {@code FITS} 0 fits until the process is killed.
  */
 public final class FitApp {
-    private FitApp() {
-    }
+    private FitApp() {}
 
     public static void main(final String[] args) {
         final int rows = Integer.parseInt(args[0]);
@@ -33,19 +31,23 @@ public final class FitApp {
         final SparkSession spark = SparkSession.builder().getOrCreate();
         try {
             final Dataset<Row> data = spark.createDataFrame(points(rows, features, seed), LabeledPoint.class)
-                    .repartition(4).cache();
+                    .repartition(4)
+                    .cache();
             for (int f = 1; fits == 0 || f <= fits; f++) {
                 final int fit = f;
                 final SwitchMLLogisticRegression lr = (SwitchMLLogisticRegression) new SwitchMLLogisticRegression()
-                        .setCheckpointInterval(2).setMaxIter(maxIter).setTol(0.0).setRegParam(1e-4);
+                        .setCheckpointInterval(2)
+                        .setMaxIter(maxIter)
+                        .setTol(0.0)
+                        .setRegParam(1e-4);
                 lr.setListener(r -> {
                     System.out.println("FIT-APP fit " + fit + " iteration " + r.iteration() + "/" + r.maxIter()
                             + " loss " + r.loss());
                     System.out.flush();
                 });
                 final LogisticRegressionModel model = lr.fit(data);
-                System.out.println("FIT-APP fit " + fit + " done after " + model.summary().totalIterations()
-                        + " iterations");
+                System.out.println(
+                        "FIT-APP fit " + fit + " done after " + model.summary().totalIterations() + " iterations");
             }
         } finally {
             spark.stop();

@@ -1,11 +1,7 @@
 package org.switchml.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.spark.SwitchMLAggregator;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,9 +15,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * Spark through a real BMv2: {@code p4/bmv2-net.sh up sp<pid> 3 --mgmt} gives a BMv2 switch and three hosts,
@@ -82,34 +79,68 @@ class Bmv2SparkIT {
         libraryJar = Path.of(System.getProperty("switchml.it.libraryJar"));
         appJar = Path.of(System.getProperty("switchml.it.appJar"));
         work = Path.of(System.getProperty("switchml.it.work")).resolve("bmv2");
-        jvmFlags = Arrays.asList(System.getProperty("switchml.it.jvmFlags", "").trim().split("\\s+"));
+        jvmFlags = Arrays.asList(
+                System.getProperty("switchml.it.jvmFlags", "").trim().split("\\s+"));
         repo = Path.of("").toAbsolutePath().getParent();
         Files.createDirectories(work);
 
-        final Run compile = run(Map.of("OUT", work.resolve("p4").toString()), 120, "bash",
+        final Run compile = run(
+                Map.of("OUT", work.resolve("p4").toString()),
+                120,
+                "bash",
                 repo.resolve("p4/compile.sh").toString());
         assertEquals(0, compile.code, "p4/compile.sh:\n" + compile.output);
         json = work.resolve("p4/switchml.json");
         cleanup = new Thread(Bmv2SparkIT::down, "bmv2-net-down-" + NET);
         Runtime.getRuntime().addShutdownHook(cleanup);
         run(Map.of(), 120, "bash", repo.resolve("p4/bmv2-net.sh").toString(), "gc");
-        final Run net = run(Map.of(), 60, "bash", repo.resolve("p4/bmv2-net.sh").toString(), "up", NET,
-                Integer.toString(HOSTS), "--mgmt", "--owner", Long.toString(ProcessHandle.current().pid()));
+        final Run net = run(
+                Map.of(),
+                60,
+                "bash",
+                repo.resolve("p4/bmv2-net.sh").toString(),
+                "up",
+                NET,
+                Integer.toString(HOSTS),
+                "--mgmt",
+                "--owner",
+                Long.toString(ProcessHandle.current().pid()));
         assertEquals(0, net.code, "bmv2-net.sh up:\n" + net.output);
         hosts = Files.writeString(work.resolve("hosts.txt"), net.stdout);
 
         final List<String> daemon = new ArrayList<>(jvmFlags);
         daemon.addAll(List.of("-Xmx256m", "-cp", sparkHome.resolve("jars") + "/*"));
-        final Jvm m = Jvm.start("master", work.resolve("master.log"), env("192.168.77.254"), netns("sw"), daemon,
-                "org.apache.spark.deploy.master.Master", List.of("--host", "192.168.77.254", "--port", "0",
-                        "--webui-port", "0"));
+        final Jvm m = Jvm.start(
+                "master",
+                work.resolve("master.log"),
+                env("192.168.77.254"),
+                netns("sw"),
+                daemon,
+                "org.apache.spark.deploy.master.Master",
+                List.of("--host", "192.168.77.254", "--port", "0", "--webui-port", "0"));
         cluster.add(m);
-        master = m.await("Starting Spark master at (spark://192\\.168\\.77\\.254:\\d+)", START_MS).group(1);
+        master = m.await("Starting Spark master at (spark://192\\.168\\.77\\.254:\\d+)", START_MS)
+                .group(1);
         for (int h = 1; h <= HOSTS; h++) {
-            cluster.add(Jvm.start("worker-h" + h, work.resolve("worker-h" + h + ".log"), env("192.168.77." + h),
-                    netns("h" + h), daemon, "org.apache.spark.deploy.worker.Worker", List.of("--host",
-                            "192.168.77." + h, "--cores", "2", "--memory", "2g", "--webui-port", "0", "--work-dir",
-                            work.resolve("worker-h" + h).toString(), master)));
+            cluster.add(Jvm.start(
+                    "worker-h" + h,
+                    work.resolve("worker-h" + h + ".log"),
+                    env("192.168.77." + h),
+                    netns("h" + h),
+                    daemon,
+                    "org.apache.spark.deploy.worker.Worker",
+                    List.of(
+                            "--host",
+                            "192.168.77." + h,
+                            "--cores",
+                            "2",
+                            "--memory",
+                            "2g",
+                            "--webui-port",
+                            "0",
+                            "--work-dir",
+                            work.resolve("worker-h" + h).toString(),
+                            master)));
         }
         for (int h = 1; h <= HOSTS; h++) {
             cluster.get(h).await("Successfully registered with master", START_MS);
@@ -132,8 +163,15 @@ class Bmv2SparkIT {
     }
 
     private static Map<String, String> env(final String localIp) {
-        return Map.of("SPARK_HOME", sparkHome.toString(), "SPARK_LOCAL_IP", localIp, "SPARK_SCALA_VERSION", "2.13",
-                "SPARK_LOG_DIR", work.resolve("logs").toString());
+        return Map.of(
+                "SPARK_HOME",
+                sparkHome.toString(),
+                "SPARK_LOCAL_IP",
+                localIp,
+                "SPARK_SCALA_VERSION",
+                "2.13",
+                "SPARK_LOG_DIR",
+                work.resolve("logs").toString());
     }
 
     @AfterAll
@@ -163,24 +201,50 @@ class Bmv2SparkIT {
     private static Jvm startDriver(final String name, final List<String> conf) throws Exception {
         final List<String> jvm = new ArrayList<>(jvmFlags);
         jvm.addAll(List.of("-Xmx768m", "-cp", sparkHome.resolve("jars") + "/*"));
-        final List<String> args = new ArrayList<>(List.of("--master", master, "--deploy-mode", "client",
-                "--name", name,
-                "--jars", libraryJar.toString(),
-                "--conf", "spark.plugins=org.switchml.spark.SwitchMLPlugin",
-                "--conf", "spark.driver.host=192.168.77.254",
-                "--conf", "spark.ui.enabled=false",
-                "--conf", "spark.executor.cores=1",
-                "--conf", "spark.cores.max=" + HOSTS,
-                "--conf", "spark.executor.memory=512m",
-                "--conf", "spark.locality.wait=0s"));
+        final List<String> args = new ArrayList<>(List.of(
+                "--master",
+                master,
+                "--deploy-mode",
+                "client",
+                "--name",
+                name,
+                "--jars",
+                libraryJar.toString(),
+                "--conf",
+                "spark.plugins=org.switchml.spark.SwitchMLPlugin",
+                "--conf",
+                "spark.driver.host=192.168.77.254",
+                "--conf",
+                "spark.ui.enabled=false",
+                "--conf",
+                "spark.executor.cores=1",
+                "--conf",
+                "spark.cores.max=" + HOSTS,
+                "--conf",
+                "spark.executor.memory=512m",
+                "--conf",
+                "spark.locality.wait=0s"));
         for (final String c : conf) {
             args.add("--conf");
             args.add(c);
         }
-        args.addAll(List.of("--class", DeployCheckApp.class.getName(), appJar.toString(),
-                "1200", "2000", "6", Integer.toString(HOSTS), Long.toString(SEED)));
-        return Jvm.start(name, work.resolve(name + ".log"), env("192.168.77.254"), netns("sw"), jvm,
-                "org.apache.spark.deploy.SparkSubmit", args);
+        args.addAll(List.of(
+                "--class",
+                DeployCheckApp.class.getName(),
+                appJar.toString(),
+                "1200",
+                "2000",
+                "6",
+                Integer.toString(HOSTS),
+                Long.toString(SEED)));
+        return Jvm.start(
+                name,
+                work.resolve(name + ".log"),
+                env("192.168.77.254"),
+                netns("sw"),
+                jvm,
+                "org.apache.spark.deploy.SparkSubmit",
+                args);
     }
 
     /** Runs DeployCheckApp from the switch's namespace; returns its counters line's values. */
@@ -189,11 +253,13 @@ class Bmv2SparkIT {
         try (Jvm driver = startDriver(name, conf)) {
             final int code = driver.awaitExit(RUN_MS);
             final String out = driver.output();
-            System.out.println("[it] " + name + " exited " + code + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+            System.out.println(
+                    "[it] " + name + " exited " + code + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             out.lines().filter(l -> l.startsWith("DEPLOY-CHECK")).forEach(l -> System.out.println("[it]   " + l));
             assertEquals(0, code, name + " failed:\n" + driver.tail(80));
             assertTrue(out.contains("DEPLOY-CHECK OK viaSwitch=true workers=" + HOSTS), driver.tail(80));
-            final Matcher m = Pattern.compile("DEPLOY-CHECK COUNTERS target=(\\S+) (.*)").matcher(out);
+            final Matcher m =
+                    Pattern.compile("DEPLOY-CHECK COUNTERS target=(\\S+) (.*)").matcher(out);
             assertTrue(m.find(), "no counters line:\n" + driver.tail(40));
             final Map<String, Long> counters = new HashMap<>();
             for (final String kv : m.group(2).trim().split("\\s+")) {
@@ -207,10 +273,13 @@ class Bmv2SparkIT {
     /** in − out = STALE_SEQ + DUPLICATE_PENDING (p4/README.md, "Counters"); no job saw a bad packet. */
     private static void checkBalance(final String what, final Map<String, Long> c) {
         assertTrue(c.get("in") > 0 && c.get("out") > 0, what + ": no packets counted: " + c);
-        assertEquals(c.get("STALE_SEQ") + c.get("DUPLICATE_PENDING"), c.get("in") - c.get("out"),
+        assertEquals(
+                c.get("STALE_SEQ") + c.get("DUPLICATE_PENDING"),
+                c.get("in") - c.get("out"),
                 what + ": packets in - out must be STALE_SEQ + DUPLICATE_PENDING: " + c);
-        for (final String bad : new String[] {"BAD_SECRET", "STALE_GENERATION", "UNKNOWN_SENDER", "WRONG_K", "BAD_SLOT",
-                "switchMALFORMED"}) {
+        for (final String bad : new String[] {
+            "BAD_SECRET", "STALE_GENERATION", "UNKNOWN_SENDER", "WRONG_K", "BAD_SLOT", "switchMALFORMED"
+        }) {
             assertEquals(0L, c.get(bad), what + ": " + bad + ": " + c);
         }
     }
@@ -227,22 +296,42 @@ class Bmv2SparkIT {
                 "spark.switchml.retransmitTimeout=200ms");
         final Map<String, Long> c;
         // The controller as an operator starts it: its launcher, from the built jars, in the switch's namespace.
-        try (Jvm controller = Jvm.launch("switchml-controller", work.resolve("controller.log"),
-                Map.of("CONTROLLER_HEAP", "384m"), netns("sw"), "switchml-controller", List.of("--p4runtime", "127.0.0.1:9559",
-                        "--p4-json", json.toString(), "--hosts", hosts.toString(), "--dataplane", "10.0.0.254:48864",
-                        "--service-port", "9560", "--token-file", token.toString()))) {
-            System.out.println("[it] " + controller.await("jobs 127\\.0\\.0\\.1:9560", START_MS).group());
+        try (Jvm controller = Jvm.launch(
+                "switchml-controller",
+                work.resolve("controller.log"),
+                Map.of("CONTROLLER_HEAP", "384m"),
+                netns("sw"),
+                "switchml-controller",
+                List.of(
+                        "--p4runtime",
+                        "127.0.0.1:9559",
+                        "--p4-json",
+                        json.toString(),
+                        "--hosts",
+                        hosts.toString(),
+                        "--dataplane",
+                        "10.0.0.254:48864",
+                        "--service-port",
+                        "9560",
+                        "--token-file",
+                        token.toString()))) {
+            System.out.println("[it] "
+                    + controller.await("jobs 127\\.0\\.0\\.1:9560", START_MS).group());
             c = submit("submit-bmv2", shared);
             // Two applications at once, each with an executor behind every switch port: both through BMv2.
             final List<Jvm> both = List.of(startDriver("submit-bmv2-a", shared), startDriver("submit-bmv2-b", shared));
             try {
                 for (final Jvm d : both) {
                     final int code = d.awaitExit(RUN_MS);
-                    d.output().lines().filter(l -> l.startsWith("DEPLOY-CHECK OK"))
+                    d.output()
+                            .lines()
+                            .filter(l -> l.startsWith("DEPLOY-CHECK OK"))
                             .forEach(l -> System.out.println("[it]   " + l));
                     assertEquals(0, code, d.tail(80));
-                    assertTrue(d.output().contains("DEPLOY-CHECK OK viaSwitch=true workers=" + HOSTS)
-                            && d.output().contains("fallbacks=0"), d.tail(80));
+                    assertTrue(
+                            d.output().contains("DEPLOY-CHECK OK viaSwitch=true workers=" + HOSTS)
+                                    && d.output().contains("fallbacks=0"),
+                            d.tail(80));
                 }
             } finally {
                 for (final Jvm d : both) {
@@ -264,15 +353,15 @@ class Bmv2SparkIT {
     }
 
     /** A finished command: exit code, stdout, and stdout+stderr. */
-    private record Run(int code, String stdout, String output) {
-    }
+    private record Run(int code, String stdout, String output) {}
 
     private static Run run(final Map<String, String> env, final long timeoutS, final String... cmd)
             throws IOException, InterruptedException {
         final Path out = Files.createTempFile("bmv2-it", ".out");
         final Path err = Files.createTempFile("bmv2-it", ".err");
         try {
-            final ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+            final ProcessBuilder pb =
+                    new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
             pb.environment().putAll(env);
             final Process p = pb.start();
             if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {

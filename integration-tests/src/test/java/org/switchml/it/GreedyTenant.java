@@ -1,12 +1,9 @@
 package org.switchml.it;
 
-import org.switchml.auth.BearerToken;
-import org.switchml.auth.TlsFiles;
-import org.switchml.protocol.JobSpec;
-import org.switchml.service.JobDesk;
-import org.switchml.service.JobServiceClient;
-import org.switchml.service.JobServiceException;
-import org.switchml.service.Quotas;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -15,11 +12,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.TlsFiles;
+import org.switchml.protocol.JobSpec;
+import org.switchml.service.JobDesk;
+import org.switchml.service.JobServiceClient;
+import org.switchml.service.JobServiceException;
+import org.switchml.service.Quotas;
 
 /**
  * A tenant of a shared switch with a token of its own that asks for everything it can: every slot in one job, 128
@@ -67,8 +66,8 @@ final class GreedyTenant implements AutoCloseable {
      * the other tenants' application names, which no message to it may contain.
      */
     static GreedyTenant run(final int port, final BearerToken token, final long renewMs, final List<String> others) {
-        final JobServiceClient c = JobServiceClient.connect("127.0.0.1", port,
-                TlsFiles.client("", "", "", token, "127.0.0.1", "the job service"));
+        final JobServiceClient c = JobServiceClient.connect(
+                "127.0.0.1", port, TlsFiles.client("", "", "", token, "127.0.0.1", "the job service"));
         final List<JobDesk.Grant> sessions = new CopyOnWriteArrayList<>();
         final GreedyTenant greedy = new GreedyTenant(c, sessions, renewMs);
         final List<String> told = new ArrayList<>();
@@ -77,8 +76,16 @@ final class GreedyTenant implements AutoCloseable {
         final Quotas q = g.quotas();
         assertNotNull(q, "the service reports no quotas");
         try {
-            c.create(g.sessionId(), new JobSpec(g.jobIdBase(), 0, 0, 64, g.switchDescription().poolSlots(),
-                    List.of(new InetSocketAddress("127.0.0.1", 48000))), 0);
+            c.create(
+                    g.sessionId(),
+                    new JobSpec(
+                            g.jobIdBase(),
+                            0,
+                            0,
+                            64,
+                            g.switchDescription().poolSlots(),
+                            List.of(new InetSocketAddress("127.0.0.1", 48000))),
+                    0);
             throw new AssertionError("a job of every slot was installed");
         } catch (final JobServiceException e) {
             assertEquals(JobServiceException.Kind.OVER_QUOTA, e.kind(), e.getMessage());
@@ -95,7 +102,8 @@ final class GreedyTenant implements AutoCloseable {
         }
         assertNotNull(tooMany, "128 sessions were opened");
         assertEquals(JobServiceException.Kind.OVER_QUOTA, tooMany.kind(), tooMany.getMessage());
-        assertTrue(tooMany.getMessage().contains("quota of sessions per token (" + q.sessionsPerToken()),
+        assertTrue(
+                tooMany.getMessage().contains("quota of sessions per token (" + q.sessionsPerToken()),
                 tooMany.getMessage());
         told.add(tooMany.getMessage());
         int held = 0;
@@ -103,8 +111,16 @@ final class GreedyTenant implements AutoCloseable {
         for (int s = 0; s < sessions.size() && share == null; s++) {
             for (int j = 0; j < q.jobsPerSession() && share == null; j++) {
                 try {
-                    c.create(sessions.get(s).sessionId(), new JobSpec(sessions.get(s).jobIdBase() + 100 + j, 0, 0, 64,
-                            q.slotsPerJob(), List.of(new InetSocketAddress("127.0.0.1", 49000 + held))), 0);
+                    c.create(
+                            sessions.get(s).sessionId(),
+                            new JobSpec(
+                                    sessions.get(s).jobIdBase() + 100 + j,
+                                    0,
+                                    0,
+                                    64,
+                                    q.slotsPerJob(),
+                                    List.of(new InetSocketAddress("127.0.0.1", 49000 + held))),
+                            0);
                     held++;
                 } catch (final JobServiceException e) {
                     share = e;

@@ -26,14 +26,27 @@ final class Jvm implements AutoCloseable {
     }
 
     /** Starts {@code java jvmArgs... mainClass args...} with {@code env} added, output to {@code log}. */
-    static Jvm start(final String name, final Path log, final Map<String, String> env, final List<String> jvmArgs,
-                     final String mainClass, final List<String> args) throws IOException {
+    static Jvm start(
+            final String name,
+            final Path log,
+            final Map<String, String> env,
+            final List<String> jvmArgs,
+            final String mainClass,
+            final List<String> args)
+            throws IOException {
         return start(name, log, env, List.of(), jvmArgs, mainClass, args);
     }
 
     /** {@link #start} behind {@code prefix} (e.g. {@code ip netns exec NS}: the JVM runs in that namespace). */
-    static Jvm start(final String name, final Path log, final Map<String, String> env, final List<String> prefix,
-                     final List<String> jvmArgs, final String mainClass, final List<String> args) throws IOException {
+    static Jvm start(
+            final String name,
+            final Path log,
+            final Map<String, String> env,
+            final List<String> prefix,
+            final List<String> jvmArgs,
+            final String mainClass,
+            final List<String> args)
+            throws IOException {
         final List<String> cmd = new ArrayList<>(prefix);
         cmd.add(java());
         cmd.addAll(jvmArgs);
@@ -47,8 +60,14 @@ final class Jvm implements AutoCloseable {
      * user runs it, with {@code env} added: the launcher finds this JVM's java through {@code JAVA} and uses the
      * jars of the build as they are ({@code SWITCHML_NO_BUILD=1}: a test must not start Maven).
      */
-    static Jvm launch(final String name, final Path log, final Map<String, String> env, final List<String> prefix,
-                      final String launcher, final List<String> args) throws IOException {
+    static Jvm launch(
+            final String name,
+            final Path log,
+            final Map<String, String> env,
+            final List<String> prefix,
+            final String launcher,
+            final List<String> args)
+            throws IOException {
         final Path script = Path.of(System.getProperty("switchml.it.root"), "bin", launcher);
         if (!Files.isExecutable(script)) {
             throw new AssertionError(script + " is not an executable launcher");
@@ -70,9 +89,11 @@ final class Jvm implements AutoCloseable {
     private static Jvm spawn(final String name, final Path log, final Map<String, String> env, final List<String> cmd)
             throws IOException {
         Files.createDirectories(log.getParent());
-        final ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        final ProcessBuilder pb =
+                new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
         pb.environment().putAll(env);
-        System.out.println("[it] starting " + name + ": " + String.join(" ", cmd).replaceAll("--add-opens=\\S+ ", ""));
+        System.out.println(
+                "[it] starting " + name + ": " + String.join(" ", cmd).replaceAll("--add-opens=\\S+ ", ""));
         return new Jvm(name, pb.start(), log);
     }
 
@@ -97,8 +118,8 @@ final class Jvm implements AutoCloseable {
                 return m;
             }
             if (!process.isAlive()) {
-                throw new AssertionError(name + " exited (" + process.exitValue() + ") before printing /" + regex
-                        + "/:\n" + tail(40));
+                throw new AssertionError(
+                        name + " exited (" + process.exitValue() + ") before printing /" + regex + "/:\n" + tail(40));
             }
             // Polls a file another process writes; the bound is the loop's deadline.
             TimeUnit.MILLISECONDS.sleep(100);

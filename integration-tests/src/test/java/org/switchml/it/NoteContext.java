@@ -1,13 +1,12 @@
 package org.switchml.it;
 
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
-
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 
 /**
  * The {@code z} that {@link ZeppelinSparkInterpreter} binds in the notes' Scala paragraphs: the part of Zeppelin's
@@ -25,8 +24,7 @@ public final class NoteContext {
      * @param rows      the number of rows rendered
      * @param text      the {@code %table} text
      */
-    record Shown(String paragraph, List<String> columns, int rows, String text) {
-    }
+    record Shown(String paragraph, List<String> columns, int rows, String text) {}
 
     private final Map<String, String> forms;
     private final int maxResult;
@@ -51,12 +49,14 @@ public final class NoteContext {
     /** Renders at most {@code limit} rows of a DataFrame (or Dataset) as a {@code %table} result. */
     public void show(final Object o, final int limit) {
         if (!(o instanceof Dataset<?> ds)) {
-            throw new IllegalArgumentException("z.show takes a DataFrame here, not " + (o == null ? "null" : o.getClass()));
+            throw new IllegalArgumentException(
+                    "z.show takes a DataFrame here, not " + (o == null ? "null" : o.getClass()));
         }
         final Dataset<Row> df = ds.toDF();
         final List<String> columns = List.of(df.columns());
         final List<Row> rows = df.takeAsList(limit);
-        final StringBuilder t = new StringBuilder("%table ").append(String.join("\t", columns)).append('\n');
+        final StringBuilder t =
+                new StringBuilder("%table ").append(String.join("\t", columns)).append('\n');
         for (final Row row : rows) {
             for (int i = 0; i < row.length(); i++) {
                 t.append(i == 0 ? "" : "\t").append(String.valueOf(row.get(i)).replaceAll("[\t\n]", " "));

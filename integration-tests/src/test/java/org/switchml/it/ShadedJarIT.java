@@ -1,7 +1,7 @@
 package org.switchml.it;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,9 +22,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The jar users put on {@code --jars}: every class in it lives under {@code org.switchml}, so nothing in it can
@@ -57,8 +56,9 @@ class ShadedJarIT {
             }
         }
         assertTrue(classes > 1000, "the shaded jar holds only " + classes + " classes");
-        assertTrue(foreign.isEmpty(), "classes outside org.switchml in the shaded jar: "
-                + foreign.subList(0, Math.min(20, foreign.size())));
+        assertTrue(
+                foreign.isEmpty(),
+                "classes outside org.switchml in the shaded jar: " + foreign.subList(0, Math.min(20, foreign.size())));
     }
 
     /** {@code java -jar} on the jar says what it is, with the pom's version, and refuses an unknown argument. */
@@ -69,16 +69,24 @@ class ShadedJarIT {
         final Run run = javaJar();
         assertEquals(0, run.code(), run.err());
         final List<String> lines = run.out().lines().toList();
-        assertTrue(lines.get(0).startsWith("spark-switchml " + version + ": SwitchML in-network aggregation for Apache "
-                + "Spark 4.0."), lines.get(0));
-        assertTrue(run.out().contains("spark-submit --jars " + libraryJar().getFileName()
-                + " --conf spark.plugins=org.switchml.spark.SwitchMLPlugin"), run.out());
+        assertTrue(
+                lines.get(0)
+                        .startsWith("spark-switchml " + version + ": SwitchML in-network aggregation for Apache "
+                                + "Spark 4.0."),
+                lines.get(0));
+        assertTrue(
+                run.out()
+                        .contains("spark-submit --jars " + libraryJar().getFileName()
+                                + " --conf spark.plugins=org.switchml.spark.SwitchMLPlugin"),
+                run.out());
         assertEquals(List.of(version), javaJar("--version").out().lines().toList());
         final Run bad = javaJar("--bogus");
         assertEquals(2, bad.code());
         assertEquals(1, bad.err().lines().count(), bad.err());
         try (JarFile jar = new JarFile(libraryJar().toFile())) {
-            assertEquals("org.switchml.Version", jar.getManifest().getMainAttributes().getValue("Main-Class"));
+            assertEquals(
+                    "org.switchml.Version",
+                    jar.getManifest().getMainAttributes().getValue("Main-Class"));
             assertEquals(version, jar.getManifest().getMainAttributes().getValue("Implementation-Version"));
         }
     }
@@ -93,14 +101,18 @@ class ShadedJarIT {
         final Path root = Path.of(System.getProperty("switchml.it.root"));
         try (JarFile jar = new JarFile(libraryJar().toFile())) {
             assertEquals(Files.readString(root.resolve("LICENSE")), text(jar, "META-INF/LICENSE"));
-            for (final String other : new String[] {"META-INF/LICENSE.txt", "META-INF/LICENSE.md", "META-INF/NOTICE.txt"}) {
+            for (final String other :
+                    new String[] {"META-INF/LICENSE.txt", "META-INF/LICENSE.md", "META-INF/NOTICE.txt"}) {
                 assertTrue(jar.getJarEntry(other) == null, other + " is in the jar");
             }
             final String notice = text(jar, "META-INF/NOTICE");
             final String ours = Files.readString(root.resolve("NOTICE"));
             final String firstParagraph = ours.substring(0, ours.indexOf("\n\n") + 1);
             assertTrue(notice.strip().startsWith(firstParagraph.strip()), notice);
-            assertTrue(notice.contains(ours.substring(ours.indexOf("This product is licensed")).strip()), notice);
+            assertTrue(
+                    notice.contains(ours.substring(ours.indexOf("This product is licensed"))
+                            .strip()),
+                    notice);
             assertTrue(notice.contains("The Netty Project"), "Netty's notice is missing: " + notice);
 
             final String thirdParty = text(jar, "META-INF/LICENSE-THIRD-PARTY.txt");
@@ -133,8 +145,12 @@ class ShadedJarIT {
                 final String name = e.nextElement().getName();
                 if (name.startsWith(SHADED) && name.endsWith(".class")) {
                     final String[] part = name.substring(SHADED.length()).split("/");
-                    roots.add(part[0].equals("com") ? part[0] + "/" + part[1] + "/" + part[2]
-                            : Set.of("io", "org", "javax").contains(part[0]) ? part[0] + "/" + part[1] : part[0]);
+                    roots.add(
+                            part[0].equals("com")
+                                    ? part[0] + "/" + part[1] + "/" + part[2]
+                                    : Set.of("io", "org", "javax").contains(part[0])
+                                            ? part[0] + "/" + part[1]
+                                            : part[0]);
                 }
             }
             assertTrue(roots.size() >= 10, "relocated packages: " + roots);
@@ -145,8 +161,10 @@ class ShadedJarIT {
                     unlisted.add(r + (library == null ? "" : " (" + library + ")"));
                 }
             }
-            assertTrue(unlisted.isEmpty(), "relocated packages whose library META-INF/LICENSE-THIRD-PARTY.txt does not "
-                    + "name: " + unlisted);
+            assertTrue(
+                    unlisted.isEmpty(),
+                    "relocated packages whose library META-INF/LICENSE-THIRD-PARTY.txt does not " + "name: "
+                            + unlisted);
         }
     }
 
@@ -160,13 +178,14 @@ class ShadedJarIT {
         }
     }
 
-    private record Run(int code, String out, String err) {
-    }
+    private record Run(int code, String out, String err) {}
 
     /** {@code java -jar} on the library jar with {@code args}, with this JVM's java, bounded. */
     private static Run javaJar(final String... args) throws Exception {
-        final List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", libraryJar().toString()));
+        final List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                libraryJar().toString()));
         cmd.addAll(List.of(args));
         final Process p = new ProcessBuilder(cmd).start();
         final CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()));
@@ -192,19 +211,27 @@ class ShadedJarIT {
     void aSparkConnectServerFindsThePluginAndItsDropInsAndNothingOfItsOwn() throws Exception {
         try (JarFile jar = new JarFile(libraryJar().toFile())) {
             assertTrue(jar.getJarEntry("org/switchml/spark/connect/SwitchMLBackend.class") != null, "no plugin");
-            final List<String> estimators = text(jar, "META-INF/services/org.apache.spark.ml.Estimator").lines()
-                    .map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
-            assertEquals(List.of("org.switchml.spark.ml.classification.SwitchMLLogisticRegression",
-                    "org.switchml.spark.ml.classification.SwitchMLLinearSVC",
-                    "org.switchml.spark.ml.regression.SwitchMLLinearRegression"), estimators);
+            final List<String> estimators = text(jar, "META-INF/services/org.apache.spark.ml.Estimator")
+                    .lines()
+                    .map(String::strip)
+                    .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                    .toList();
+            assertEquals(
+                    List.of(
+                            "org.switchml.spark.ml.classification.SwitchMLLogisticRegression",
+                            "org.switchml.spark.ml.classification.SwitchMLLinearSVC",
+                            "org.switchml.spark.ml.regression.SwitchMLLinearRegression"),
+                    estimators);
             for (final String provider : estimators) {
                 assertTrue(jar.getJarEntry(provider.replace('.', '/') + ".class") != null, provider);
             }
             final List<String> foreign = new ArrayList<>();
             for (Enumeration<JarEntry> e = jar.entries(); e.hasMoreElements(); ) {
                 final String name = e.nextElement().getName();
-                if (name.startsWith("org/apache/spark/") || name.startsWith("org/sparkproject/")
-                        || name.startsWith("spark/connect/") || name.startsWith("META-INF/services/org.sparkproject")) {
+                if (name.startsWith("org/apache/spark/")
+                        || name.startsWith("org/sparkproject/")
+                        || name.startsWith("spark/connect/")
+                        || name.startsWith("META-INF/services/org.sparkproject")) {
                     foreign.add(name);
                 }
             }
@@ -215,14 +242,16 @@ class ShadedJarIT {
     @Test
     void p4RuntimeKeepsItsWireNames() throws Exception {
         // The class is relocated, but the gRPC service name must stay what every P4Runtime server serves.
-        try (URLClassLoader loader = new URLClassLoader(new URL[] {libraryJar().toUri().toURL()},
-                ClassLoader.getPlatformClassLoader())) {
+        try (URLClassLoader loader =
+                new URLClassLoader(new URL[] {libraryJar().toUri().toURL()}, ClassLoader.getPlatformClassLoader())) {
             final Class<?> grpc = Class.forName("org.switchml.shaded.p4.v1.P4RuntimeGrpc", false, loader);
             assertEquals("p4.v1.P4Runtime", grpc.getField("SERVICE_NAME").get(null));
-            final Class<?> write = Class.forName("org.switchml.shaded.p4.v1.P4RuntimeOuterClass$WriteRequest", true,
-                    loader);
+            final Class<?> write =
+                    Class.forName("org.switchml.shaded.p4.v1.P4RuntimeOuterClass$WriteRequest", true, loader);
             final Object descriptor = write.getMethod("getDescriptor").invoke(null);
-            assertEquals("p4.v1.WriteRequest", descriptor.getClass().getMethod("getFullName").invoke(descriptor));
+            assertEquals(
+                    "p4.v1.WriteRequest",
+                    descriptor.getClass().getMethod("getFullName").invoke(descriptor));
         }
     }
 }

@@ -1,17 +1,10 @@
 package org.switchml.it;
 
-import org.apache.spark.connect.proto.Command;
-import org.apache.spark.connect.proto.Plan;
-import org.apache.spark.connect.proto.Relation;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.switchml.auth.BearerToken;
-import org.switchml.auth.TlsFiles;
-import org.switchml.examples.ConnectMl;
-import org.switchml.service.JobServiceClient;
-import org.switchml.service.Occupancy;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -36,12 +29,18 @@ import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.apache.spark.connect.proto.Command;
+import org.apache.spark.connect.proto.Plan;
+import org.apache.spark.connect.proto.Relation;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.TlsFiles;
+import org.switchml.examples.ConnectMl;
+import org.switchml.service.JobServiceClient;
+import org.switchml.service.Occupancy;
 
 /**
  * Spark Connect through the user's door: a Connect server started from Spark's own jars by
@@ -68,6 +67,7 @@ class SparkConnectIT {
     private static final String BACKEND_KEY = "spark.connect.ml.backend.classes";
     /** The server's bounds: a stuck allreduce, and a reattachable execution without its client. */
     private static final long RESULT_TIMEOUT_MS = 10_000;
+
     private static final long DETACHED_TIMEOUT_MS = 1_000;
     private static final long MAINTENANCE_MS = 250;
     private static final long STREAM_MS = 2_000;
@@ -102,43 +102,84 @@ class SparkConnectIT {
 
         final String token = "connect-server-token-" + SEED;
         final Path tokenFile = privateFile(work.resolve("switch.token"), token + "\n");
-        sw = Jvm.launch("switchml-switch", work.resolve("switch.log"), Map.of("SWITCH_HEAP", "512m"), List.of(),
-                "switchml-switch", List.of("--port", "0", "--lanes", "2", "--service-port", "0", "--token-file",
-                        tokenFile.toString(), "--renew-interval-ms", "2000")); // five JVMs on two cores: see SharedSwitchIT
+        sw = Jvm.launch(
+                "switchml-switch",
+                work.resolve("switch.log"),
+                Map.of("SWITCH_HEAP", "512m"),
+                List.of(),
+                "switchml-switch",
+                List.of(
+                        "--port",
+                        "0",
+                        "--lanes",
+                        "2",
+                        "--service-port",
+                        "0",
+                        "--token-file",
+                        tokenFile.toString(),
+                        "--renew-interval-ms",
+                        "2000")); // five JVMs on two cores: see SharedSwitchIT
         final Matcher ready = sw.await("jobs 127\\.0\\.0\\.1:(\\d+)", START_MS);
         final int servicePort = Integer.parseInt(ready.group(1));
-        operator = JobServiceClient.connect("127.0.0.1", servicePort,
+        operator = JobServiceClient.connect(
+                "127.0.0.1",
+                servicePort,
                 TlsFiles.client("", "", "", BearerToken.of(token), "127.0.0.1", "the job service"));
 
-        final Map<String, String> env = Map.of("SPARK_HOME", sparkHome.toString(), "SPARK_LOCAL_IP", "127.0.0.1",
-                "SPARK_SCALA_VERSION", "2.13");
-        final List<String> args = new ArrayList<>(List.of("--master", "local-cluster[2,2,1024]",
-                "--driver-memory", "1g",
-                "--jars", connectJar.toString(),
-                "--conf", BACKEND_KEY + "=" + PLUGIN,
-                "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-                "--conf", "spark.connect.grpc.binding.port=0",
-                "--conf", "spark.connect.execute.manager.detachedTimeout=" + DETACHED_TIMEOUT_MS + "ms",
-                "--conf", "spark.connect.execute.manager.maintenanceInterval=" + MAINTENANCE_MS + "ms",
+        final Map<String, String> env = Map.of(
+                "SPARK_HOME", sparkHome.toString(), "SPARK_LOCAL_IP", "127.0.0.1", "SPARK_SCALA_VERSION", "2.13");
+        final List<String> args = new ArrayList<>(List.of(
+                "--master",
+                "local-cluster[2,2,1024]",
+                "--driver-memory",
+                "1g",
+                "--jars",
+                connectJar.toString(),
+                "--conf",
+                BACKEND_KEY + "=" + PLUGIN,
+                "--conf",
+                "spark.connect.grpc.binding.address=127.0.0.1",
+                "--conf",
+                "spark.connect.grpc.binding.port=0",
+                "--conf",
+                "spark.connect.execute.manager.detachedTimeout=" + DETACHED_TIMEOUT_MS + "ms",
+                "--conf",
+                "spark.connect.execute.manager.maintenanceInterval=" + MAINTENANCE_MS + "ms",
                 // A server notices a client gone only when its response stream ends: at most this long after it
                 // began (default 2 minutes); a live client reattaches then, as ConnectMl and PySpark do.
-                "--conf", "spark.connect.execute.reattachable.senderMaxStreamDuration=" + STREAM_MS + "ms",
-                "--conf", "spark.driver.host=127.0.0.1",
-                "--conf", "spark.ui.enabled=false",
-                "--conf", "spark.sql.files.maxPartitionBytes=" + (Files.size(data) / 2 + 1),
-                "--conf", "spark.switchml.jobService.address=127.0.0.1:" + servicePort,
-                "--conf", "spark.switchml.auth.tokenFile=" + tokenFile,
-                "--conf", "spark.switchml.resultTimeout=" + RESULT_TIMEOUT_MS + "ms",
+                "--conf",
+                "spark.connect.execute.reattachable.senderMaxStreamDuration=" + STREAM_MS + "ms",
+                "--conf",
+                "spark.driver.host=127.0.0.1",
+                "--conf",
+                "spark.ui.enabled=false",
+                "--conf",
+                "spark.sql.files.maxPartitionBytes=" + (Files.size(data) / 2 + 1),
+                "--conf",
+                "spark.switchml.jobService.address=127.0.0.1:" + servicePort,
+                "--conf",
+                "spark.switchml.auth.tokenFile=" + tokenFile,
+                "--conf",
+                "spark.switchml.resultTimeout=" + RESULT_TIMEOUT_MS + "ms",
                 // Two executors: sums taken in one executor's memory would send nothing through the switch.
-                "--conf", "spark.switchml.localShortcut=false",
-                "--conf", "spark.metrics.conf.driver.sink.csv.class=org.apache.spark.metrics.sink.CsvSink",
-                "--conf", "spark.metrics.conf.driver.sink.csv.directory=" + metrics,
-                "--conf", "spark.metrics.conf.driver.sink.csv.period=1",
-                "--conf", "spark.metrics.conf.driver.sink.csv.unit=seconds",
-                "--class", "org.apache.spark.sql.connect.service.SparkConnectServer", "spark-internal"));
+                "--conf",
+                "spark.switchml.localShortcut=false",
+                "--conf",
+                "spark.metrics.conf.driver.sink.csv.class=org.apache.spark.metrics.sink.CsvSink",
+                "--conf",
+                "spark.metrics.conf.driver.sink.csv.directory=" + metrics,
+                "--conf",
+                "spark.metrics.conf.driver.sink.csv.period=1",
+                "--conf",
+                "spark.metrics.conf.driver.sink.csv.unit=seconds",
+                "--class",
+                "org.apache.spark.sql.connect.service.SparkConnectServer",
+                "spark-internal"));
         server = Jvm.launch("connect-server", work.resolve("server.log"), env, List.of(), "switchml-submit", args);
-        port = Integer.parseInt(server.await("Spark Connect server started at: \\S+:(\\d+)", START_MS).group(1));
-        System.out.println("[it] Connect server on 127.0.0.1:" + port + ", switch job service on 127.0.0.1:" + servicePort);
+        port = Integer.parseInt(server.await("Spark Connect server started at: \\S+:(\\d+)", START_MS)
+                .group(1));
+        System.out.println(
+                "[it] Connect server on 127.0.0.1:" + port + ", switch job service on 127.0.0.1:" + servicePort);
         client = ConnectMl.connect("127.0.0.1", port, CALL_MS);
     }
 
@@ -168,53 +209,63 @@ class SparkConnectIT {
         final long metricBefore = driverCounter("switch.packetsIn");
 
         final String uid = uid();
-        final String model = client.fit(ConnectMl.LOGISTIC_REGRESSION, uid, params, client.read("libsvm", data.toString()));
+        final String model =
+                client.fit(ConnectMl.LOGISTIC_REGRESSION, uid, params, client.read("libsvm", data.toString()));
         final String report = fitReport(uid);
         System.out.println("[it] " + report);
         assertTrue(report.contains("viaSwitch=true") && report.contains("fallbacks=0"), report);
         final long reportedIn = Long.parseLong(field(report, "packetsIn"));
         assertTrue(reportedIn > 0, "the drop-in sent nothing through the switch: " + report);
         final long switchAfter = operator.totals().jobs().packetsIn();
-        assertTrue(switchAfter - switchBefore >= reportedIn, "the switch counted " + (switchAfter - switchBefore)
-                + " packets of the fit, the drop-in " + reportedIn);
+        assertTrue(
+                switchAfter - switchBefore >= reportedIn,
+                "the switch counted " + (switchAfter - switchBefore) + " packets of the fit, the drop-in "
+                        + reportedIn);
         final long metric = awaitDriverCounter("switch.packetsIn", v -> v >= metricBefore + reportedIn);
         System.out.println("[it] switch packets in: switch " + switchBefore + " -> " + switchAfter + ", driver metric "
                 + metricBefore + " -> " + metric);
 
         final Fitted viaSwitch = fetch(client, model);
-        assertEquals(viaSwitch.history.length, viaSwitch.iterations + 1, "objectiveHistory has totalIterations + 1 values");
-        assertTrue(viaSwitch.iterations > 3 && viaSwitch.history[viaSwitch.iterations] < viaSwitch.history[0],
+        assertEquals(
+                viaSwitch.history.length, viaSwitch.iterations + 1, "objectiveHistory has totalIterations + 1 values");
+        assertTrue(
+                viaSwitch.iterations > 3 && viaSwitch.history[viaSwitch.iterations] < viaSwitch.history[0],
                 "no descent: " + Arrays.toString(viaSwitch.history));
 
         // The same request in a session that unset the plugin: stock MLlib, the switch untouched.
         try (ConnectMl stockSession = client.newSession()) {
             stockSession.unsetConf(BACKEND_KEY);
-            assertTrue(stockSession.getConf(BACKEND_KEY) == null || stockSession.getConf(BACKEND_KEY).isEmpty());
+            assertTrue(stockSession.getConf(BACKEND_KEY) == null
+                    || stockSession.getConf(BACKEND_KEY).isEmpty());
             final String stockUid = uid();
             final long before = operator.totals().jobs().packetsIn();
-            final String stockModel = stockSession.fit(ConnectMl.LOGISTIC_REGRESSION, stockUid, params,
-                    stockSession.read("libsvm", data.toString()));
+            final String stockModel = stockSession.fit(
+                    ConnectMl.LOGISTIC_REGRESSION, stockUid, params, stockSession.read("libsvm", data.toString()));
             assertEquals(before, operator.totals().jobs().packetsIn(), "the stock fit went through the switch");
-            assertFalse(server.output().contains(stockUid + ": FitReport"), "the drop-in trained the stock session's fit");
+            assertFalse(
+                    server.output().contains(stockUid + ": FitReport"), "the drop-in trained the stock session's fit");
             final Fitted stock = fetch(stockSession, stockModel);
             final double rel = relativeL2(viaSwitch.withIntercept(), stock.withIntercept());
             final double fSwitch = viaSwitch.history[viaSwitch.iterations];
             final double fStock = stock.history[stock.iterations];
-            System.out.printf("[it] through the switch vs stock MLlib: coefficients differ by %.3e (relative L2), "
-                    + "objective %.12f vs %.12f, %d vs %d iterations%n", rel, fSwitch, fStock, viaSwitch.iterations,
-                    stock.iterations);
+            System.out.printf(
+                    "[it] through the switch vs stock MLlib: coefficients differ by %.3e (relative L2), "
+                            + "objective %.12f vs %.12f, %d vs %d iterations%n",
+                    rel, fSwitch, fStock, viaSwitch.iterations, stock.iterations);
             // The drop-in's parity criteria (MllibParity): coefficients within 1e-3, objective within 1e-6 or lower.
             assertTrue(rel <= 1e-3, "coefficients differ by " + rel);
             assertTrue(fSwitch <= fStock * (1 + 1e-6), fSwitch + " vs stock " + fStock);
         }
 
         // model.transform(df).select("label", "prediction"): the model's own predictions.
-        final List<List<Object>> predicted = client.collect(client.select(client.transform(model, params,
-                client.read("libsvm", data.toString())), "label", "prediction"));
+        final List<List<Object>> predicted = client.collect(client.select(
+                client.transform(model, params, client.read("libsvm", data.toString())), "label", "prediction"));
         assertEquals(rows.size(), predicted.size());
-        final long right = predicted.stream().filter(r -> r.get(0).equals(r.get(1))).count();
+        final long right =
+                predicted.stream().filter(r -> r.get(0).equals(r.get(1))).count();
         final long rightLocally = rows.stream()
-                .filter(r -> (margin(viaSwitch.coefficients, viaSwitch.intercept, r) > 0 ? 1.0 : 0.0) == r[0]).count();
+                .filter(r -> (margin(viaSwitch.coefficients, viaSwitch.intercept, r) > 0 ? 1.0 : 0.0) == r[0])
+                .count();
         System.out.println("[it] transform: " + right + " of " + predicted.size() + " right, " + rightLocally
                 + " from the fetched coefficients");
         assertEquals(rightLocally, right);
@@ -234,14 +285,17 @@ class SparkConnectIT {
         final String savedUid = uid();
         try (ConnectMl stockSession = client.newSession()) {
             stockSession.unsetConf(BACKEND_KEY);
-            stockSession.saveEstimator(ConnectMl.LOGISTIC_REGRESSION, savedUid, params(7, 0.5), estimator.toString(),
-                    true);
+            stockSession.saveEstimator(
+                    ConnectMl.LOGISTIC_REGRESSION, savedUid, params(7, 0.5), estimator.toString(), true);
         }
         assertEquals(ConnectMl.LOGISTIC_REGRESSION, savedClass(estimator));
         final ConnectMl.Loaded lr = client.loadEstimator(ConnectMl.LOGISTIC_REGRESSION, estimator.toString());
         assertEquals(savedUid, lr.uid());
         assertEquals(7, ConnectMl.asInt(lr.params().get("maxIter")), lr.params().toString());
-        assertEquals(0.5, ConnectMl.asDouble(lr.params().get("regParam")), lr.params().toString());
+        assertEquals(
+                0.5,
+                ConnectMl.asDouble(lr.params().get("regParam")),
+                lr.params().toString());
     }
 
     /**
@@ -250,8 +304,8 @@ class SparkConnectIT {
      */
     @Test
     void stockLinearSvcAndLinearRegressionTrainThroughTheSwitch() {
-        for (final String estimator : List.of("org.apache.spark.ml.classification.LinearSVC",
-                "org.apache.spark.ml.regression.LinearRegression")) {
+        for (final String estimator : List.of(
+                "org.apache.spark.ml.classification.LinearSVC", "org.apache.spark.ml.regression.LinearRegression")) {
             final Map<String, Object> params = params(50, 0.01);
             if (estimator.endsWith("LinearRegression")) {
                 params.put("solver", "l-bfgs");
@@ -268,13 +322,14 @@ class SparkConnectIT {
                 stockSession.unsetConf(BACKEND_KEY);
                 final String stockUid = uid();
                 final long stockBefore = operator.totals().jobs().packetsIn();
-                final String stockModel = stockSession.fit(estimator, stockUid, params,
-                        stockSession.read("libsvm", data.toString()));
-                assertEquals(stockBefore, operator.totals().jobs().packetsIn(), "the stock fit went through the switch");
+                final String stockModel =
+                        stockSession.fit(estimator, stockUid, params, stockSession.read("libsvm", data.toString()));
+                assertEquals(
+                        stockBefore, operator.totals().jobs().packetsIn(), "the stock fit went through the switch");
                 assertFalse(server.output().contains(stockUid + ": FitReport"), "the drop-in trained the stock fit");
                 final double rel = relativeL2(viaSwitch, withIntercept(stockSession, stockModel));
-                System.out.printf("[it] %s through the switch vs stock MLlib: coefficients differ by %.3e%n",
-                        estimator, rel);
+                System.out.printf(
+                        "[it] %s through the switch vs stock MLlib: coefficients differ by %.3e%n", estimator, rel);
                 assertTrue(rel <= 1e-3, estimator + ": coefficients differ by " + rel);
             }
         }
@@ -297,12 +352,14 @@ class SparkConnectIT {
             final String loop = awaitLoopStage(logAt);
             final long t0 = System.nanoTime();
             assertEquals(List.of(op), session.interruptAll());
-            final ExecutionException failed = assertThrows(ExecutionException.class,
-                    () -> fit.get(RESULT_TIMEOUT_MS, TimeUnit.MILLISECONDS));
+            final ExecutionException failed =
+                    assertThrows(ExecutionException.class, () -> fit.get(RESULT_TIMEOUT_MS, TimeUnit.MILLISECONDS));
             final long answeredMs = msSince(t0);
             System.out.println("[it] interrupted fit answered after " + answeredMs + " ms: "
                     + failed.getCause().getMessage().lines().findFirst().orElse(""));
-            assertTrue(failed.getCause().getMessage().contains("CANCEL"), failed.getCause().getMessage());
+            assertTrue(
+                    failed.getCause().getMessage().contains("CANCEL"),
+                    failed.getCause().getMessage());
             assertCancelledCleanly(uid, loop, logAt, t0, RESULT_TIMEOUT_MS);
             fitAgainThroughTheSwitch(session);
         }
@@ -314,7 +371,8 @@ class SparkConnectIT {
             final String uid = uid();
             final String op = UUID.randomUUID().toString();
             final int logAt = server.output().length();
-            final ConnectMl.Started started = session.start(Plan.newBuilder().setCommand(longFit(session, uid)).build(), op);
+            final ConnectMl.Started started = session.start(
+                    Plan.newBuilder().setCommand(longFit(session, uid)).build(), op);
             final CompletableFuture<Object> fit = CompletableFuture.supplyAsync(started::await);
             final String loop = awaitLoopStage(logAt);
             final long t0 = System.nanoTime();
@@ -325,9 +383,12 @@ class SparkConnectIT {
             // The server kept the detached execution until its timeout, and it is the timeout that ended the fit:
             // the execution expired before the loop's stage ended.
             final String log = server.output().substring(logAt);
-            final Matcher expired = Pattern.compile(Pattern.quote(op) + "\\S* that was abandoned and expired").matcher(log);
-            final Matcher ended = Pattern.compile("Removed TaskSet " + loop + "\\.").matcher(log);
-            assertTrue(expired.find() && ended.find() && expired.start() < ended.start(),
+            final Matcher expired = Pattern.compile(Pattern.quote(op) + "\\S* that was abandoned and expired")
+                    .matcher(log);
+            final Matcher ended =
+                    Pattern.compile("Removed TaskSet " + loop + "\\.").matcher(log);
+            assertTrue(
+                    expired.find() && ended.find() && expired.start() < ended.start(),
                     "the abandoned execution did not expire before its loop stage ended");
             assertTrue(msSince(t0) >= DETACHED_TIMEOUT_MS, "ended before the detach timeout: " + msSince(t0) + " ms");
             fitAgainThroughTheSwitch(session);
@@ -345,13 +406,18 @@ class SparkConnectIT {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // bounded polling of the switch's state
             }
         });
-        try (ConnectMl a = client.newSession(); ConnectMl b = client.newSession()) {
+        try (ConnectMl a = client.newSession();
+                ConnectMl b = client.newSession()) {
             final String uidA = uid();
             final String uidB = uid();
             final long[] spans = new long[4];
-            final CompletableFuture<String> fa = CompletableFuture.supplyAsync(() -> timed(spans, 0,
+            final CompletableFuture<String> fa = CompletableFuture.supplyAsync(() -> timed(
+                    spans,
+                    0,
                     () -> a.fit(ConnectMl.LOGISTIC_REGRESSION, uidA, params, a.read("libsvm", data.toString()))));
-            final CompletableFuture<String> fb = CompletableFuture.supplyAsync(() -> timed(spans, 2,
+            final CompletableFuture<String> fb = CompletableFuture.supplyAsync(() -> timed(
+                    spans,
+                    2,
                     () -> b.fit(ConnectMl.LOGISTIC_REGRESSION, uidB, params, b.read("libsvm", data.toString()))));
             final String ma = fa.get(CALL_MS, TimeUnit.MILLISECONDS);
             final String mb = fb.get(CALL_MS, TimeUnit.MILLISECONDS);
@@ -363,13 +429,18 @@ class SparkConnectIT {
             System.out.println("[it] session A: " + ra + "\n[it] session B: " + rb + "\n[it] at most " + mostJobs.get()
                     + " jobs on the switch at once");
             for (final String r : List.of(ra, rb)) {
-                assertTrue(r.contains("viaSwitch=true") && r.contains("fallbacks=0")
-                        && Long.parseLong(field(r, "packetsIn")) > 0, r);
+                assertTrue(
+                        r.contains("viaSwitch=true")
+                                && r.contains("fallbacks=0")
+                                && Long.parseLong(field(r, "packetsIn")) > 0,
+                        r);
             }
             final Fitted x = fetch(a, ma);
             final Fitted y = fetch(b, mb);
-            assertTrue(relativeL2(x.withIntercept(), y.withIntercept()) <= 1e-9, "the two sessions' models differ: "
-                    + Arrays.toString(x.withIntercept()) + " vs " + Arrays.toString(y.withIntercept()));
+            assertTrue(
+                    relativeL2(x.withIntercept(), y.withIntercept()) <= 1e-9,
+                    "the two sessions' models differ: " + Arrays.toString(x.withIntercept()) + " vs "
+                            + Arrays.toString(y.withIntercept()));
         } finally {
             running.set(false);
         }
@@ -387,7 +458,8 @@ class SparkConnectIT {
 
     /** A Python-style uid (class name, underscore, 12 hex digits). */
     private static String uid() {
-        return "LogisticRegression_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        return "LogisticRegression_"
+                + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
     }
 
     /** A fit whose loop runs for seconds (see writeRandomLabels), with every stop criterion of MLlib at its loosest. */
@@ -401,7 +473,8 @@ class SparkConnectIT {
     }
 
     private static CompletableFuture<Object> startLongFit(final ConnectMl session, final String uid, final String op) {
-        final ConnectMl.Started s = session.start(Plan.newBuilder().setCommand(longFit(session, uid)).build(), op);
+        final ConnectMl.Started s = session.start(
+                Plan.newBuilder().setCommand(longFit(session, uid)).build(), op);
         return CompletableFuture.supplyAsync(s::await);
     }
 
@@ -415,8 +488,8 @@ class SparkConnectIT {
                 return m.group(1);
             }
             if (System.nanoTime() > end) {
-                throw new AssertionError("the long fit started no loop stage within " + START_MS + " ms:\n"
-                        + server.tail(40));
+                throw new AssertionError(
+                        "the long fit started no loop stage within " + START_MS + " ms:\n" + server.tail(40));
             }
             TimeUnit.MILLISECONDS.sleep(20); // polls a file the server writes; the bound is the deadline above
         }
@@ -426,21 +499,26 @@ class SparkConnectIT {
      * After a cancel at {@code t0} of a fit in its loop stage {@code stage}: the switch holds no job and the stage's
      * tasks have all ended within {@code boundMs}; the fit never reported an end.
      */
-    private static void assertCancelledCleanly(final String uid, final String stage, final int logAt, final long t0,
-                                               final long boundMs) throws InterruptedException {
+    private static void assertCancelledCleanly(
+            final String uid, final String stage, final int logAt, final long t0, final long boundMs)
+            throws InterruptedException {
         awaitOccupancy(o -> o.jobs() == 0, "the cancelled fit's job to leave the switch", boundMs);
         final long releasedMs = msSince(t0);
-        awaitLog(logAt, "Removed TaskSet " + stage + "\\.\\d+,? whose tasks have all completed",
+        awaitLog(
+                logAt,
+                "Removed TaskSet " + stage + "\\.\\d+,? whose tasks have all completed",
                 Math.max(1, boundMs - msSince(t0)));
         final long endedMs = msSince(t0);
         System.out.println("[it] cancelled in its loop (stage " + stage + "): switch job gone after " + releasedMs
                 + " ms, every task of the stage ended after " + endedMs + " ms (bound " + boundMs + " ms)");
         assertTrue(endedMs <= boundMs, endedMs + " ms");
-        assertFalse(server.output().substring(logAt).contains(uid + ": FitReport"), "the cancelled fit finished: " + uid);
+        assertFalse(
+                server.output().substring(logAt).contains(uid + ": FitReport"), "the cancelled fit finished: " + uid);
     }
 
     /** Waits (bounded) for a line matching {@code regex} in the server's log after its first {@code from} chars. */
-    private static Matcher awaitLog(final int from, final String regex, final long limitMs) throws InterruptedException {
+    private static Matcher awaitLog(final int from, final String regex, final long limitMs)
+            throws InterruptedException {
         final Pattern p = Pattern.compile(regex);
         final long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(limitMs);
         while (true) {
@@ -449,8 +527,8 @@ class SparkConnectIT {
                 return m;
             }
             if (System.nanoTime() > end) {
-                throw new AssertionError("the server logged no /" + regex + "/ within " + limitMs + " ms:\n"
-                        + server.tail(40));
+                throw new AssertionError(
+                        "the server logged no /" + regex + "/ within " + limitMs + " ms:\n" + server.tail(40));
             }
             TimeUnit.MILLISECONDS.sleep(50); // polls a file the server writes; the bound is the deadline above
         }
@@ -483,7 +561,8 @@ class SparkConnectIT {
     }
 
     private static Fitted fetch(final ConnectMl c, final String model) {
-        return new Fitted(ConnectMl.asDoubles(c.fetch(model, "coefficients")),
+        return new Fitted(
+                ConnectMl.asDoubles(c.fetch(model, "coefficients")),
                 ConnectMl.asDouble(c.fetch(model, "intercept")),
                 ConnectMl.asDoubles(c.fetch(model + ".summary", "objectiveHistory")),
                 ConnectMl.asInt(c.fetch(model + ".summary", "totalIterations")));
@@ -491,7 +570,8 @@ class SparkConnectIT {
 
     /** The drop-in's report of the fit {@code uid}, from the server's log (written before the fit answers). */
     private static String fitReport(final String uid) {
-        final Matcher m = Pattern.compile(Pattern.quote(uid) + ": (FitReport\\[.*)").matcher(server.output());
+        final Matcher m =
+                Pattern.compile(Pattern.quote(uid) + ": (FitReport\\[.*)").matcher(server.output());
         assertTrue(m.find(), "no report of " + uid + " in the server's log:\n" + server.tail(30));
         return m.group(1);
     }
@@ -506,7 +586,8 @@ class SparkConnectIT {
     private static long driverCounter(final String name) throws IOException {
         final String suffix = ".driver.plugin.org.switchml.spark.SwitchMLPlugin." + name + ".csv";
         try (Stream<Path> files = Files.list(metrics)) {
-            final List<Path> csv = files.filter(p -> p.getFileName().toString().endsWith(suffix)).toList();
+            final List<Path> csv = files.filter(p -> p.getFileName().toString().endsWith(suffix))
+                    .toList();
             if (csv.isEmpty()) {
                 return 0;
             }
@@ -564,7 +645,8 @@ class SparkConnectIT {
     /** The class a saved model's metadata names. */
     private static String savedClass(final Path dir) throws IOException {
         try (Stream<Path> parts = Files.list(dir.resolve("metadata"))) {
-            for (final Path p : parts.filter(f -> f.getFileName().toString().startsWith("part-")).toList()) {
+            for (final Path p : parts.filter(f -> f.getFileName().toString().startsWith("part-"))
+                    .toList()) {
                 final Matcher m = Pattern.compile("\"class\":\"([^\"]+)\"").matcher(Files.readString(p));
                 if (m.find()) {
                     return m.group(1);
@@ -578,8 +660,8 @@ class SparkConnectIT {
      * Logistic data (labels drawn from known weights) of about {@code bytes} bytes of LIBSVM; returns the rows as
      * {@code [label, x1..xd]}.
      */
-    private static List<double[]> writeLogistic(final Path file, final SplittableRandom r, final long bytes, final int d)
-            throws IOException {
+    private static List<double[]> writeLogistic(
+            final Path file, final SplittableRandom r, final long bytes, final int d) throws IOException {
         final double[] truth = new double[d];
         for (int j = 0; j < d; j++) {
             truth[j] = r.nextDouble(-1.5, 1.5);
@@ -609,8 +691,9 @@ class SparkConnectIT {
      * separable, so without regularization the optimizer runs until the loss underflows (some 40 iterations, as
      * stock MLlib's), each with an allreduce of {@code d} doubles: a loop of seconds.
      */
-    private static void writeRandomLabels(final Path file, final SplittableRandom r, final int n, final int d,
-                                          final int nonZeros) throws IOException {
+    private static void writeRandomLabels(
+            final Path file, final SplittableRandom r, final int n, final int d, final int nonZeros)
+            throws IOException {
         try (BufferedWriter w = Files.newBufferedWriter(file)) {
             for (int i = 0; i < n; i++) {
                 final StringBuilder sb = new StringBuilder(r.nextBoolean() ? "1" : "0");
@@ -633,8 +716,10 @@ class SparkConnectIT {
 
     private static Path existing(final String property) {
         final String v = System.getProperty(property);
-        assertTrue(v != null && Files.exists(Path.of(v)), property + " = " + v + " does not exist: run 'mvn verify' "
-                + "from the repository root, which builds spark-dist and the shaded spark-switchml jar first");
+        assertTrue(
+                v != null && Files.exists(Path.of(v)),
+                property + " = " + v + " does not exist: run 'mvn verify' "
+                        + "from the repository root, which builds spark-dist and the shaded spark-switchml jar first");
         return Path.of(v);
     }
 

@@ -1,8 +1,8 @@
 package org.switchml.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,10 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The way users run spark-switchml: a Spark standalone Master and two Workers, each a separate JVM
@@ -47,30 +46,62 @@ class StandaloneClusterIT {
         appJar = required("switchml.it.appJar");
         work = Path.of(System.getProperty("switchml.it.work"));
         deleteTree(work); // the executor-log checks below must see this run's logs only
-        jvmFlags = Arrays.asList(System.getProperty("switchml.it.jvmFlags", "").trim().split("\\s+"));
+        jvmFlags = Arrays.asList(
+                System.getProperty("switchml.it.jvmFlags", "").trim().split("\\s+"));
         final List<String> jars;
         try (Stream<Path> s = Files.list(sparkHome.resolve("jars"))) {
             jars = s.map(p -> p.getFileName().toString()).sorted().toList();
         }
         // The point of this test: our jar meets Spark's own protobuf 4 and Guava, and spark-sql and MLlib.
-        for (final String needed : new String[] {"protobuf-java-4.", "guava-", "spark-sql_", "spark-mllib_", "spark-core_"}) {
+        for (final String needed :
+                new String[] {"protobuf-java-4.", "guava-", "spark-sql_", "spark-mllib_", "spark-core_"}) {
             assertTrue(jars.stream().anyMatch(j -> j.startsWith(needed)), "Spark's jars lack " + needed + "*: " + jars);
         }
-        System.out.println("[it] Spark classpath: " + jars.size() + " jars from " + sparkHome.resolve("jars")
-                + ", among them " + jars.stream().filter(j -> j.startsWith("protobuf") || j.startsWith("guava")).toList());
-        env = Map.of("SPARK_HOME", sparkHome.toString(), "SPARK_LOCAL_IP", "127.0.0.1", "SPARK_SCALA_VERSION", "2.13",
-                "SPARK_LOG_DIR", work.resolve("logs").toString());
+        System.out.println(
+                "[it] Spark classpath: " + jars.size() + " jars from " + sparkHome.resolve("jars") + ", among them "
+                        + jars.stream()
+                                .filter(j -> j.startsWith("protobuf") || j.startsWith("guava"))
+                                .toList());
+        env = Map.of(
+                "SPARK_HOME",
+                sparkHome.toString(),
+                "SPARK_LOCAL_IP",
+                "127.0.0.1",
+                "SPARK_SCALA_VERSION",
+                "2.13",
+                "SPARK_LOG_DIR",
+                work.resolve("logs").toString());
         final List<String> daemon = new ArrayList<>(jvmFlags);
         daemon.addAll(List.of("-Xmx256m", "-cp", sparkHome.resolve("jars") + "/*"));
-        final Jvm m = Jvm.start("master", work.resolve("master.log"), env, daemon, "org.apache.spark.deploy.master.Master",
+        final Jvm m = Jvm.start(
+                "master",
+                work.resolve("master.log"),
+                env,
+                daemon,
+                "org.apache.spark.deploy.master.Master",
                 List.of("--host", "127.0.0.1", "--port", "0", "--webui-port", "0"));
         cluster.add(m);
         final Matcher url = m.await("Starting Spark master at (spark://127\\.0\\.0\\.1:\\d+)", START_MS);
         master = url.group(1);
         for (int w = 0; w < 2; w++) {
-            final Jvm worker = Jvm.start("worker-" + w, work.resolve("worker-" + w + ".log"), env, daemon,
-                    "org.apache.spark.deploy.worker.Worker", List.of("--host", "127.0.0.1", "--cores", "2",
-                            "--memory", "1536m", "--webui-port", "0", "--work-dir", work.resolve("worker-" + w).toString(), master));
+            final Jvm worker = Jvm.start(
+                    "worker-" + w,
+                    work.resolve("worker-" + w + ".log"),
+                    env,
+                    daemon,
+                    "org.apache.spark.deploy.worker.Worker",
+                    List.of(
+                            "--host",
+                            "127.0.0.1",
+                            "--cores",
+                            "2",
+                            "--memory",
+                            "1536m",
+                            "--webui-port",
+                            "0",
+                            "--work-dir",
+                            work.resolve("worker-" + w).toString(),
+                            master));
             cluster.add(worker);
         }
         for (int w = 0; w < 2; w++) {
@@ -92,8 +123,10 @@ class StandaloneClusterIT {
 
     private static Path required(final String property) {
         final String v = System.getProperty(property);
-        assertTrue(v != null && Files.exists(Path.of(v)), property + " = " + v + " does not exist: run 'mvn verify' "
-                + "from the repository root, which builds spark-dist and the shaded spark-switchml jar first");
+        assertTrue(
+                v != null && Files.exists(Path.of(v)),
+                property + " = " + v + " does not exist: run 'mvn verify' "
+                        + "from the repository root, which builds spark-dist and the shaded spark-switchml jar first");
         return Path.of(v);
     }
 
@@ -108,30 +141,55 @@ class StandaloneClusterIT {
     private static String submit(final String name, final List<String> conf) throws Exception {
         final List<String> jvm = new ArrayList<>(jvmFlags);
         jvm.addAll(List.of("-Xmx1g", "-cp", sparkHome.resolve("jars") + "/*"));
-        final List<String> args = new ArrayList<>(List.of("--master", master, "--deploy-mode", "client",
-                "--jars", libraryJar.toString(),
-                "--conf", "spark.plugins=org.switchml.spark.SwitchMLPlugin",
-                "--conf", "spark.driver.host=127.0.0.1",
-                "--conf", "spark.ui.enabled=false",
-                "--conf", "spark.executor.cores=2",
-                "--conf", "spark.cores.max=4",
-                "--conf", "spark.executor.memory=1g",
-                "--conf", "spark.locality.wait=0s"));
+        final List<String> args = new ArrayList<>(List.of(
+                "--master",
+                master,
+                "--deploy-mode",
+                "client",
+                "--jars",
+                libraryJar.toString(),
+                "--conf",
+                "spark.plugins=org.switchml.spark.SwitchMLPlugin",
+                "--conf",
+                "spark.driver.host=127.0.0.1",
+                "--conf",
+                "spark.ui.enabled=false",
+                "--conf",
+                "spark.executor.cores=2",
+                "--conf",
+                "spark.cores.max=4",
+                "--conf",
+                "spark.executor.memory=1g",
+                "--conf",
+                "spark.locality.wait=0s"));
         for (final String c : conf) {
             args.add("--conf");
             args.add(c);
         }
-        args.addAll(List.of("--class", DeployCheckApp.class.getName(), appJar.toString(),
-                "2000", "10000", "50", "2", Long.toString(SEED)));
+        args.addAll(List.of(
+                "--class",
+                DeployCheckApp.class.getName(),
+                appJar.toString(),
+                "2000",
+                "10000",
+                "50",
+                "2",
+                Long.toString(SEED)));
         final long t0 = System.nanoTime();
-        try (Jvm driver = Jvm.start(name, work.resolve(name + ".log"), env, jvm, "org.apache.spark.deploy.SparkSubmit", args)) {
+        try (Jvm driver =
+                Jvm.start(name, work.resolve(name + ".log"), env, jvm, "org.apache.spark.deploy.SparkSubmit", args)) {
             final int code = driver.awaitExit(RUN_MS);
             final String out = driver.output();
-            System.out.println("[it] " + name + " exited " + code + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
-            out.lines().filter(l -> l.startsWith("DEPLOY-CHECK") || l.contains("spark-switchml")).forEach(l -> System.out.println("[it]   " + l));
+            System.out.println(
+                    "[it] " + name + " exited " + code + " after " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+            out.lines()
+                    .filter(l -> l.startsWith("DEPLOY-CHECK") || l.contains("spark-switchml"))
+                    .forEach(l -> System.out.println("[it]   " + l));
             assertEquals(0, code, name + " failed:\n" + driver.tail(80));
             assertTrue(out.contains("DEPLOY-CHECK OK viaSwitch=true workers=2"), driver.tail(80));
-            assertFalse(out.contains("Vulnerable protobuf generated type"), "protobuf gencode warnings in the driver's output");
+            assertFalse(
+                    out.contains("Vulnerable protobuf generated type"),
+                    "protobuf gencode warnings in the driver's output");
             return out;
         }
     }
@@ -146,8 +204,11 @@ class StandaloneClusterIT {
         for (final Path p : logs) {
             final String text = Files.readString(p);
             assertFalse(text.contains("Vulnerable protobuf generated type"), "protobuf warnings in " + p);
-            assertFalse(text.contains("NoClassDefFoundError") || text.contains("NoSuchMethodError")
-                    || text.contains("ClassNotFoundException"), "linkage error in " + p);
+            assertFalse(
+                    text.contains("NoClassDefFoundError")
+                            || text.contains("NoSuchMethodError")
+                            || text.contains("ClassNotFoundException"),
+                    "linkage error in " + p);
         }
     }
 
@@ -159,16 +220,23 @@ class StandaloneClusterIT {
 
     @Test
     void aStandaloneSwitchProcessNamedByAddressAggregates() throws Exception {
-        final List<String> jvm = new ArrayList<>(List.of("-Xmx512m", "-cp",
-                libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
+        final List<String> jvm =
+                new ArrayList<>(List.of("-Xmx512m", "-cp", libraryJar + ":" + sparkHome.resolve("jars") + "/*"));
         final Path token = work.resolve("switch.token");
-        try (Jvm sw = Jvm.start("switchml-switch", work.resolve("switch.log"), Map.of(), jvm,
-                "org.switchml.service.standalone.SwitchMain", List.of("--port", "0", "--lanes", "2",
-                        "--service-port", "0", "--token-file", token.toString()))) {
+        try (Jvm sw = Jvm.start(
+                "switchml-switch",
+                work.resolve("switch.log"),
+                Map.of(),
+                jvm,
+                "org.switchml.service.standalone.SwitchMain",
+                List.of("--port", "0", "--lanes", "2", "--service-port", "0", "--token-file", token.toString()))) {
             final Matcher ready = sw.await("dataplane (127\\.0\\.0\\.1:[\\d,]+) jobs (127\\.0\\.0\\.1:\\d+)", START_MS);
             System.out.println("[it] " + ready.group());
-            submit("submit-standalone-switch", List.of("spark.switchml.jobService.address=" + ready.group(2),
-                    "spark.switchml.auth.tokenFile=" + token));
+            submit(
+                    "submit-standalone-switch",
+                    List.of(
+                            "spark.switchml.jobService.address=" + ready.group(2),
+                            "spark.switchml.auth.tokenFile=" + token));
             assertTrue(sw.process.isAlive(), "the switch process died:\n" + sw.tail(40));
             assertFalse(sw.output().contains("Vulnerable protobuf generated type"), sw.output());
         }

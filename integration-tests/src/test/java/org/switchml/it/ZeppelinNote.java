@@ -2,7 +2,6 @@ package org.switchml.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,8 +22,8 @@ import java.util.regex.Pattern;
  * @param noteParams values of the note-level forms saved with the note
  * @param paragraphs the paragraphs, in the order Zeppelin runs them
  */
-record ZeppelinNote(Path file, String name, String version, Map<String, String> noteParams,
-                    List<Paragraph> paragraphs) {
+record ZeppelinNote(
+        Path file, String name, String version, Map<String, String> noteParams, List<Paragraph> paragraphs) {
 
     /** The interpreter prefix on a paragraph's first line, with optional local properties, as Zeppelin reads it. */
     private static final Pattern PREFIX = Pattern.compile("^\\s*%([A-Za-z0-9_\\-]+(?:\\.\\w+)*)(\\([^)]*\\))?");
@@ -52,8 +51,7 @@ record ZeppelinNote(Path file, String name, String version, Map<String, String> 
      * @param mode    e.g. {@code lineChart}, {@code table}
      * @param columns the result columns the chart plots (its keys, groups and values)
      */
-    record Chart(String mode, List<String> columns) {
-    }
+    record Chart(String mode, List<String> columns) {}
 
     static ZeppelinNote read(final Path file) throws IOException {
         final JsonNode root = new ObjectMapper().readTree(file.toFile());
@@ -67,15 +65,25 @@ record ZeppelinNote(Path file, String name, String version, Map<String, String> 
             final String text = p.path("text").asText("");
             final Matcher m = PREFIX.matcher(text);
             final boolean prefixed = m.find();
-            final String interpreter = prefixed ? m.group(1) : root.path("defaultInterpreterGroup").asText("spark");
+            final String interpreter =
+                    prefixed ? m.group(1) : root.path("defaultInterpreterGroup").asText("spark");
             final String body = prefixed ? text.substring(m.end()) : text;
             final String title = p.path("title").asText(p.path("id").asText("untitled"));
             final boolean enabled = p.path("config").path("enabled").asBoolean(true);
-            paragraphs.add(new Paragraph(paragraphs.size(), title, interpreter, body.strip(), enabled,
+            paragraphs.add(new Paragraph(
+                    paragraphs.size(),
+                    title,
+                    interpreter,
+                    body.strip(),
+                    enabled,
                     charts(p.path("config").path("results"))));
         }
-        return new ZeppelinNote(file, root.path("name").asText(file.getFileName().toString()),
-                root.path("version").asText(""), params, paragraphs);
+        return new ZeppelinNote(
+                file,
+                root.path("name").asText(file.getFileName().toString()),
+                root.path("version").asText(""),
+                params,
+                paragraphs);
     }
 
     private static List<Chart> charts(final JsonNode results) {

@@ -1,9 +1,7 @@
 package org.switchml.it;
 
-import org.apache.spark.SparkConf;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -14,9 +12,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every Zeppelin note in {@code notebooks/}, run paragraph by paragraph in order against the built shaded jar, as
@@ -47,7 +46,9 @@ class ZeppelinNotesIT {
         final Path dir = Path.of(System.getProperty("switchml.it.notebooks", "../notebooks"));
         final List<Path> notes;
         try (Stream<Path> s = Files.list(dir)) {
-            notes = s.filter(p -> p.getFileName().toString().endsWith(".zpln")).sorted().toList();
+            notes = s.filter(p -> p.getFileName().toString().endsWith(".zpln"))
+                    .sorted()
+                    .toList();
         }
         assertTrue(notes.size() >= 2, "expected the notes under " + dir.toAbsolutePath() + ", found " + notes);
         return notes.stream();
@@ -68,8 +69,8 @@ class ZeppelinNotesIT {
         final Path zeppelinWork = Files.createDirectories(Path.of(System.getProperty("switchml.it.work"), "zeppelin"));
         final Path replOut = Files.createTempDirectory(zeppelinWork, where.replace(".zpln", "") + "-repl-classes-");
         final long start = System.nanoTime();
-        try (ZeppelinSparkInterpreter interpreter = new ZeppelinSparkInterpreter(harnessConf(where), libraryJar,
-                replOut, z)) {
+        try (ZeppelinSparkInterpreter interpreter =
+                new ZeppelinSparkInterpreter(harnessConf(where), libraryJar, replOut, z)) {
             for (final ZeppelinNote.Paragraph p : note.paragraphs()) {
                 final long t0 = System.nanoTime();
                 z.startParagraph(p.label());
@@ -104,8 +105,9 @@ class ZeppelinNotesIT {
                 interpreter.sql(p);
                 yield "";
             }
-            default -> throw new AssertionError("the harness runs %spark, %spark.sql, %spark.conf and %md "
-                    + "paragraphs, not %" + p.interpreter());
+            default ->
+                throw new AssertionError("the harness runs %spark, %spark.sql, %spark.conf and %md "
+                        + "paragraphs, not %" + p.interpreter());
         };
     }
 
@@ -113,17 +115,19 @@ class ZeppelinNotesIT {
     private static void checkShows(final String where, final ZeppelinNote.Paragraph p, final NoteContext z) {
         final List<NoteContext.Shown> shown = z.shownBy(p.label());
         for (final NoteContext.Shown s : shown) {
-            System.out.println("[it]   " + s.rows() + " rows:\n" + indent(s.text().lines().limit(6)
-                    .reduce("", (a, b) -> a + b + "\n")));
+            System.out.println("[it]   " + s.rows() + " rows:\n"
+                    + indent(s.text().lines().limit(6).reduce("", (a, b) -> a + b + "\n")));
             assertTrue(s.rows() > 0, where + " " + p.label() + " showed an empty table: " + s.columns());
         }
         for (final ZeppelinNote.Chart c : p.charts()) {
             if (c.columns().isEmpty()) {
                 continue;
             }
-            assertTrue(shown.stream().anyMatch(s -> s.columns().containsAll(c.columns())), where + " " + p.label()
-                    + " draws a " + c.mode() + " of " + c.columns() + " but showed " + shown.stream()
-                    .map(NoteContext.Shown::columns).toList());
+            assertTrue(
+                    shown.stream().anyMatch(s -> s.columns().containsAll(c.columns())),
+                    where + " " + p.label()
+                            + " draws a " + c.mode() + " of " + c.columns() + " but showed "
+                            + shown.stream().map(NoteContext.Shown::columns).toList());
         }
     }
 
@@ -131,8 +135,8 @@ class ZeppelinNotesIT {
      * The REPL's classes went to its output directory, the driver serves that to the executors, and the library
      * the REPL compiled and ran against is the built shaded jar.
      */
-    private static void checkReplClassesServed(final String where, final ZeppelinSparkInterpreter interpreter,
-                                               final Path replOut, final Path libraryJar)
+    private static void checkReplClassesServed(
+            final String where, final ZeppelinSparkInterpreter interpreter, final Path replOut, final Path libraryJar)
             throws IOException, URISyntaxException {
         final SparkConf conf = interpreter.session().sparkContext().conf();
         assertTrue(conf.contains("spark.repl.class.uri"), where + ": the driver does not serve the REPL's classes");
@@ -140,12 +144,16 @@ class ZeppelinNotesIT {
             assertTrue(s.anyMatch(f -> f.toString().endsWith(".class")), where + ": no REPL classes in " + replOut);
         }
         final Path loadedFrom = interpreter.libraryLocation();
-        assertEquals(libraryJar.toRealPath(), loadedFrom.toRealPath(), where + ": the REPL loaded spark-switchml from "
-                + loadedFrom + ", not from the built jar");
+        assertEquals(
+                libraryJar.toRealPath(),
+                loadedFrom.toRealPath(),
+                where + ": the REPL loaded spark-switchml from " + loadedFrom + ", not from the built jar");
     }
 
     private static SparkConf harnessConf(final String note) {
-        return new SparkConf().setAppName("zeppelin " + note).setMaster("local-cluster[2,1,1024]")
+        return new SparkConf()
+                .setAppName("zeppelin " + note)
+                .setMaster("local-cluster[2,1,1024]")
                 .set("spark.driver.host", "127.0.0.1")
                 .set("spark.driver.bindAddress", "127.0.0.1")
                 .set("spark.ui.enabled", "false")
@@ -157,6 +165,10 @@ class ZeppelinNotesIT {
     }
 
     private static String indent(final String text) {
-        return text.strip().lines().map(l -> "[it]     " + l).reduce((a, b) -> a + "\n" + b).orElse("");
+        return text.strip()
+                .lines()
+                .map(l -> "[it]     " + l)
+                .reduce((a, b) -> a + "\n" + b)
+                .orElse("");
     }
 }

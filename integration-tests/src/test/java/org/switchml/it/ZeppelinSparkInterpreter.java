@@ -1,15 +1,5 @@
 package org.switchml.it;
 
-import org.apache.spark.SparkConf;
-import org.apache.spark.SparkContext;
-import org.apache.spark.sql.SparkSession;
-import scala.Console;
-import scala.jdk.javaapi.CollectionConverters;
-import scala.tools.nsc.Settings;
-import scala.tools.nsc.interpreter.IMain;
-import scala.tools.nsc.interpreter.Results;
-import scala.tools.nsc.interpreter.shell.ReplReporterImpl;
-
 import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
@@ -24,6 +14,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.SparkSession;
+import scala.Console;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.tools.nsc.Settings;
+import scala.tools.nsc.interpreter.IMain;
+import scala.tools.nsc.interpreter.Results;
+import scala.tools.nsc.interpreter.shell.ReplReporterImpl;
 
 /**
  * A stand-in for Zeppelin's Spark interpreter group, for one note: {@code %spark.conf} sets properties before
@@ -127,15 +126,19 @@ final class ZeppelinSparkInterpreter implements AutoCloseable {
         }
         final Settings settings = new Settings();
         final String classPath = System.getProperty("java.class.path") + File.pathSeparator + libraryJar;
-        final var parsed = settings.processArguments(CollectionConverters.asScala(List.of("-Yrepl-class-based",
-                "-Yrepl-outdir", replOut.toString(), "-classpath", classPath)).toList(), true);
+        final var parsed = settings.processArguments(
+                CollectionConverters.asScala(List.of(
+                                "-Yrepl-class-based", "-Yrepl-outdir", replOut.toString(), "-classpath", classPath))
+                        .toList(),
+                true);
         if (!(Boolean) parsed._1()) {
             throw new IllegalStateException("Scala settings refused: " + parsed._2());
         }
         final PrintWriter replWriter = new PrintWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8), true);
         intp = new IMain(settings, new ReplReporterImpl(settings, replWriter));
         if (!intp.initializeCompiler()) {
-            throw new IllegalStateException("the Scala compiler did not start:\n" + out.toString(StandardCharsets.UTF_8));
+            throw new IllegalStateException(
+                    "the Scala compiler did not start:\n" + out.toString(StandardCharsets.UTF_8));
         }
         Thread.currentThread().setContextClassLoader(intp.classLoader());
         conf.set("spark.repl.class.outputDir", replOut.toString());
@@ -149,7 +152,10 @@ final class ZeppelinSparkInterpreter implements AutoCloseable {
 
     private void bind(final String name, final String type, final Object value) {
         // Transient: a closure that captures a line's wrapper must not drag the session or z to the executors.
-        final Results.Result r = intp.bind(name, type, value,
+        final Results.Result r = intp.bind(
+                name,
+                type,
+                value,
                 CollectionConverters.asScala(List.of("@transient")).toList());
         if (r != Results.Success$.MODULE$) {
             throw new IllegalStateException("cannot bind " + name + ":\n" + out.toString(StandardCharsets.UTF_8));

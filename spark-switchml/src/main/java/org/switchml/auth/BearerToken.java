@@ -3,7 +3,6 @@ package org.switchml.auth;
 import io.grpc.CallCredentials;
 import io.grpc.Metadata;
 import io.grpc.ServerInterceptor;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +23,7 @@ public final class BearerToken {
     /** The gRPC metadata key of the credential. */
     public static final Metadata.Key<String> AUTHORIZATION =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
     private static final String PREFIX = "Bearer ";
     /** Shorter tokens are refused: they can be guessed. */
     static final int MIN_LENGTH = 16;
@@ -91,8 +91,8 @@ public final class BearerToken {
 
     /** Whether {@code other} is the same token; constant time in the token. */
     public boolean sameAs(final BearerToken other) {
-        return MessageDigest.isEqual(other.value.getBytes(StandardCharsets.US_ASCII),
-                value.getBytes(StandardCharsets.US_ASCII));
+        return MessageDigest.isEqual(
+                other.value.getBytes(StandardCharsets.US_ASCII), value.getBytes(StandardCharsets.US_ASCII));
     }
 
     /** Whether {@code presented} (the whole header value) carries this token; constant time in the token. */
@@ -100,7 +100,8 @@ public final class BearerToken {
         if (presented == null || !presented.startsWith(PREFIX)) {
             return false;
         }
-        return MessageDigest.isEqual(presented.substring(PREFIX.length()).getBytes(StandardCharsets.US_ASCII),
+        return MessageDigest.isEqual(
+                presented.substring(PREFIX.length()).getBytes(StandardCharsets.US_ASCII),
                 value.getBytes(StandardCharsets.US_ASCII));
     }
 
@@ -109,7 +110,8 @@ public final class BearerToken {
         final String header = PREFIX + value;
         return new CallCredentials() {
             @Override
-            public void applyRequestMetadata(final RequestInfo info, final Executor executor, final MetadataApplier applier) {
+            public void applyRequestMetadata(
+                    final RequestInfo info, final Executor executor, final MetadataApplier applier) {
                 final Metadata m = new Metadata();
                 m.put(AUTHORIZATION, header);
                 applier.apply(m);

@@ -7,7 +7,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileAlreadyExistsException;
@@ -117,14 +116,16 @@ public final class Tenants {
     public ServerInterceptor interceptor(final String what) {
         return new ServerInterceptor() {
             @Override
-            public <Q, A> ServerCall.Listener<Q> interceptCall(final ServerCall<Q, A> call, final Metadata headers,
-                                                              final ServerCallHandler<Q, A> next) {
+            public <Q, A> ServerCall.Listener<Q> interceptCall(
+                    final ServerCall<Q, A> call, final Metadata headers, final ServerCallHandler<Q, A> next) {
                 final String presented = headers.get(BearerToken.AUTHORIZATION);
                 if (presented == null) {
-                    call.close(Status.UNAUTHENTICATED.withDescription(what + " needs a bearer token (the rack's "
-                            + "token file: spark.switchml.auth.tokenFile for Spark, --token-file for the tools)"),
+                    call.close(
+                            Status.UNAUTHENTICATED.withDescription(
+                                    what + " needs a bearer token (the rack's "
+                                            + "token file: spark.switchml.auth.tokenFile for Spark, --token-file for the tools)"),
                             new Metadata());
-                    return new ServerCall.Listener<>() { };
+                    return new ServerCall.Listener<>() {};
                 }
                 int tenant = 0;
                 for (int i = 0; i < tokens.size(); i++) {
@@ -133,9 +134,11 @@ public final class Tenants {
                     }
                 }
                 if (tenant == 0) {
-                    call.close(Status.PERMISSION_DENIED.withDescription(what + " refused the bearer token: it is "
-                            + "not the switch's token"), new Metadata());
-                    return new ServerCall.Listener<>() { };
+                    call.close(
+                            Status.PERMISSION_DENIED.withDescription(
+                                    what + " refused the bearer token: it is " + "not the switch's token"),
+                            new Metadata());
+                    return new ServerCall.Listener<>() {};
                 }
                 return Contexts.interceptCall(Context.current().withValue(CALLER, tenant), call, headers, next);
             }

@@ -7,7 +7,6 @@ import io.grpc.InsecureServerCredentials;
 import io.grpc.ServerCredentials;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.TlsServerCredentials;
-
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,16 +34,15 @@ public final class TlsFiles {
     private static final Pattern PKCS8 =
             Pattern.compile("-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----");
 
-    private TlsFiles() {
-    }
+    private TlsFiles() {}
 
     /**
      * Server credentials: TLS with {@code certChain} and {@code key}; when {@code clientCa} is not empty, clients
      * must present a certificate signed by it. With no certificate (empty), plaintext, allowed only when the
      * server binds a loopback address.
      */
-    public static ServerCredentials server(final String certChain, final String key, final String clientCa,
-                                           final String bindHost, final String what) {
+    public static ServerCredentials server(
+            final String certChain, final String key, final String clientCa, final String bindHost, final String what) {
         if (certChain.isEmpty() && key.isEmpty()) {
             if (!clientCa.isEmpty()) {
                 throw new IllegalArgumentException(what + ": a client CA needs a server certificate and key too");
@@ -64,15 +62,17 @@ public final class TlsFiles {
             if (!clientCa.isEmpty()) {
                 certificates(clientCa);
             }
-            final TlsServerCredentials.Builder b = TlsServerCredentials.newBuilder()
-                    .keyManager(new File(certChain), new File(key));
+            final TlsServerCredentials.Builder b =
+                    TlsServerCredentials.newBuilder().keyManager(new File(certChain), new File(key));
             if (!clientCa.isEmpty()) {
                 b.trustManager(new File(clientCa)).clientAuth(TlsServerCredentials.ClientAuth.REQUIRE);
             }
             return b.build();
         } catch (final IOException | RuntimeException e) {
-            throw new IllegalArgumentException(what + ": cannot read the TLS files (" + certChain + ", " + key
-                    + (clientCa.isEmpty() ? "" : ", " + clientCa) + "): " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    what + ": cannot read the TLS files (" + certChain + ", " + key
+                            + (clientCa.isEmpty() ? "" : ", " + clientCa) + "): " + e.getMessage(),
+                    e);
         }
     }
 
@@ -81,8 +81,13 @@ public final class TlsFiles {
      * {@code clientCert}/{@code clientKey} when given; with no trust file, plaintext, allowed only towards a
      * loopback address. {@code token}, when not null, rides on every call.
      */
-    public static ChannelCredentials client(final String trustCert, final String clientCert, final String clientKey,
-                                            final BearerToken token, final String serverHost, final String what) {
+    public static ChannelCredentials client(
+            final String trustCert,
+            final String clientCert,
+            final String clientKey,
+            final BearerToken token,
+            final String serverHost,
+            final String what) {
         final ChannelCredentials transport;
         if (trustCert.isEmpty()) {
             if (!isLoopback(serverHost)) {
@@ -97,14 +102,18 @@ public final class TlsFiles {
                     certificates(clientCert);
                     privateKey(clientKey);
                 }
-                final TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder().trustManager(new File(trustCert));
+                final TlsChannelCredentials.Builder b =
+                        TlsChannelCredentials.newBuilder().trustManager(new File(trustCert));
                 if (!clientCert.isEmpty() || !clientKey.isEmpty()) {
                     b.keyManager(new File(clientCert), new File(clientKey));
                 }
                 transport = b.build();
             } catch (final IOException | RuntimeException e) {
-                throw new IllegalArgumentException(what + ": cannot read the TLS files (" + trustCert
-                        + (clientCert.isEmpty() ? "" : ", " + clientCert + ", " + clientKey) + "): " + e.getMessage(), e);
+                throw new IllegalArgumentException(
+                        what + ": cannot read the TLS files (" + trustCert
+                                + (clientCert.isEmpty() ? "" : ", " + clientCert + ", " + clientKey) + "): "
+                                + e.getMessage(),
+                        e);
             }
         }
         return token == null ? transport : CompositeChannelCredentials.create(transport, token.callCredentials());

@@ -24,15 +24,16 @@ import java.util.Set;
  */
 final class TokenFiles {
     /** Permissions that make a token file readable or replaceable by someone other than its owner. */
-    private static final Set<PosixFilePermission> NOT_PRIVATE = EnumSet.of(PosixFilePermission.GROUP_READ,
-            PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE);
+    private static final Set<PosixFilePermission> NOT_PRIVATE = EnumSet.of(
+            PosixFilePermission.GROUP_READ,
+            PosixFilePermission.GROUP_WRITE,
+            PosixFilePermission.OTHERS_READ,
+            PosixFilePermission.OTHERS_WRITE);
 
-    private TokenFiles() {
-    }
+    private TokenFiles() {}
 
     /** A token line of a file: the token and its 1-based line number. */
-    record Line(String token, int number) {
-    }
+    record Line(String token, int number) {}
 
     /**
      * The token lines of {@code file}, after checking that only its owner may read or write it.
@@ -94,15 +95,23 @@ final class TokenFiles {
         final boolean posix = dir.getFileSystem().supportedFileAttributeViews().contains("posix");
         if (!Files.isDirectory(dir)) {
             if (posix) {
-                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(EnumSet.of(
-                        PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE)));
+                Files.createDirectories(
+                        dir,
+                        PosixFilePermissions.asFileAttribute(EnumSet.of(
+                                PosixFilePermission.OWNER_READ,
+                                PosixFilePermission.OWNER_WRITE,
+                                PosixFilePermission.OWNER_EXECUTE)));
             } else {
                 Files.createDirectories(dir);
             }
         }
         final Path tmp = posix
-                ? Files.createTempFile(dir, "." + target.getFileName(), ".new", PosixFilePermissions.asFileAttribute(
-                        EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)))
+                ? Files.createTempFile(
+                        dir,
+                        "." + target.getFileName(),
+                        ".new",
+                        PosixFilePermissions.asFileAttribute(
+                                EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)))
                 : Files.createTempFile(dir, "." + target.getFileName(), ".new");
         try {
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {

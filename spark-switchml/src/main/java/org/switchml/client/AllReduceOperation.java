@@ -1,13 +1,6 @@
 package org.switchml.client;
 
 import io.netty.buffer.ByteBuf;
-import org.switchml.protocol.Encoding;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Kind;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.protocol.VectorCodec;
-import org.switchml.protocol.Wire;
-
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
@@ -15,6 +8,12 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.switchml.protocol.Encoding;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Kind;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.VectorCodec;
+import org.switchml.protocol.Wire;
 
 /**
  * One allreduce call of one worker: streams the vector through the job's slot pool, self-clocked by
@@ -53,8 +52,12 @@ final class AllReduceOperation {
     private volatile long lastProgressNs = System.nanoTime();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
 
-    AllReduceOperation(final SwitchMLClient client, final JobSession session, final VectorCodec codec,
-                       final long firstPacket, final long resultTimeoutMs) {
+    AllReduceOperation(
+            final SwitchMLClient client,
+            final JobSession session,
+            final VectorCodec codec,
+            final long firstPacket,
+            final long resultTimeoutMs) {
         this.client = client;
         this.io = client.handler();
         this.session = session;
@@ -91,7 +94,8 @@ final class AllReduceOperation {
 
     void start() {
         if (io.running(spec.jobId(), this)) {
-            fail(new IllegalStateException(session.describe() + ": another allreduce of this job is running on this socket"));
+            fail(new IllegalStateException(
+                    session.describe() + ": another allreduce of this job is running on this socket"));
             return;
         }
         if (total == 0) {
@@ -100,14 +104,20 @@ final class AllReduceOperation {
         }
         io.activate(spec.jobId(), this);
         lastProgressNs = System.nanoTime();
-        retransmission = new Retransmission(poolSize, lanes.length, session.rtt(), io.link, (slot, lossDetected) -> {
-            if (lossDetected) {
-                io.countLossDetectedRetransmission();
-            } else {
-                io.countTimeoutRetransmission();
-            }
-            transmit(retransmission.outstanding(slot), slot);
-        }, lastProgressNs);
+        retransmission = new Retransmission(
+                poolSize,
+                lanes.length,
+                session.rtt(),
+                io.link,
+                (slot, lossDetected) -> {
+                    if (lossDetected) {
+                        io.countLossDetectedRetransmission();
+                    } else {
+                        io.countTimeoutRetransmission();
+                    }
+                    transmit(retransmission.outstanding(slot), slot);
+                },
+                lastProgressNs);
         for (int q = 0; q < Math.min(total, poolSize); q++) {
             trySend(q);
         }
@@ -159,8 +169,20 @@ final class AllReduceOperation {
             exponent = Wire.EXPONENT_NONE;
         }
         final ByteBuf buf = client.allocate(datagramLength);
-        Wire.writeHeader(buf, 0, Kind.CONTRIBUTION, Wire.setOf(g, poolSize), codec.encoding(), k, spec.jobId(),
-                spec.generation(), session.rank(), slot, exponent, (int) g, spec.secret());
+        Wire.writeHeader(
+                buf,
+                0,
+                Kind.CONTRIBUTION,
+                Wire.setOf(g, poolSize),
+                codec.encoding(),
+                k,
+                spec.jobId(),
+                spec.generation(),
+                session.rank(),
+                slot,
+                exponent,
+                (int) g,
+                spec.secret());
         if (!scaled) {
             codec.encode(q, Wire.EXPONENT_NONE, buf, Wire.PAYLOAD_OFFSET);
         } else if (q >= lookahead) {
@@ -211,7 +233,8 @@ final class AllReduceOperation {
         final int q = (int) j;
         final long g = firstPacket + q;
         final int slot = Wire.slot(buf, base);
-        if (slot != Wire.slotOf(g, poolSize) || Wire.set(buf, base) != Wire.setOf(g, poolSize)
+        if (slot != Wire.slotOf(g, poolSize)
+                || Wire.set(buf, base) != Wire.setOf(g, poolSize)
                 || retransmission.outstanding(slot) != q) {
             return ResultOutcome.IGNORED;
         }
@@ -220,8 +243,10 @@ final class AllReduceOperation {
         } catch (final RuntimeException e) {
             // The packet counts as answered but its values may not have reached the output: fail this call
             // rather than return a sum that may be wrong. The socket's other calls are not concerned.
-            fail(new SwitchMLException(session.describe() + ": cannot use the result of packet " + g + " from switch "
-                    + from.getHostString() + ":" + from.getPort() + ": " + e, e));
+            fail(new SwitchMLException(
+                    session.describe() + ": cannot use the result of packet " + g + " from switch "
+                            + from.getHostString() + ":" + from.getPort() + ": " + e,
+                    e));
         }
         return ResultOutcome.ACCEPTED;
     }
@@ -280,6 +305,7 @@ final class AllReduceOperation {
 
     /** When set, a call without progress for the timeout is only marked {@link #stalled()}: the caller decides. */
     private volatile boolean askBeforeTimeout;
+
     private volatile boolean stalled;
 
     void askBeforeTimeout() {
@@ -312,12 +338,15 @@ final class AllReduceOperation {
         final int oldest = retransmission.oldestOutstanding();
         final int slot = oldest < 0 ? -1 : Wire.slotOf(firstPacket + oldest, poolSize);
         final InetSocketAddress to = slot < 0 ? lanes[0] : lanes[slot % lanes.length];
-        fail(new SwitchMLTimeoutException(session.describe()
-                + ": no result for slot " + slot + " (packet " + (firstPacket + oldest) + ", " + repliedCount
-                + " of " + total + " packets of this call answered) from switch " + to.getHostString() + ":"
-                + to.getPort() + " within " + TimeUnit.NANOSECONDS.toMillis(resultTimeoutNs)
-                + " ms; are all " + spec.numWorkers() + " workers running, and is this registration of the job still "
-                + "installed (registering the job again gives it a new secret and ends this session)?", slot));
+        fail(new SwitchMLTimeoutException(
+                session.describe()
+                        + ": no result for slot " + slot + " (packet " + (firstPacket + oldest) + ", " + repliedCount
+                        + " of " + total + " packets of this call answered) from switch " + to.getHostString() + ":"
+                        + to.getPort() + " within " + TimeUnit.NANOSECONDS.toMillis(resultTimeoutNs)
+                        + " ms; are all " + spec.numWorkers()
+                        + " workers running, and is this registration of the job still "
+                        + "installed (registering the job again gives it a new secret and ends this session)?",
+                slot));
     }
 
     private void finish() {

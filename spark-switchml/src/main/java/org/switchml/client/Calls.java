@@ -1,7 +1,5 @@
 package org.switchml.client;
 
-import org.switchml.protocol.SwitchMLException;
-
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -10,14 +8,14 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import org.switchml.protocol.SwitchMLException;
 
 /** The calling thread's wait for the operations of one call (one per shard), in bounded steps. */
 final class Calls {
     /** How often the waiting thread looks at stalled operations and at the event loop's progress. */
     private static final long STEP_MS = 200;
 
-    private Calls() {
-    }
+    private Calls() {}
 
     /**
      * Waits until every operation completed, or the first one failed: then the others are cancelled and its
@@ -25,8 +23,11 @@ final class Calls {
      * timeout, {@code waitOn} (asked once for all that stalled) says wait on or give up. An event loop that
      * stopped making progress fails the call after the timeout and a grace; an interrupt cancels it.
      */
-    static void await(final List<AllReduceOperation> ops, final long timeoutMs, final BooleanSupplier waitOn,
-                      final String describe) {
+    static void await(
+            final List<AllReduceOperation> ops,
+            final long timeoutMs,
+            final BooleanSupplier waitOn,
+            final String describe) {
         final CompletableFuture<Void> all = new CompletableFuture<>();
         final CompletableFuture<?>[] each = new CompletableFuture<?>[ops.size()];
         for (int i = 0; i < ops.size(); i++) {
@@ -65,9 +66,13 @@ final class Calls {
             cancel(ops, new SwitchMLException(describe + ": allreduce cancelled"));
             throw new SwitchMLException(describe + ": allreduce cancelled", e);
         } catch (final ExecutionException e) {
-            final Throwable c = e.getCause() instanceof CompletionException && e.getCause().getCause() != null
-                    ? e.getCause().getCause() : e.getCause();
-            cancel(ops, new SwitchMLException(describe + ": another shard's part of the call failed: " + c.getMessage()));
+            final Throwable c =
+                    e.getCause() instanceof CompletionException && e.getCause().getCause() != null
+                            ? e.getCause().getCause()
+                            : e.getCause();
+            cancel(
+                    ops,
+                    new SwitchMLException(describe + ": another shard's part of the call failed: " + c.getMessage()));
             if (c instanceof RuntimeException r) {
                 throw r;
             }
@@ -75,8 +80,11 @@ final class Calls {
         }
     }
 
-    private static void step(final List<AllReduceOperation> ops, final BooleanSupplier waitOn, final long graceNs,
-                             final String describe) {
+    private static void step(
+            final List<AllReduceOperation> ops,
+            final BooleanSupplier waitOn,
+            final long graceNs,
+            final String describe) {
         boolean anyStalled = false;
         for (final AllReduceOperation op : ops) {
             anyStalled |= !op.future().isDone() && op.stalled();

@@ -21,9 +21,15 @@ import org.switchml.transport.FaultPlan;
  * @param resultTimeoutMs        bound on the wait: a call fails when no result arrives for this long
  * @param faults                 faults applied to what this worker sends
  */
-public record ClientOptions(String bindHost, int bindPort, boolean fp64, long minRetransmitTimeoutMs,
-                            long retransmitTimeoutMs, long maxRetransmitTimeoutMs, long resultTimeoutMs,
-                            FaultPlan faults) {
+public record ClientOptions(
+        String bindHost,
+        int bindPort,
+        boolean fp64,
+        long minRetransmitTimeoutMs,
+        long retransmitTimeoutMs,
+        long maxRetransmitTimeoutMs,
+        long resultTimeoutMs,
+        FaultPlan faults) {
 
     /** Default floor of the measured retransmission timeout: the granularity of the retransmission timer. */
     public static final long DEFAULT_MIN_RETRANSMIT_TIMEOUT_MS = 1;
@@ -39,7 +45,8 @@ public record ClientOptions(String bindHost, int bindPort, boolean fp64, long mi
         if (bindPort < 0 || bindPort > 65535) {
             throw new IllegalArgumentException("bind port must be 0..65535, got " + bindPort);
         }
-        if (minRetransmitTimeoutMs < 1 || retransmitTimeoutMs < minRetransmitTimeoutMs
+        if (minRetransmitTimeoutMs < 1
+                || retransmitTimeoutMs < minRetransmitTimeoutMs
                 || maxRetransmitTimeoutMs < retransmitTimeoutMs) {
             throw new IllegalArgumentException("need 1 <= min retransmit timeout (" + minRetransmitTimeoutMs
                     + " ms) <= retransmit timeout (" + retransmitTimeoutMs + " ms) <= max retransmit timeout ("
@@ -55,26 +62,54 @@ public record ClientOptions(String bindHost, int bindPort, boolean fp64, long mi
 
     /** Loopback, free port, FP32_BLOCK, default timeouts, no faults. */
     public static ClientOptions defaults() {
-        return new ClientOptions("127.0.0.1", 0, false, DEFAULT_MIN_RETRANSMIT_TIMEOUT_MS, DEFAULT_RETRANSMIT_TIMEOUT_MS,
-                DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS, DEFAULT_RESULT_TIMEOUT_MS, FaultPlan.NONE);
+        return new ClientOptions(
+                "127.0.0.1",
+                0,
+                false,
+                DEFAULT_MIN_RETRANSMIT_TIMEOUT_MS,
+                DEFAULT_RETRANSMIT_TIMEOUT_MS,
+                DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS,
+                DEFAULT_RESULT_TIMEOUT_MS,
+                FaultPlan.NONE);
     }
 
     /** The same options bound to {@code host}. */
     public ClientOptions withBindHost(final String host) {
-        return new ClientOptions(host, bindPort, fp64, minRetransmitTimeoutMs, retransmitTimeoutMs,
-                maxRetransmitTimeoutMs, resultTimeoutMs, faults);
+        return new ClientOptions(
+                host,
+                bindPort,
+                fp64,
+                minRetransmitTimeoutMs,
+                retransmitTimeoutMs,
+                maxRetransmitTimeoutMs,
+                resultTimeoutMs,
+                faults);
     }
 
     /** The same options with fp64 ({@code double[]} as FP64_SPLIT) on or off. */
     public ClientOptions withFp64(final boolean on) {
-        return new ClientOptions(bindHost, bindPort, on, minRetransmitTimeoutMs, retransmitTimeoutMs,
-                maxRetransmitTimeoutMs, resultTimeoutMs, faults);
+        return new ClientOptions(
+                bindHost,
+                bindPort,
+                on,
+                minRetransmitTimeoutMs,
+                retransmitTimeoutMs,
+                maxRetransmitTimeoutMs,
+                resultTimeoutMs,
+                faults);
     }
 
     /** The same options with another result timeout. */
     public ClientOptions withResultTimeoutMs(final long ms) {
-        return new ClientOptions(bindHost, bindPort, fp64, minRetransmitTimeoutMs, retransmitTimeoutMs,
-                maxRetransmitTimeoutMs, ms, faults);
+        return new ClientOptions(
+                bindHost,
+                bindPort,
+                fp64,
+                minRetransmitTimeoutMs,
+                retransmitTimeoutMs,
+                maxRetransmitTimeoutMs,
+                ms,
+                faults);
     }
 
     /**
@@ -96,7 +131,14 @@ public record ClientOptions(String bindHost, int bindPort, boolean fp64, long mi
 
     /** The same options with another fault plan. */
     public ClientOptions withFaults(final FaultPlan plan) {
-        return new ClientOptions(bindHost, bindPort, fp64, minRetransmitTimeoutMs, retransmitTimeoutMs,
-                maxRetransmitTimeoutMs, resultTimeoutMs, plan);
+        return new ClientOptions(
+                bindHost,
+                bindPort,
+                fp64,
+                minRetransmitTimeoutMs,
+                retransmitTimeoutMs,
+                maxRetransmitTimeoutMs,
+                resultTimeoutMs,
+                plan);
     }
 }

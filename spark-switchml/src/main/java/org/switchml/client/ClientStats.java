@@ -16,7 +16,12 @@ package org.switchml.client;
  * @param resultsWithBadSecret     results from the switch without the job's secret (another registration)
  * @param resultsOfOtherGeneration results from the switch with the job's secret but of another generation
  */
-public record ClientStats(long packetsSent, long retransmissions, long lossDetected, long resultsAccepted,
-                          long resultsIgnored, long resultsFromUnknownSender, long resultsWithBadSecret,
-                          long resultsOfOtherGeneration) {
-}
+public record ClientStats(
+        long packetsSent,
+        long retransmissions,
+        long lossDetected,
+        long resultsAccepted,
+        long resultsIgnored,
+        long resultsFromUnknownSender,
+        long resultsWithBadSecret,
+        long resultsOfOtherGeneration) {}

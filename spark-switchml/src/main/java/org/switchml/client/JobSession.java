@@ -1,14 +1,13 @@
 package org.switchml.client;
 
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchAddress;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.protocol.VectorCodec;
-
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.VectorCodec;
 
 /**
  * One worker's membership in one job: allreduces vectors with the job's other workers. Calls must be
@@ -25,6 +24,7 @@ public final class JobSession {
     private final SwitchAddress switchAddress;
     /** Job-global number of the next packet (g of docs/protocol.md). Written only between calls. */
     private long nextPacket;
+
     private volatile boolean broken;
     /** Round-trip estimate, kept across calls; touched only by the running call on the event loop. */
     private final RttEstimator rtt;
@@ -33,16 +33,22 @@ public final class JobSession {
     /** The call in progress, for {@link #cancel}. */
     private volatile AllReduceOperation current;
 
-    JobSession(final SwitchMLClient client, final JobSpec spec, final int rank, final SwitchAddress switchAddress,
-               final long resultTimeoutMs) {
+    JobSession(
+            final SwitchMLClient client,
+            final JobSpec spec,
+            final int rank,
+            final SwitchAddress switchAddress,
+            final long resultTimeoutMs) {
         this.client = client;
         this.resultTimeoutMs = resultTimeoutMs;
         this.spec = spec;
         this.rank = rank;
         this.switchAddress = switchAddress;
         final ClientOptions o = client.options();
-        this.rtt = new RttEstimator(TimeUnit.MILLISECONDS.toNanos(o.minRetransmitTimeoutMs()),
-                TimeUnit.MILLISECONDS.toNanos(o.retransmitTimeoutMs()), TimeUnit.MILLISECONDS.toNanos(o.maxRetransmitTimeoutMs()));
+        this.rtt = new RttEstimator(
+                TimeUnit.MILLISECONDS.toNanos(o.minRetransmitTimeoutMs()),
+                TimeUnit.MILLISECONDS.toNanos(o.retransmitTimeoutMs()),
+                TimeUnit.MILLISECONDS.toNanos(o.maxRetransmitTimeoutMs()));
     }
 
     RttEstimator rtt() {
@@ -95,8 +101,8 @@ public final class JobSession {
      * e.g. because another worker has not started this call yet: then the call waits another period,
      * else it fails with the timeout error. A null {@code waitOn} never waits on.
      */
-    public double[] allReduce(final double[] in, final boolean fp64, final long timeoutMs,
-                              final BooleanSupplier waitOn) {
+    public double[] allReduce(
+            final double[] in, final boolean fp64, final long timeoutMs, final BooleanSupplier waitOn) {
         final double[] out = new double[in.length];
         allReduce(in, out, fp64, timeoutMs, waitOn);
         return out;
@@ -108,8 +114,12 @@ public final class JobSession {
      * only until its result arrives, and its result is decoded after that, so the sum can replace the input
      * block by block. A call that fails leaves {@code out} partly written (and {@code in}, when the same).
      */
-    public void allReduce(final double[] in, final double[] out, final boolean fp64, final long timeoutMs,
-                          final BooleanSupplier waitOn) {
+    public void allReduce(
+            final double[] in,
+            final double[] out,
+            final boolean fp64,
+            final long timeoutMs,
+            final BooleanSupplier waitOn) {
         if (timeoutMs < 1) {
             throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
         }
@@ -144,8 +154,7 @@ public final class JobSession {
         run(codec, resultTimeoutMs, null);
     }
 
-    private synchronized void run(final VectorCodec codec, final long timeoutMs,
-                                  final BooleanSupplier waitOn) {
+    private synchronized void run(final VectorCodec codec, final long timeoutMs, final BooleanSupplier waitOn) {
         final AllReduceOperation op = begin(codec, timeoutMs, waitOn != null);
         try {
             Calls.await(List.of(op), timeoutMs, waitOn, describe());

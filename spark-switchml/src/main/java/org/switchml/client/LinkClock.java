@@ -9,6 +9,7 @@ final class LinkClock implements Retransmission.Link {
     private long txCount;
     /** When the latest result came, and the transmission count of what it answered (-1: none yet). */
     private long lastAnswerNs;
+
     private long lastAnsweredTx = -1;
 
     @Override

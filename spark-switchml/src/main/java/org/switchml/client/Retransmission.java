@@ -54,10 +54,12 @@ final class Retransmission {
 
     /** Per slot: the packet outstanding on it (-1: none), when it was first and last sent, and how often again. */
     private final int[] outstanding;
+
     private final long[] firstSentNs;
     private final long[] lastSentNs;
     /** Per slot: the link's transmission count at the outstanding packet's first and latest transmission. */
     private final long[] firstTx;
+
     private final long[] lastTx;
     private final int[] retries;
     /** Per slot: timeouts in a row of the outstanding packet (its own backoff). */
@@ -68,6 +70,7 @@ final class Retransmission {
      * its first transmission (the reference of loss detection), once there is one.
      */
     private final long[] laneSentNs;
+
     private final long[] laneRttNs;
     private final boolean[] laneKnown;
     /**
@@ -76,9 +79,11 @@ final class Retransmission {
      * behind that one.
      */
     private final long[] laneAnswerNs;
+
     private final long[] laneAnsweredTx;
     /** No outstanding packet was last sent before this (exact after each loss scan, stale-low between). */
     private long oldestSentNs;
+
     private boolean anyOutstandingSent;
 
     /** The window's backoff: retransmission rounds in a row without any result in between. */
@@ -95,14 +100,17 @@ final class Retransmission {
     private long lastAnswerNs;
     /** The call's start, and whether a result came since. */
     private final long startNs;
+
     private boolean answeredAny;
     /** No timeout retransmission before this: a round waits a (backed-off) timeout after the previous one. */
     private long nextRoundNs;
     /** The packets sent as probes, and whether the result of one came since the latest timeout round. */
     private final BitSet probed = new BitSet();
+
     private boolean probeAnswered;
     /** Scratch of a probe round: per lane, the oldest expired packet's slot and its timer's start. */
     private final int[] probeOfLane;
+
     private final long[] probeStartOfLane;
     private long lastTickNs;
 
@@ -114,8 +122,13 @@ final class Retransmission {
      * @param resend   how a slot's packet is sent again
      * @param now      the call's start
      */
-    Retransmission(final int poolSize, final int lanes, final RttEstimator rtt, final Link link, final Resend resend,
-                   final long now) {
+    Retransmission(
+            final int poolSize,
+            final int lanes,
+            final RttEstimator rtt,
+            final Link link,
+            final Resend resend,
+            final long now) {
         this.poolSize = poolSize;
         this.lanes = lanes;
         this.rtt = rtt;
@@ -252,8 +265,12 @@ final class Retransmission {
                 continue;
             }
             final long start = timerStartNs(slot);
-            if (now - start >= timeout(rto, Math.max(Math.max(silence.rounds, unmeasured.rounds),
-                    timeouts[slot] / RETRIES_PER_DOUBLING))) {
+            if (now - start
+                    >= timeout(
+                            rto,
+                            Math.max(
+                                    Math.max(silence.rounds, unmeasured.rounds),
+                                    timeouts[slot] / RETRIES_PER_DOUBLING))) {
                 any = true;
                 final int lane = slot % lanes;
                 if (all) {
@@ -309,7 +326,8 @@ final class Retransmission {
                 continue;
             }
             final int lane = slot % lanes;
-            if (laneKnown[lane] && laneSentNs[lane] - lastSentNs[slot] > 0
+            if (laneKnown[lane]
+                    && laneSentNs[lane] - lastSentNs[slot] > 0
                     && now - lastSentNs[slot] >= lossWindow(lane)) {
                 lastSentNs[slot] = now;
                 retries[slot]++;

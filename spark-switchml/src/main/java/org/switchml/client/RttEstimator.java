@@ -23,6 +23,7 @@ final class RttEstimator {
     private long rttvarNs;
     /** The latest samples, for their median. */
     private final long[] recent = new long[RECENT];
+
     private int recentCount;
     private int recentNext;
     private long median = -1;

@@ -1,13 +1,12 @@
 package org.switchml.client;
 
-import org.switchml.protocol.ShardedJob;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.protocol.VectorCodec;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import org.switchml.protocol.ShardedJob;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.VectorCodec;
 
 /**
  * One worker's membership in a {@link ShardedJob}: each call streams every shard's run of blocks to that shard,
@@ -28,8 +27,12 @@ public final class ShardedSession {
     private final long resultTimeoutMs;
     private volatile boolean broken;
 
-    ShardedSession(final SwitchMLClient client, final ShardedJob job, final int rank, final List<JobSession> parts,
-                   final long resultTimeoutMs) {
+    ShardedSession(
+            final SwitchMLClient client,
+            final ShardedJob job,
+            final int rank,
+            final List<JobSession> parts,
+            final long resultTimeoutMs) {
         this.client = client;
         this.job = job;
         this.rank = rank;
@@ -76,8 +79,12 @@ public final class ShardedSession {
      * writes the sum into {@code out}, which may be {@code in}; when a part had no result for {@code timeoutMs},
      * {@code waitOn} says whether to wait another period (null: never).
      */
-    public void allReduce(final double[] in, final double[] out, final boolean fp64, final long timeoutMs,
-                          final BooleanSupplier waitOn) {
+    public void allReduce(
+            final double[] in,
+            final double[] out,
+            final boolean fp64,
+            final long timeoutMs,
+            final BooleanSupplier waitOn) {
         if (timeoutMs < 1) {
             throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
         }
@@ -93,8 +100,8 @@ public final class ShardedSession {
             throw new IllegalArgumentException(describe() + ": timeout must be >= 1 ms, got " + timeoutMs);
         }
         if (codec.k() != job.k()) {
-            throw new IllegalArgumentException(describe() + ": the codec has k = " + codec.k() + ", the job "
-                    + job.k());
+            throw new IllegalArgumentException(
+                    describe() + ": the codec has k = " + codec.k() + ", the job " + job.k());
         }
         run(codec, timeoutMs, waitOn);
     }
@@ -127,8 +134,8 @@ public final class ShardedSession {
                     continue; // every worker splits the same call the same way: no shard waits for this part
                 }
                 running.add(parts[i]);
-                ops.add(parts[i].begin(parts.length == 1 ? codec : codec.part(starts[i], count), timeoutMs,
-                        waitOn != null));
+                ops.add(parts[i].begin(
+                        parts.length == 1 ? codec : codec.part(starts[i], count), timeoutMs, waitOn != null));
             }
             Calls.await(ops, timeoutMs, waitOn, describe());
         } catch (final RuntimeException e) {
@@ -146,7 +153,8 @@ public final class ShardedSession {
     /** The job, rank and worker socket, for messages. */
     String describe() {
         final InetSocketAddress worker = client.localAddress();
-        return "job " + job.jobName() + " generation " + job.parts().get(0).spec().generation() + " rank " + rank
+        return "job " + job.jobName() + " generation "
+                + job.parts().get(0).spec().generation() + " rank " + rank
                 + " (worker " + worker.getHostString() + ":" + worker.getPort() + ", " + job.size() + " shard"
                 + (job.size() == 1 ? "" : "s") + ")";
     }

@@ -9,14 +9,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.ShardedJob;
-import org.switchml.protocol.SwitchAddress;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.protocol.Wire;
-import org.switchml.transport.PacketSender;
-import org.switchml.transport.Transports;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,6 +21,13 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.ShardedJob;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.Wire;
+import org.switchml.transport.PacketSender;
+import org.switchml.transport.Transports;
 
 /**
  * One worker's endpoint: a UDP socket through which it allreduces vectors with the other workers of a
@@ -51,15 +50,15 @@ public final class SwitchMLClient implements AutoCloseable {
      * {@value #JOINED_KEPT} are kept; an older one is long gone from the switch.
      */
     private static final int JOINED_KEPT = 1 << 16;
-    private final Set<List<Object>> joined = Collections.newSetFromMap(
-            new LinkedHashMap<List<Object>, Boolean>() {
-                private static final long serialVersionUID = 1L;
 
-                @Override
-                protected boolean removeEldestEntry(final Map.Entry<List<Object>, Boolean> e) {
-                    return size() > JOINED_KEPT;
-                }
-            });
+    private final Set<List<Object>> joined = Collections.newSetFromMap(new LinkedHashMap<List<Object>, Boolean>() {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(final Map.Entry<List<Object>, Boolean> e) {
+            return size() > JOINED_KEPT;
+        }
+    });
 
     private SwitchMLClient(final ClientOptions options, final Channel channel, final Handler handler) {
         this.options = options;
@@ -79,22 +78,27 @@ public final class SwitchMLClient implements AutoCloseable {
         final Handler handler = new Handler(options);
         try {
             final Channel ch = Transports.datagram(loop, handler)
-                    .bind(options.bindHost(), options.bindPort()).sync().channel();
+                    .bind(options.bindHost(), options.bindPort())
+                    .sync()
+                    .channel();
             return new SwitchMLClient(options, ch, handler);
         } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SwitchMLException("interrupted while binding a worker socket on " + options.bindHost(), e);
         } catch (final Exception e) {
             // Netty's sync() rethrows the bind failure (an IOException) without declaring it.
-            throw new SwitchMLException("cannot bind a worker socket on " + options.bindHost() + ":"
-                    + options.bindPort() + ": " + e.getMessage(), e);
+            throw new SwitchMLException(
+                    "cannot bind a worker socket on " + options.bindHost() + ":" + options.bindPort() + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 
     private static EventLoopGroup sharedGroup() {
         synchronized (SHARED_LOCK) {
             if (shared == null) {
-                shared = Transports.newGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), "switchml-worker");
+                shared =
+                        Transports.newGroup(Math.max(2, Runtime.getRuntime().availableProcessors()), "switchml-worker");
             }
             return shared;
         }
@@ -131,15 +135,15 @@ public final class SwitchMLClient implements AutoCloseable {
      * this session fails when no result arrives for {@code resultTimeoutMs}. One socket may take part in
      * several jobs at once (one call per job at a time): results are routed by job id.
      */
-    public JobSession join(final JobSpec spec, final int rank, final SwitchAddress switchAddress,
-                           final long resultTimeoutMs) {
+    public JobSession join(
+            final JobSpec spec, final int rank, final SwitchAddress switchAddress, final long resultTimeoutMs) {
         if (resultTimeoutMs < 1) {
-            throw new IllegalArgumentException("job " + spec.jobName() + ": result timeout must be >= 1 ms, got "
-                    + resultTimeoutMs);
+            throw new IllegalArgumentException(
+                    "job " + spec.jobName() + ": result timeout must be >= 1 ms, got " + resultTimeoutMs);
         }
         if (rank < 0 || rank >= spec.numWorkers()) {
-            throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + rank + " outside 0.."
-                    + (spec.numWorkers() - 1));
+            throw new IllegalArgumentException(
+                    "job " + spec.jobName() + ": rank " + rank + " outside 0.." + (spec.numWorkers() - 1));
         }
         if (!spec.workers().get(rank).equals(local)) {
             throw new IllegalArgumentException("job " + spec.jobName() + ": rank " + rank + " is registered at "
@@ -175,8 +179,14 @@ public final class SwitchMLClient implements AutoCloseable {
 
     /** Counters of this worker socket. */
     public ClientStats stats() {
-        return call(() -> new ClientStats(handler.sender.sent(), handler.retransmissions, handler.lossDetected,
-                handler.accepted, handler.dropped, handler.fromUnknownSender, handler.withBadSecret,
+        return call(() -> new ClientStats(
+                handler.sender.sent(),
+                handler.retransmissions,
+                handler.lossDetected,
+                handler.accepted,
+                handler.dropped,
+                handler.fromUnknownSender,
+                handler.withBadSecret,
                 handler.ofOtherGeneration));
     }
 
@@ -219,12 +229,15 @@ public final class SwitchMLClient implements AutoCloseable {
          * shards share its id.
          */
         private final Map<Integer, List<AllReduceOperation>> active = new HashMap<>();
+
         private long retransmissions;
         /** Retransmissions of packets presumed lost because later ones were answered (no timeout). */
         private long lossDetected;
+
         long accepted;
         /** Every datagram that completed nothing, the three kinds below included. */
         long dropped;
+
         long fromUnknownSender;
         long withBadSecret;
         long ofOtherGeneration;
@@ -264,6 +277,7 @@ public final class SwitchMLClient implements AutoCloseable {
          * operation per shard, and a timer each would wake the event loop that many times more often).
          */
         private final List<AllReduceOperation> ticking = new ArrayList<>();
+
         private ScheduledFuture<?> ticker;
 
         /** Starts ticking {@code op} every {@link AllReduceOperation#TICK_NS} (event loop only). */
@@ -271,8 +285,8 @@ public final class SwitchMLClient implements AutoCloseable {
             ticking.add(op);
             if (ticker == null) {
                 lastTickAllNs = System.nanoTime();
-                ticker = loop.scheduleAtFixedRate(this::tickAll, Retransmission.TICK_NS, Retransmission.TICK_NS,
-                        TimeUnit.NANOSECONDS);
+                ticker = loop.scheduleAtFixedRate(
+                        this::tickAll, Retransmission.TICK_NS, Retransmission.TICK_NS, TimeUnit.NANOSECONDS);
             }
         }
 
@@ -375,7 +389,7 @@ public final class SwitchMLClient implements AutoCloseable {
                 case UNKNOWN_SENDER -> fromUnknownSender++;
                 case BAD_SECRET -> withBadSecret++;
                 case OTHER_GENERATION -> ofOtherGeneration++;
-                case IGNORED -> { }
+                case IGNORED -> {}
             }
             if (outcome != ResultOutcome.ACCEPTED) {
                 dropped++;

@@ -2,18 +2,18 @@ package org.switchml.control;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
-import p4.v1.P4RuntimeOuterClass.MasterArbitrationUpdate;
-import p4.v1.P4RuntimeOuterClass.StreamMessageResponse;
-import p4.v1.P4RuntimeOuterClass.Uint128;
-
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import p4.v1.P4RuntimeOuterClass.MasterArbitrationUpdate;
+import p4.v1.P4RuntimeOuterClass.StreamMessageResponse;
+import p4.v1.P4RuntimeOuterClass.Uint128;
 
 /** Receives the switch's arbitration answers on the StreamChannel for the controller's whole life. */
 final class ArbitrationObserver implements StreamObserver<StreamMessageResponse> {
     /** The switch's first answer: whether the controller became primary, or why not. */
     final CompletableFuture<MasterArbitrationUpdate> first = new CompletableFuture<>();
+
     volatile boolean primary;
     private volatile String lostBecause = "";
 
@@ -50,7 +50,9 @@ final class ArbitrationObserver implements StreamObserver<StreamMessageResponse>
             lostBecause = ": the switch closed the stream";
             notifyAll();
         }
-        first.completeExceptionally(Status.UNAVAILABLE.withDescription("stream closed by the switch").asException());
+        first.completeExceptionally(Status.UNAVAILABLE
+                .withDescription("stream closed by the switch")
+                .asException());
     }
 
     /** Waits, at most {@code timeoutMs}, until the switch says this controller is primary. */
@@ -73,7 +75,8 @@ final class ArbitrationObserver implements StreamObserver<StreamMessageResponse>
 
     /** An election id as written in messages: its low 64 bits, or high:low. */
     static String text(final Uint128 id) {
-        return id.getHigh() == 0 ? Long.toUnsignedString(id.getLow())
+        return id.getHigh() == 0
+                ? Long.toUnsignedString(id.getLow())
                 : Long.toUnsignedString(id.getHigh()) + ":" + Long.toUnsignedString(id.getLow());
     }
 }

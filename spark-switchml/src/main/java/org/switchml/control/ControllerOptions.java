@@ -15,8 +15,15 @@ import org.switchml.p4info.P4InfoIndex;
  * @param hosts          the switch's host table: each worker's switch port and MAC (BMv2); empty by default
  * @param electionIdHigh the high 64 bits of the election id (unsigned); 0 by default
  */
-public record ControllerOptions(String host, int port, long deviceId, long electionId, P4InfoIndex p4info,
-                                long rpcTimeoutMs, HostTable hosts, long electionIdHigh) {
+public record ControllerOptions(
+        String host,
+        int port,
+        long deviceId,
+        long electionId,
+        P4InfoIndex p4info,
+        long rpcTimeoutMs,
+        HostTable hosts,
+        long electionIdHigh) {
 
     /** Default bound on one RPC. */
     public static final long DEFAULT_RPC_TIMEOUT_MS = 10_000;
@@ -50,14 +57,25 @@ public record ControllerOptions(String host, int port, long deviceId, long elect
     }
 
     /** The options with an election id below 2^64. */
-    public ControllerOptions(final String host, final int port, final long deviceId, final long electionId,
-                             final P4InfoIndex p4info, final long rpcTimeoutMs, final HostTable hosts) {
+    public ControllerOptions(
+            final String host,
+            final int port,
+            final long deviceId,
+            final long electionId,
+            final P4InfoIndex p4info,
+            final long rpcTimeoutMs,
+            final HostTable hosts) {
         this(host, port, deviceId, electionId, p4info, rpcTimeoutMs, hosts, 0);
     }
 
     /** The options without a host table (the software switch, or BMv2 with explicit attachments). */
-    public ControllerOptions(final String host, final int port, final long deviceId, final long electionId,
-                             final P4InfoIndex p4info, final long rpcTimeoutMs) {
+    public ControllerOptions(
+            final String host,
+            final int port,
+            final long deviceId,
+            final long electionId,
+            final P4InfoIndex p4info,
+            final long rpcTimeoutMs) {
         this(host, port, deviceId, electionId, p4info, rpcTimeoutMs, HostTable.empty(), 0);
     }
 
@@ -112,7 +130,8 @@ public record ControllerOptions(String host, int port, long deviceId, long elect
 
     /** The election id as messages write it: its low 64 bits when the high ones are 0, else high:low (unsigned). */
     public String electionIdText() {
-        return electionIdHigh == 0 ? Long.toUnsignedString(electionId)
+        return electionIdHigh == 0
+                ? Long.toUnsignedString(electionId)
                 : Long.toUnsignedString(electionIdHigh) + ":" + Long.toUnsignedString(electionId);
     }
 

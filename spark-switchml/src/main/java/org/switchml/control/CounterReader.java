@@ -1,5 +1,9 @@
 package org.switchml.control;
 
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.DropCounts;
@@ -9,11 +13,6 @@ import p4.v1.P4RuntimeOuterClass.CounterEntry;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.Index;
 import p4.v1.P4RuntimeOuterClass.ReadResponse;
-
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
 
 /**
  * Reads switchml.p4's counters: a job index's cells of job_packets_in, job_packets_out,
@@ -32,7 +31,8 @@ final class CounterReader {
     SwitchCounters switchCounters() {
         final long[] cells = counter(P4Names.DROP_REASON);
         // drop_reason's index is the DropReason ordinal; NOT_SWITCHML_INDEX follows the last reason.
-        return new SwitchCounters(DropCounts.of(r -> r.ordinal() < cells.length ? cells[r.ordinal()] : 0),
+        return new SwitchCounters(
+                DropCounts.of(r -> r.ordinal() < cells.length ? cells[r.ordinal()] : 0),
                 P4Names.NOT_SWITCHML_INDEX < cells.length ? cells[P4Names.NOT_SWITCHML_INDEX] : 0);
     }
 
@@ -40,8 +40,11 @@ final class CounterReader {
     long[] counter(final String name) {
         final P4InfoIndex.Counter c = p4.counter(name);
         final long[] out = new long[(int) c.size()];
-        for (final ReadResponse r : connection.read(List.of(Entity.newBuilder().setCounterEntry(
-                CounterEntry.newBuilder().setCounterId(c.id())).build()), "read counter " + c.name())) {
+        for (final ReadResponse r : connection.read(
+                List.of(Entity.newBuilder()
+                        .setCounterEntry(CounterEntry.newBuilder().setCounterId(c.id()))
+                        .build()),
+                "read counter " + c.name())) {
             for (final Entity e : r.getEntitiesList()) {
                 final long i = e.getCounterEntry().getIndex().getIndex();
                 if (i >= 0 && i < out.length) {
@@ -57,8 +60,11 @@ final class CounterReader {
         final long[] drops = counter(P4Names.JOB_DROPS);
         final long cells = p4.counter(P4Names.JOB_PACKETS_IN).size();
         final int stride = (int) Math.max(1, drops.length / Math.max(1, cells));
-        return new JobCounters(sum(counter(P4Names.JOB_PACKETS_IN)), sum(counter(P4Names.JOB_PACKETS_OUT)),
-                sum(counter(P4Names.JOB_RETRANSMISSIONS)), DropCounts.of(r -> {
+        return new JobCounters(
+                sum(counter(P4Names.JOB_PACKETS_IN)),
+                sum(counter(P4Names.JOB_PACKETS_OUT)),
+                sum(counter(P4Names.JOB_RETRANSMISSIONS)),
+                DropCounts.of(r -> {
                     long n = 0;
                     for (int i = r.ordinal(); r.ordinal() < stride && i < drops.length; i += stride) {
                         n += drops[i];
@@ -93,18 +99,27 @@ final class CounterReader {
         for (final ReadResponse resp : connection.read(ask, "read counters of job index " + index)) {
             for (final Entity e : resp.getEntitiesList()) {
                 final CounterEntry c = e.getCounterEntry();
-                got.put(c.getCounterId() + "/" + c.getIndex().getIndex(), c.getData().getPacketCount());
+                got.put(
+                        c.getCounterId() + "/" + c.getIndex().getIndex(),
+                        c.getData().getPacketCount());
             }
         }
         // job_drops holds a stride of cells per job index, one per DropReason ordinal.
         final DropCounts jobDrops = DropCounts.of(r -> r.ordinal() < stride
-                ? got.getOrDefault(drops.id() + "/" + ((long) index * stride + r.ordinal()), 0L) : 0);
-        return new JobCounters(got.getOrDefault(in.id() + "/" + index, 0L),
-                got.getOrDefault(out.id() + "/" + index, 0L), got.getOrDefault(retx.id() + "/" + index, 0L), jobDrops);
+                ? got.getOrDefault(drops.id() + "/" + ((long) index * stride + r.ordinal()), 0L)
+                : 0);
+        return new JobCounters(
+                got.getOrDefault(in.id() + "/" + index, 0L),
+                got.getOrDefault(out.id() + "/" + index, 0L),
+                got.getOrDefault(retx.id() + "/" + index, 0L),
+                jobDrops);
     }
 
     private static Entity cell(final int counterId, final long index) {
-        return Entity.newBuilder().setCounterEntry(CounterEntry.newBuilder().setCounterId(counterId)
-                .setIndex(Index.newBuilder().setIndex(index))).build();
+        return Entity.newBuilder()
+                .setCounterEntry(CounterEntry.newBuilder()
+                        .setCounterId(counterId)
+                        .setIndex(Index.newBuilder().setIndex(index)))
+                .build();
     }
 }

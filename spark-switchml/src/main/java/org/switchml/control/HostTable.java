@@ -121,14 +121,19 @@ public final class HostTable {
     public String format() {
         final StringBuilder sb = new StringBuilder("# IPv4 switch-port MAC\n");
         for (final Map.Entry<Inet4Address, WorkerAttachment> e : hosts.entrySet()) {
-            sb.append(e.getKey().getHostAddress()).append(' ').append(e.getValue().switchPort()).append(' ')
-                    .append(WorkerAttachment.formatMac(e.getValue().mac())).append('\n');
+            sb.append(e.getKey().getHostAddress())
+                    .append(' ')
+                    .append(e.getValue().switchPort())
+                    .append(' ')
+                    .append(WorkerAttachment.formatMac(e.getValue().mac()))
+                    .append('\n');
         }
         return sb.toString();
     }
 
     @Override
     public String toString() {
-        return "HostTable" + hosts.keySet().stream().map(Inet4Address::getHostAddress).toList();
+        return "HostTable"
+                + hosts.keySet().stream().map(Inet4Address::getHostAddress).toList();
     }
 }

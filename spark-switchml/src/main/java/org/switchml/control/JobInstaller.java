@@ -1,18 +1,17 @@
 package org.switchml.control;
 
-import org.switchml.p4info.P4InfoIndex;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Wire;
-import p4.v1.P4RuntimeOuterClass.TableEntry;
-import p4.v1.P4RuntimeOuterClass.Update;
-
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Wire;
+import p4.v1.P4RuntimeOuterClass.TableEntry;
+import p4.v1.P4RuntimeOuterClass.Update;
 
 /**
  * Installs and removes jobs as in p4/README.md ("Registering job J"): worker_table and result_table entries
@@ -23,8 +22,7 @@ import java.util.Map;
  */
 final class JobInstaller {
     /** A registered job and its counter cells at registration time. */
-    private record Installed(RegisteredJob job, JobCounters baseline) {
-    }
+    private record Installed(RegisteredJob job, JobCounters baseline) {}
 
     private final HostTable hosts;
     private final P4InfoIndex p4;
@@ -36,11 +34,15 @@ final class JobInstaller {
     private final Map<Integer, Installed> jobs = new LinkedHashMap<>();
     /** Deletes still owed to the switch per job id (their resources stay allocated until they succeed). */
     private final Map<Integer, List<Update>> leftovers = new LinkedHashMap<>();
+
     private Target target;
     private ResourceAllocator allocator;
 
-    JobInstaller(final ControllerOptions options, final P4RuntimeConnection connection, final TableEntries entries,
-                 final CounterReader counters) {
+    JobInstaller(
+            final ControllerOptions options,
+            final P4RuntimeConnection connection,
+            final TableEntries entries,
+            final CounterReader counters) {
         this.hosts = options.hosts();
         this.p4 = options.p4info();
         this.connection = connection;
@@ -60,9 +62,13 @@ final class JobInstaller {
 
     /** Pool slots, job indices and worker rows of the committed pipeline; zeros before one. */
     int[] capacity() {
-        return allocator == null ? new int[3]
-                : new int[] {allocator.poolSlots(), allocator.jobIndices(), (int) Math.min(Integer.MAX_VALUE,
-                        allocator.workerRows())};
+        return allocator == null
+                ? new int[3]
+                : new int[] {
+                    allocator.poolSlots(),
+                    allocator.jobIndices(),
+                    (int) Math.min(Integer.MAX_VALUE, allocator.workerRows())
+                };
     }
 
     /** The target kind of the committed pipeline, or null before one. */
@@ -71,14 +77,14 @@ final class JobInstaller {
     }
 
     /** See {@link SwitchController#registerJob(JobSpec, List, JobResources)}. */
-    RegisteredJob register(final JobSpec requestedSpec, final List<WorkerAttachment> attachments,
-                           final JobResources requested) {
+    RegisteredJob register(
+            final JobSpec requestedSpec, final List<WorkerAttachment> attachments, final JobResources requested) {
         if (target == null) {
             throw new IllegalStateException("cannot register job " + requestedSpec.jobName()
                     + ": no pipeline pushed yet (call setPipeline first)");
         }
-        final List<WorkerAttachment> att = attachments == null || attachments.isEmpty()
-                ? fromHostTable(requestedSpec) : List.copyOf(attachments);
+        final List<WorkerAttachment> att =
+                attachments == null || attachments.isEmpty() ? fromHostTable(requestedSpec) : List.copyOf(attachments);
         validate(requestedSpec, att);
         clearLeftovers();
         final Installed existing = jobs.get(requestedSpec.jobId());
@@ -86,13 +92,17 @@ final class JobInstaller {
                 jobTable.freshSecret(existing == null ? null : existing.job().spec()));
         if (existing != null) {
             final JobSpec old = existing.job().spec();
-            final boolean sameShape = old.k() == spec.k() && old.poolSize() == spec.poolSize()
-                    && old.workers().equals(spec.workers()) && existing.job().attachments().equals(att)
+            final boolean sameShape = old.k() == spec.k()
+                    && old.poolSize() == spec.poolSize()
+                    && old.workers().equals(spec.workers())
+                    && existing.job().attachments().equals(att)
                     && (requested == null || requested.equals(existing.job().resources()));
             if (sameShape) {
                 final RegisteredJob job = new RegisteredJob(spec, existing.job().resources(), att);
-                connection.write(List.of(TableEntries.update(Update.Type.MODIFY, jobTable.entry(job))),
-                        "new session of job " + spec.jobName(), false);
+                connection.write(
+                        List.of(TableEntries.update(Update.Type.MODIFY, jobTable.entry(job))),
+                        "new session of job " + spec.jobName(),
+                        false);
                 jobs.put(spec.jobId(), new Installed(job, existing.baseline()));
                 return job;
             }
@@ -111,8 +121,10 @@ final class JobInstaller {
             }
             parts.add(TableEntries.update(Update.Type.INSERT, MulticastGroups.group(job)));
             connection.write(parts, "install workers, results and multicast group of job " + spec.jobName(), false);
-            connection.write(List.of(TableEntries.update(Update.Type.INSERT, jobTable.entry(job))),
-                    "install job " + spec.jobName(), false);
+            connection.write(
+                    List.of(TableEntries.update(Update.Type.INSERT, jobTable.entry(job))),
+                    "install job " + spec.jobName(),
+                    false);
             jobs.put(spec.jobId(), new Installed(job, baseline));
             return job;
         } catch (final RuntimeException e) {
@@ -142,7 +154,8 @@ final class JobInstaller {
     private void clearLeftovers() {
         for (final Map.Entry<Integer, List<Update>> e : new ArrayList<>(leftovers.entrySet())) {
             try {
-                connection.write(e.getValue(), "delete what is left of job " + Integer.toUnsignedString(e.getKey()), true);
+                connection.write(
+                        e.getValue(), "delete what is left of job " + Integer.toUnsignedString(e.getKey()), true);
                 leftovers.remove(e.getKey());
                 allocator.release(e.getKey());
             } catch (final RuntimeException stillThere) {
@@ -198,8 +211,8 @@ final class JobInstaller {
                         + "switch port) per rank: " + spec.numWorkers() + " ranks, " + att.size() + " attachments");
             }
         } else if (!att.isEmpty() && att.size() != spec.numWorkers()) {
-            throw new IllegalArgumentException("job " + spec.jobName() + ": " + att.size() + " attachments for "
-                    + spec.numWorkers() + " ranks");
+            throw new IllegalArgumentException(
+                    "job " + spec.jobName() + ": " + att.size() + " attachments for " + spec.numWorkers() + " ranks");
         }
         for (int r = 0; r < spec.numWorkers(); r++) {
             if (!(spec.workers().get(r).getAddress() instanceof Inet4Address)) {
@@ -222,8 +235,8 @@ final class JobInstaller {
         }
         final RegisteredJob job = installed.job();
         final String name = job.spec().jobName();
-        connection.write(List.of(TableEntries.update(Update.Type.DELETE, jobTable.entry(job))), "remove job " + name,
-                true);
+        connection.write(
+                List.of(TableEntries.update(Update.Type.DELETE, jobTable.entry(job))), "remove job " + name, true);
         final List<Update> rest = new ArrayList<>();
         for (final TableEntry e : workerTable.entries(job)) {
             rest.add(TableEntries.update(Update.Type.DELETE, e));
@@ -258,8 +271,8 @@ final class JobInstaller {
     JobCounters counters(final int jobId) {
         final Installed installed = jobs.get(jobId);
         if (installed == null) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId) + " is not registered with "
-                    + "this controller");
+            throw new IllegalArgumentException(
+                    "job " + Integer.toUnsignedString(jobId) + " is not registered with " + "this controller");
         }
         return counters.jobCells(installed.job().resources().jobIndex()).minus(installed.baseline());
     }

@@ -1,12 +1,11 @@
 package org.switchml.control;
 
-import org.switchml.p4info.P4Names;
-import org.switchml.protocol.JobSpec;
-import p4.v1.P4RuntimeOuterClass.TableEntry;
-
 import java.security.SecureRandom;
 import java.util.HashMap;
 import java.util.Map;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.JobSpec;
+import p4.v1.P4RuntimeOuterClass.TableEntry;
 
 /**
  * {@code SwitchMLIngress.job_table}: a job id → {@code set_job}, with the job's resources and the secret
@@ -33,8 +32,11 @@ final class JobTable {
         params.put(P4Names.P_JOB_INDEX, (long) r.jobIndex());
         params.put(P4Names.P_K, (long) s.k());
         params.put(P4Names.P_SECRET, Integer.toUnsignedLong(s.secret()));
-        return entries.entry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, Integer.toUnsignedLong(s.jobId())),
-                P4Names.SET_JOB, params);
+        return entries.entry(
+                P4Names.JOB_TABLE,
+                Map.of(P4Names.F_JOB_ID, Integer.toUnsignedLong(s.jobId())),
+                P4Names.SET_JOB,
+                params);
     }
 
     /** A random secret, never the previous registration's (so the new one is always a new session). */

@@ -10,8 +10,16 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.switchml.p4info.P4InfoIndex;
 import p4.v1.P4RuntimeGrpc;
+import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.CapabilitiesRequest;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.ForwardingPipelineConfig;
@@ -24,15 +32,6 @@ import p4.v1.P4RuntimeOuterClass.StreamMessageRequest;
 import p4.v1.P4RuntimeOuterClass.Uint128;
 import p4.v1.P4RuntimeOuterClass.Update;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
-import p4.v1.P4RuntimeOuterClass;
-
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
-import java.util.Locale;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * One controller's P4Runtime session with a switch: the gRPC channel, the StreamChannel on which it is
@@ -51,7 +50,10 @@ final class P4RuntimeConnection implements AutoCloseable {
     private P4RuntimeConnection(final ControllerOptions options, final ManagedChannel channel) {
         this.options = options;
         this.channel = channel;
-        this.electionId = Uint128.newBuilder().setHigh(options.electionIdHigh()).setLow(options.electionId()).build();
+        this.electionId = Uint128.newBuilder()
+                .setHigh(options.electionIdHigh())
+                .setLow(options.electionId())
+                .build();
         this.stream = P4RuntimeGrpc.newStub(channel).streamChannel(arbitration);
     }
 
@@ -59,15 +61,18 @@ final class P4RuntimeConnection implements AutoCloseable {
     static P4RuntimeConnection open(final ControllerOptions options) {
         final ManagedChannel channel = options.unixSocket() != null
                 // gRPC's "unix:" target: a P4Runtime server on a Unix domain socket (needs the epoll transport).
-                ? Grpc.newChannelBuilder("unix://" + options.unixSocket(), InsecureChannelCredentials.create()).build()
-                : Grpc.newChannelBuilderForAddress(options.host(), options.port(),
-                        InsecureChannelCredentials.create()).build();
+                ? Grpc.newChannelBuilder("unix://" + options.unixSocket(), InsecureChannelCredentials.create())
+                        .build()
+                : Grpc.newChannelBuilderForAddress(options.host(), options.port(), InsecureChannelCredentials.create())
+                        .build();
         return open(options, channel);
     }
 
     /** Connects to the P4Runtime server registered in this JVM as {@code inProcessName} and becomes primary. */
     static P4RuntimeConnection openInProcess(final String inProcessName, final ControllerOptions options) {
-        return open(options, InProcessChannelBuilder.forName(inProcessName).directExecutor().build());
+        return open(
+                options,
+                InProcessChannelBuilder.forName(inProcessName).directExecutor().build());
     }
 
     private static P4RuntimeConnection open(final ControllerOptions options, final ManagedChannel channel) {
@@ -87,8 +92,11 @@ final class P4RuntimeConnection implements AutoCloseable {
      * with a higher election id is primary.
      */
     private void arbitrate() {
-        stream.onNext(StreamMessageRequest.newBuilder().setArbitration(MasterArbitrationUpdate.newBuilder()
-                .setDeviceId(options.deviceId()).setElectionId(electionId)).build());
+        stream.onNext(StreamMessageRequest.newBuilder()
+                .setArbitration(MasterArbitrationUpdate.newBuilder()
+                        .setDeviceId(options.deviceId())
+                        .setElectionId(electionId))
+                .build());
         final MasterArbitrationUpdate answer;
         try {
             answer = arbitration.first.get(options.rpcTimeoutMs(), TimeUnit.MILLISECONDS);
@@ -96,22 +104,34 @@ final class P4RuntimeConnection implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new SwitchControlException(Status.Code.CANCELLED, "interrupted while arbitrating with " + where());
         } catch (final TimeoutException e) {
-            throw new SwitchControlException(Status.Code.DEADLINE_EXCEEDED, where() + " sent no arbitration answer within "
-                    + options.rpcTimeoutMs() + " ms");
+            throw new SwitchControlException(
+                    Status.Code.DEADLINE_EXCEEDED,
+                    where() + " sent no arbitration answer within " + options.rpcTimeoutMs() + " ms");
         } catch (final ExecutionException e) {
             final Status s = Status.fromThrowable(e.getCause());
             if (s.getCode() == Status.Code.UNAVAILABLE) {
                 // Nothing answered at all (no server, refused, unreachable): say that, not "refused arbitration".
-                throw new SwitchControlException(s.getCode(), "P4Runtime server unreachable: "
-                        + unreachableReason(s) + " at " + options.target(), List.of(), e.getCause());
+                throw new SwitchControlException(
+                        s.getCode(),
+                        "P4Runtime server unreachable: " + unreachableReason(s) + " at " + options.target(),
+                        List.of(),
+                        e.getCause());
             }
-            throw new SwitchControlException(s.getCode(), where() + " refused arbitration for election id "
-                    + options.electionIdText() + ": " + s.getCode() + ": " + s.getDescription(), List.of(), e.getCause());
+            throw new SwitchControlException(
+                    s.getCode(),
+                    where() + " refused arbitration for election id " + options.electionIdText() + ": " + s.getCode()
+                            + ": " + s.getDescription(),
+                    List.of(),
+                    e.getCause());
         }
         if (answer.getStatus().getCode() != Status.Code.OK.value()) {
-            throw new SwitchControlException(Status.Code.PERMISSION_DENIED, "controller with election id "
-                    + options.electionIdText() + " is not primary on " + where() + ": the primary has election id "
-                    + ArbitrationObserver.text(answer.getElectionId()) + " (" + answer.getStatus().getMessage() + ")");
+            throw new SwitchControlException(
+                    Status.Code.PERMISSION_DENIED,
+                    "controller with election id "
+                            + options.electionIdText() + " is not primary on " + where()
+                            + ": the primary has election id "
+                            + ArbitrationObserver.text(answer.getElectionId()) + " ("
+                            + answer.getStatus().getMessage() + ")");
         }
     }
 
@@ -154,28 +174,38 @@ final class P4RuntimeConnection implements AutoCloseable {
             throw new IllegalStateException("controller for " + where() + " is closed");
         }
         if (!arbitration.primary) {
-            throw new SwitchControlException(Status.Code.PERMISSION_DENIED, "cannot " + what + ": controller with "
-                    + "election id " + options.electionIdText() + " is no longer primary on " + where()
-                    + arbitration.lost());
+            throw new SwitchControlException(
+                    Status.Code.PERMISSION_DENIED,
+                    "cannot " + what + ": controller with "
+                            + "election id " + options.electionIdText() + " is no longer primary on " + where()
+                            + arbitration.lost());
         }
     }
 
     /** The P4Runtime API version the switch implements (Capabilities RPC). */
     String apiVersion() {
         try {
-            return blocking().capabilities(CapabilitiesRequest.getDefaultInstance()).getP4RuntimeApiVersion();
+            return blocking()
+                    .capabilities(CapabilitiesRequest.getDefaultInstance())
+                    .getP4RuntimeApiVersion();
         } catch (final StatusRuntimeException e) {
             throw failure(e, "Capabilities", List.of());
         }
     }
 
     /** SetForwardingPipelineConfig with {@code action}; {@code what} names it in a failure. */
-    void setPipeline(final SetForwardingPipelineConfigRequest.Action action, final ForwardingPipelineConfig config,
-                     final String what) {
+    void setPipeline(
+            final SetForwardingPipelineConfigRequest.Action action,
+            final ForwardingPipelineConfig config,
+            final String what) {
         try {
-            blocking().setForwardingPipelineConfig(SetForwardingPipelineConfigRequest.newBuilder()
-                    .setDeviceId(options.deviceId()).setElectionId(electionId)
-                    .setAction(action).setConfig(config).build());
+            blocking()
+                    .setForwardingPipelineConfig(SetForwardingPipelineConfigRequest.newBuilder()
+                            .setDeviceId(options.deviceId())
+                            .setElectionId(electionId)
+                            .setAction(action)
+                            .setConfig(config)
+                            .build());
         } catch (final StatusRuntimeException e) {
             throw failure(e, what, List.of());
         }
@@ -184,8 +214,11 @@ final class P4RuntimeConnection implements AutoCloseable {
     /** The switch's current pipeline (GetForwardingPipelineConfig, everything). */
     ForwardingPipelineConfig readPipeline() {
         try {
-            return blocking().getForwardingPipelineConfig(GetForwardingPipelineConfigRequest.newBuilder()
-                    .setDeviceId(options.deviceId()).build()).getConfig();
+            return blocking()
+                    .getForwardingPipelineConfig(GetForwardingPipelineConfigRequest.newBuilder()
+                            .setDeviceId(options.deviceId())
+                            .build())
+                    .getConfig();
         } catch (final StatusRuntimeException e) {
             throw failure(e, "GetForwardingPipelineConfig", List.of());
         }
@@ -198,11 +231,16 @@ final class P4RuntimeConnection implements AutoCloseable {
         }
         requirePrimary(what);
         try {
-            blocking().write(WriteRequest.newBuilder().setDeviceId(options.deviceId()).setElectionId(electionId)
-                    .addAllUpdates(updates).build());
+            blocking()
+                    .write(WriteRequest.newBuilder()
+                            .setDeviceId(options.deviceId())
+                            .setElectionId(electionId)
+                            .addAllUpdates(updates)
+                            .build());
         } catch (final StatusRuntimeException e) {
             final SwitchControlException f = failure(e, what, updates);
-            if (tolerateMissing && !f.updateErrors().isEmpty()
+            if (tolerateMissing
+                    && !f.updateErrors().isEmpty()
                     && f.updateErrors().stream().allMatch(u -> u.code() == Status.Code.NOT_FOUND)) {
                 return;
             }
@@ -214,8 +252,11 @@ final class P4RuntimeConnection implements AutoCloseable {
     List<ReadResponse> read(final List<Entity> entities, final String what) {
         final List<ReadResponse> out = new ArrayList<>();
         try {
-            final Iterator<ReadResponse> it = blocking().read(ReadRequest.newBuilder().setDeviceId(options.deviceId())
-                    .addAllEntities(entities).build());
+            final Iterator<ReadResponse> it = blocking()
+                    .read(ReadRequest.newBuilder()
+                            .setDeviceId(options.deviceId())
+                            .addAllEntities(entities)
+                            .build());
             while (it.hasNext()) {
                 out.add(it.next());
             }
@@ -230,8 +271,8 @@ final class P4RuntimeConnection implements AutoCloseable {
     }
 
     /** A failure with the switch's status and, for a Write, each failed update's p4.v1.Error. */
-    private SwitchControlException failure(final StatusRuntimeException e, final String what,
-                                           final List<Update> updates) {
+    private SwitchControlException failure(
+            final StatusRuntimeException e, final String what, final List<Update> updates) {
         final List<SwitchControlException.UpdateError> errors = new ArrayList<>();
         final com.google.rpc.Status detail = StatusProto.fromThrowable(e);
         if (detail != null) {
@@ -241,8 +282,10 @@ final class P4RuntimeConnection implements AutoCloseable {
                     try {
                         final P4RuntimeOuterClass.Error err = any.unpack(P4RuntimeOuterClass.Error.class);
                         if (err.getCanonicalCode() != Status.Code.OK.value()) {
-                            errors.add(new SwitchControlException.UpdateError(i,
-                                    Status.fromCodeValue(err.getCanonicalCode()).getCode(), err.getMessage()));
+                            errors.add(new SwitchControlException.UpdateError(
+                                    i,
+                                    Status.fromCodeValue(err.getCanonicalCode()).getCode(),
+                                    err.getMessage()));
                         }
                     } catch (final InvalidProtocolBufferException ignored) {
                         // Not decodable: the top-level status still says what happened.
@@ -251,8 +294,13 @@ final class P4RuntimeConnection implements AutoCloseable {
                 i++;
             }
         }
-        final StringBuilder msg = new StringBuilder(what).append(" on ").append(where()).append(" failed: ")
-                .append(e.getStatus().getCode()).append(": ").append(e.getStatus().getDescription());
+        final StringBuilder msg = new StringBuilder(what)
+                .append(" on ")
+                .append(where())
+                .append(" failed: ")
+                .append(e.getStatus().getCode())
+                .append(": ")
+                .append(e.getStatus().getDescription());
         for (final SwitchControlException.UpdateError u : errors) {
             msg.append("; update ").append(u.index());
             if (u.index() < updates.size()) {
@@ -266,12 +314,16 @@ final class P4RuntimeConnection implements AutoCloseable {
     private String describe(final Update u) {
         final Entity e = u.getEntity();
         if (e.hasTableEntry()) {
-            final P4InfoIndex.Table t = options.p4info().tableById(e.getTableEntry().getTableId());
-            return u.getType() + " " + (t == null ? "table id " + e.getTableEntry().getTableId() : t.name());
+            final P4InfoIndex.Table t =
+                    options.p4info().tableById(e.getTableEntry().getTableId());
+            return u.getType() + " "
+                    + (t == null ? "table id " + e.getTableEntry().getTableId() : t.name());
         }
         if (e.hasPacketReplicationEngineEntry()) {
             return u.getType() + " multicast group "
-                    + e.getPacketReplicationEngineEntry().getMulticastGroupEntry().getMulticastGroupId();
+                    + e.getPacketReplicationEngineEntry()
+                            .getMulticastGroupEntry()
+                            .getMulticastGroupId();
         }
         return u.getType() + " " + e.getEntityCase();
     }

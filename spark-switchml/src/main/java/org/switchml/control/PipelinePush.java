@@ -25,7 +25,9 @@ final class PipelinePush {
                 .setP4Info(p4.p4info())
                 .setP4DeviceConfig(ByteString.copyFrom(config.deviceConfig()))
                 .setCookie(ForwardingPipelineConfig.Cookie.newBuilder().setCookie(config.cookie()));
-        connection.setPipeline(SetForwardingPipelineConfigRequest.Action.VERIFY_AND_COMMIT, cfg.build(),
+        connection.setPipeline(
+                SetForwardingPipelineConfigRequest.Action.VERIFY_AND_COMMIT,
+                cfg.build(),
                 "SetForwardingPipelineConfig (" + config.target() + ")");
     }
 

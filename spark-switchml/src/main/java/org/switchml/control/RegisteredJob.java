@@ -1,8 +1,7 @@
 package org.switchml.control;
 
-import org.switchml.protocol.JobSpec;
-
 import java.util.List;
+import org.switchml.protocol.JobSpec;
 
 /**
  * A job as a controller installed it.

@@ -1,15 +1,14 @@
 package org.switchml.control;
 
 import io.grpc.Status;
-import org.switchml.p4info.P4InfoIndex;
-import org.switchml.p4info.P4Names;
-import org.switchml.protocol.JobSpec;
-
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.JobSpec;
 
 /**
  * Hands out the switch resources of jobs: pool slot ranges, per-job counter indices, multicast groups and
@@ -33,12 +32,19 @@ final class ResourceAllocator {
     /** Capacities of switchml.p4 as its P4Info states them. */
     static ResourceAllocator forPipeline(final P4InfoIndex p4) {
         final P4InfoIndex.Action setJob = p4.action(P4Names.SET_JOB);
-        final int jobs = (int) Math.min(p4.table(P4Names.JOB_TABLE).size(), p4.counter(P4Names.JOB_PACKETS_IN).size());
+        final int jobs = (int) Math.min(
+                p4.table(P4Names.JOB_TABLE).size(),
+                p4.counter(P4Names.JOB_PACKETS_IN).size());
         final int indexWidth = setJob.param(P4Names.P_JOB_INDEX).bitwidth();
         final int groupWidth = setJob.param(P4Names.P_MCAST_GRP).bitwidth();
-        final long workerRows = Math.min(p4.table(P4Names.WORKER_TABLE).size(), p4.table(P4Names.RESULT_TABLE).size());
-        return new ResourceAllocator((int) p4.registerSize(P4Names.SLOT_OWNER),
-                Math.min(jobs, 1 << Math.min(indexWidth, 30)), (1 << Math.min(groupWidth, 30)) - 1, workerRows);
+        final long workerRows = Math.min(
+                p4.table(P4Names.WORKER_TABLE).size(),
+                p4.table(P4Names.RESULT_TABLE).size());
+        return new ResourceAllocator(
+                (int) p4.registerSize(P4Names.SLOT_OWNER),
+                Math.min(jobs, 1 << Math.min(indexWidth, 30)),
+                (1 << Math.min(groupWidth, 30)) - 1,
+                workerRows);
     }
 
     int poolSlots() {
@@ -65,20 +71,22 @@ final class ResourceAllocator {
     JobResources allocate(final JobSpec spec, final JobResources requested) {
         final String job = "job " + spec.jobName();
         if (live.containsKey(spec.jobId())) {
-            throw new SwitchControlException(Status.Code.ALREADY_EXISTS, job + " already holds switch resources "
-                    + live.get(spec.jobId()));
+            throw new SwitchControlException(
+                    Status.Code.ALREADY_EXISTS, job + " already holds switch resources " + live.get(spec.jobId()));
         }
         if (spec.poolSize() > poolSlots) {
-            throw new IllegalArgumentException(job + ": pool size " + spec.poolSize() + " exceeds the switch's "
-                    + poolSlots + " pool slots");
+            throw new IllegalArgumentException(
+                    job + ": pool size " + spec.poolSize() + " exceeds the switch's " + poolSlots + " pool slots");
         }
         long usedWorkers = 0;
         for (final int n : workers.values()) {
             usedWorkers += n;
         }
         if (usedWorkers + spec.numWorkers() > workerCapacity) {
-            throw new SwitchControlException(Status.Code.RESOURCE_EXHAUSTED, job + ": " + spec.numWorkers()
-                    + " workers do not fit the worker table (" + usedWorkers + " of " + workerCapacity + " rows in use)");
+            throw new SwitchControlException(
+                    Status.Code.RESOURCE_EXHAUSTED,
+                    job + ": " + spec.numWorkers() + " workers do not fit the worker table (" + usedWorkers + " of "
+                            + workerCapacity + " rows in use)");
         }
         final JobResources r;
         if (requested != null) {
@@ -101,26 +109,29 @@ final class ResourceAllocator {
             throw new IllegalArgumentException(job + ": job index " + r.jobIndex() + " outside 0.." + (jobIndices - 1));
         }
         if ((long) r.poolBase() + r.poolSize() > poolSlots) {
-            throw new IllegalArgumentException(job + ": pool " + r.poolRange() + " extends past the switch's "
-                    + poolSlots + " slots");
+            throw new IllegalArgumentException(
+                    job + ": pool " + r.poolRange() + " extends past the switch's " + poolSlots + " slots");
         }
         if (r.multicastGroup() > maxGroup) {
-            throw new IllegalArgumentException(job + ": multicast group " + r.multicastGroup() + " outside 1.." + maxGroup);
+            throw new IllegalArgumentException(
+                    job + ": multicast group " + r.multicastGroup() + " outside 1.." + maxGroup);
         }
         for (final Map.Entry<Integer, JobResources> e : live.entrySet()) {
             final JobResources o = e.getValue();
             final String other = "job " + Integer.toUnsignedString(e.getKey());
             if (o.poolOverlaps(r)) {
-                throw new SwitchControlException(Status.Code.ALREADY_EXISTS, job + ": pool " + r.poolRange()
-                        + " overlaps the pool " + o.poolRange() + " of " + other);
+                throw new SwitchControlException(
+                        Status.Code.ALREADY_EXISTS,
+                        job + ": pool " + r.poolRange() + " overlaps the pool " + o.poolRange() + " of " + other);
             }
             if (o.jobIndex() == r.jobIndex()) {
-                throw new SwitchControlException(Status.Code.ALREADY_EXISTS, job + ": job index " + r.jobIndex()
-                        + " is held by " + other);
+                throw new SwitchControlException(
+                        Status.Code.ALREADY_EXISTS, job + ": job index " + r.jobIndex() + " is held by " + other);
             }
             if (o.multicastGroup() == r.multicastGroup()) {
-                throw new SwitchControlException(Status.Code.ALREADY_EXISTS, job + ": multicast group "
-                        + r.multicastGroup() + " is held by " + other);
+                throw new SwitchControlException(
+                        Status.Code.ALREADY_EXISTS,
+                        job + ": multicast group " + r.multicastGroup() + " is held by " + other);
             }
         }
         return r;
@@ -133,8 +144,9 @@ final class ResourceAllocator {
                 return i;
             }
         }
-        throw new SwitchControlException(Status.Code.RESOURCE_EXHAUSTED, job + ": all " + jobIndices
-                + " job indices are in use (at most " + jobIndices + " jobs at once)");
+        throw new SwitchControlException(
+                Status.Code.RESOURCE_EXHAUSTED,
+                job + ": all " + jobIndices + " job indices are in use (at most " + jobIndices + " jobs at once)");
     }
 
     private int freeGroup(final String job) {
@@ -164,8 +176,10 @@ final class ResourceAllocator {
         for (final JobResources r : ranges) {
             free -= r.poolSize();
         }
-        throw new SwitchControlException(Status.Code.RESOURCE_EXHAUSTED, job + ": no free run of " + size
-                + " pool slots (" + free + " of " + poolSlots + " free" + (free >= size ? ", in pieces)" : ")"));
+        throw new SwitchControlException(
+                Status.Code.RESOURCE_EXHAUSTED,
+                job + ": no free run of " + size + " pool slots (" + free + " of " + poolSlots + " free"
+                        + (free >= size ? ", in pieces)" : ")"));
     }
 
     /** Frees what {@code jobId} holds. */

@@ -1,9 +1,8 @@
 package org.switchml.control;
 
 import io.grpc.Status;
-import org.switchml.protocol.SwitchMLException;
-
 import java.util.List;
+import org.switchml.protocol.SwitchMLException;
 
 /**
  * A control-plane operation failed: the switch answered with an error status, could not be reached, or
@@ -14,8 +13,7 @@ public class SwitchControlException extends SwitchMLException {
     private static final long serialVersionUID = 1L;
 
     /** One failed update of a Write batch (P4Runtime reports them as p4.v1.Error details). */
-    public record UpdateError(int index, Status.Code code, String message) {
-    }
+    public record UpdateError(int index, Status.Code code, String message) {}
 
     private final Status.Code code;
     private final transient List<UpdateError> updateErrors;
@@ -24,8 +22,8 @@ public class SwitchControlException extends SwitchMLException {
         this(code, message, List.of(), null);
     }
 
-    public SwitchControlException(final Status.Code code, final String message, final List<UpdateError> updateErrors,
-                                  final Throwable cause) {
+    public SwitchControlException(
+            final Status.Code code, final String message, final List<UpdateError> updateErrors, final Throwable cause) {
         super(message, cause);
         this.code = code;
         this.updateErrors = List.copyOf(updateErrors);

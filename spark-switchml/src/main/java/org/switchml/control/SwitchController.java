@@ -1,5 +1,8 @@
 package org.switchml.control;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
@@ -11,10 +14,6 @@ import p4.v1.P4RuntimeOuterClass.PacketReplicationEngineEntry;
 import p4.v1.P4RuntimeOuterClass.ReadResponse;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Update;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 
 /**
  * P4Runtime controller of one switch running switchml.p4: BMv2 ({@code simple_switch_grpc}) or the Java
@@ -173,8 +172,8 @@ public final class SwitchController implements AutoCloseable {
      * @throws IllegalArgumentException k ≠ 64 or more than 32 workers on BMv2, missing attachments, a non-IPv4 worker
      * @throws SwitchControlException   no free resource, a collision, or the switch refused a write
      */
-    public synchronized RegisteredJob registerJob(final JobSpec requestedSpec, final List<WorkerAttachment> attachments,
-                                                  final JobResources requested) {
+    public synchronized RegisteredJob registerJob(
+            final JobSpec requestedSpec, final List<WorkerAttachment> attachments, final JobResources requested) {
         return installer.register(requestedSpec, attachments, requested);
     }
 
@@ -235,37 +234,46 @@ public final class SwitchController implements AutoCloseable {
     // ------------------------------------------------------------------------------------------- entries
 
     /** A table entry with every match field and action parameter given by name. */
-    public TableEntry tableEntry(final String table, final Map<String, Long> match, final String action,
-                                 final Map<String, Long> params) {
+    public TableEntry tableEntry(
+            final String table, final Map<String, Long> match, final String action, final Map<String, Long> params) {
         return entries.entry(table, match, action, params);
     }
 
     /** Inserts a table entry (low-level; jobs use {@link #registerJob}). */
-    public synchronized void insertEntry(final String table, final Map<String, Long> match, final String action,
-                                         final Map<String, Long> params) {
-        connection.write(List.of(TableEntries.update(Update.Type.INSERT, entries.entry(table, match, action, params))),
-                "insert into " + table, false);
+    public synchronized void insertEntry(
+            final String table, final Map<String, Long> match, final String action, final Map<String, Long> params) {
+        connection.write(
+                List.of(TableEntries.update(Update.Type.INSERT, entries.entry(table, match, action, params))),
+                "insert into " + table,
+                false);
     }
 
     /** Deletes a table entry. */
     public synchronized void deleteEntry(final String table, final Map<String, Long> match) {
-        connection.write(List.of(TableEntries.update(Update.Type.DELETE, entries.matchOnly(table, match))),
-                "delete from " + table, false);
+        connection.write(
+                List.of(TableEntries.update(Update.Type.DELETE, entries.matchOnly(table, match))),
+                "delete from " + table,
+                false);
     }
 
     /** Writes a multicast group (INSERT, MODIFY or DELETE). */
-    public synchronized void writeMulticastGroup(final Update.Type type, final int group,
-                                                 final List<MulticastReplica> replicas) {
-        connection.write(List.of(TableEntries.update(type, MulticastGroups.group(group, replicas))),
-                type + " multicast group " + group, false);
+    public synchronized void writeMulticastGroup(
+            final Update.Type type, final int group, final List<MulticastReplica> replicas) {
+        connection.write(
+                List.of(TableEntries.update(type, MulticastGroups.group(group, replicas))),
+                type + " multicast group " + group,
+                false);
     }
 
     /** Every entry of the table called {@code name} (a wildcard read). */
     public List<TableEntry> readEntries(final String table) {
         final P4InfoIndex.Table t = p4.table(table);
         final List<TableEntry> out = new ArrayList<>();
-        for (final ReadResponse r : connection.read(List.of(Entity.newBuilder().setTableEntry(TableEntry.newBuilder()
-                .setTableId(t.id())).build()), "read table " + t.name())) {
+        for (final ReadResponse r : connection.read(
+                List.of(Entity.newBuilder()
+                        .setTableEntry(TableEntry.newBuilder().setTableId(t.id()))
+                        .build()),
+                "read table " + t.name())) {
             for (final Entity e : r.getEntitiesList()) {
                 out.add(e.getTableEntry());
             }
@@ -276,9 +284,12 @@ public final class SwitchController implements AutoCloseable {
     /** Every multicast group on the switch. */
     public List<MulticastGroupEntry> readMulticastGroups() {
         final List<MulticastGroupEntry> out = new ArrayList<>();
-        for (final ReadResponse r : connection.read(List.of(Entity.newBuilder().setPacketReplicationEngineEntry(
-                PacketReplicationEngineEntry.newBuilder().setMulticastGroupEntry(MulticastGroupEntry.newBuilder()))
-                .build()), "read multicast groups")) {
+        for (final ReadResponse r : connection.read(
+                List.of(Entity.newBuilder()
+                        .setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder()
+                                .setMulticastGroupEntry(MulticastGroupEntry.newBuilder()))
+                        .build()),
+                "read multicast groups")) {
             for (final Entity e : r.getEntitiesList()) {
                 out.add(e.getPacketReplicationEngineEntry().getMulticastGroupEntry());
             }

@@ -1,21 +1,20 @@
 package org.switchml.control;
 
-import org.switchml.p4info.Bytestrings;
-import org.switchml.p4info.P4InfoIndex;
-import p4.v1.P4RuntimeOuterClass.Entity;
-import p4.v1.P4RuntimeOuterClass.FieldMatch;
-import p4.v1.P4RuntimeOuterClass.PacketReplicationEngineEntry;
-import p4.v1.P4RuntimeOuterClass.TableAction;
-import p4.v1.P4RuntimeOuterClass.TableEntry;
-import p4.v1.P4RuntimeOuterClass.Update;
-import p4.v1.P4RuntimeOuterClass;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
+import org.switchml.p4info.Bytestrings;
+import org.switchml.p4info.P4InfoIndex;
+import p4.v1.P4RuntimeOuterClass;
+import p4.v1.P4RuntimeOuterClass.Entity;
+import p4.v1.P4RuntimeOuterClass.FieldMatch;
+import p4.v1.P4RuntimeOuterClass.PacketReplicationEngineEntry;
+import p4.v1.P4RuntimeOuterClass.TableAction;
+import p4.v1.P4RuntimeOuterClass.TableEntry;
+import p4.v1.P4RuntimeOuterClass.Update;
 
 /**
  * Table entries built from names: every match field and action parameter is given by name and resolved,
@@ -29,7 +28,8 @@ final class TableEntries {
     }
 
     /** One entry per rank of {@code job}, made by {@code perRank} from the rank and its worker's socket. */
-    static List<TableEntry> perRank(final RegisteredJob job, final BiFunction<Integer, InetSocketAddress, TableEntry> perRank) {
+    static List<TableEntry> perRank(
+            final RegisteredJob job, final BiFunction<Integer, InetSocketAddress, TableEntry> perRank) {
         final List<TableEntry> out = new ArrayList<>();
         for (int r = 0; r < job.spec().numWorkers(); r++) {
             out.add(perRank.apply(r, job.spec().workers().get(r)));
@@ -38,8 +38,8 @@ final class TableEntries {
     }
 
     /** A table entry with every match field and action parameter given by name (no action when null). */
-    TableEntry entry(final String table, final Map<String, Long> match, final String action,
-                     final Map<String, Long> params) {
+    TableEntry entry(
+            final String table, final Map<String, Long> match, final String action, final Map<String, Long> params) {
         final TableEntry.Builder b = matchOnly(table, match).toBuilder();
         if (action != null) {
             final P4InfoIndex.Action a = p4.action(action);
@@ -51,11 +51,12 @@ final class TableEntries {
                 if (v == null) {
                     throw new IllegalArgumentException("action " + a.name() + ": parameter '" + f.name() + "' missing");
                 }
-                ab.addParams(P4RuntimeOuterClass.Action.Param.newBuilder().setParamId(f.id())
+                ab.addParams(P4RuntimeOuterClass.Action.Param.newBuilder()
+                        .setParamId(f.id())
                         .setValue(Bytestrings.encode(v, f.bitwidth(), a.name() + " parameter " + f.name())));
             }
             if (!left.isEmpty()) {
-                a.param(left.keySet().iterator().next());   // throws, naming the unknown parameter
+                a.param(left.keySet().iterator().next()); // throws, naming the unknown parameter
             }
             b.setAction(TableAction.newBuilder().setAction(ab));
         }
@@ -72,23 +73,30 @@ final class TableEntries {
             if (v == null) {
                 throw new IllegalArgumentException("table " + t.name() + ": match field '" + f.name() + "' missing");
             }
-            b.addMatch(FieldMatch.newBuilder().setFieldId(f.id()).setExact(FieldMatch.Exact.newBuilder()
-                    .setValue(Bytestrings.encode(v, f.bitwidth(), t.name() + " field " + f.name()))));
+            b.addMatch(FieldMatch.newBuilder()
+                    .setFieldId(f.id())
+                    .setExact(FieldMatch.Exact.newBuilder()
+                            .setValue(Bytestrings.encode(v, f.bitwidth(), t.name() + " field " + f.name()))));
         }
         if (!left.isEmpty()) {
-            t.field(left.keySet().iterator().next());   // throws, naming the unknown field
+            t.field(left.keySet().iterator().next()); // throws, naming the unknown field
         }
         return b.build();
     }
 
     /** An update of a table entry. */
     static Update update(final Update.Type type, final TableEntry entry) {
-        return Update.newBuilder().setType(type).setEntity(Entity.newBuilder().setTableEntry(entry)).build();
+        return Update.newBuilder()
+                .setType(type)
+                .setEntity(Entity.newBuilder().setTableEntry(entry))
+                .build();
     }
 
     /** An update of a packet replication engine entry (a multicast group). */
     static Update update(final Update.Type type, final PacketReplicationEngineEntry pre) {
-        return Update.newBuilder().setType(type).setEntity(Entity.newBuilder().setPacketReplicationEngineEntry(pre))
+        return Update.newBuilder()
+                .setType(type)
+                .setEntity(Entity.newBuilder().setPacketReplicationEngineEntry(pre))
                 .build();
     }
 

@@ -2,7 +2,6 @@ package org.switchml.control;
 
 import org.switchml.protocol.Wire;
 
-
 /** Which dataplane a controller programs; it decides what the pipeline config carries and which k is allowed. */
 public enum Target {
     /**

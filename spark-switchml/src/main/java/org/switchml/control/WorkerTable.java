@@ -1,11 +1,10 @@
 package org.switchml.control;
 
+import java.util.List;
+import java.util.Map;
 import org.switchml.p4info.P4Names;
 import org.switchml.protocol.Wire;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
-
-import java.util.List;
-import java.util.Map;
 
 /**
  * {@code SwitchMLIngress.worker_table}: (job id, worker IPv4, worker UDP port) → {@code set_worker(rank,
@@ -21,9 +20,19 @@ final class WorkerTable {
     /** The job's worker_table entries, by rank. */
     List<TableEntry> entries(final RegisteredJob job) {
         final long jobId = Integer.toUnsignedLong(job.spec().jobId());
-        return TableEntries.perRank(job, (r, w) -> entries.entry(P4Names.WORKER_TABLE,
-                Map.of(P4Names.F_JOB_ID, jobId, P4Names.F_SRC_ADDR, TableEntries.ipv4(w), P4Names.F_SRC_PORT, (long) w.getPort()),
-                P4Names.SET_WORKER, Map.of(P4Names.P_RANK, (long) r, P4Names.P_BITMAP_BIT, bitmapBit(r))));
+        return TableEntries.perRank(
+                job,
+                (r, w) -> entries.entry(
+                        P4Names.WORKER_TABLE,
+                        Map.of(
+                                P4Names.F_JOB_ID,
+                                jobId,
+                                P4Names.F_SRC_ADDR,
+                                TableEntries.ipv4(w),
+                                P4Names.F_SRC_PORT,
+                                (long) w.getPort()),
+                        P4Names.SET_WORKER,
+                        Map.of(P4Names.P_RANK, (long) r, P4Names.P_BITMAP_BIT, bitmapBit(r))));
     }
 
     /**

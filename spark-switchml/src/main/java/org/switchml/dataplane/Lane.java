@@ -5,6 +5,11 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.util.ReferenceCountUtil;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.switchml.protocol.DropCounts;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobCounters;
@@ -14,12 +19,6 @@ import org.switchml.protocol.SwitchCounters;
 import org.switchml.protocol.Wire;
 import org.switchml.transport.FaultPlan;
 import org.switchml.transport.PacketSender;
-
-import java.net.InetSocketAddress;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * One dataplane thread: the handler of one lane's UDP socket. It owns the slots of every job that map
@@ -43,6 +42,7 @@ final class Lane extends ChannelInboundHandlerAdapter {
     long accepted;
     /** Drops by reason ordinal, every job included (jobs also count their own). */
     final long[] drops = new long[DropReason.values().length];
+
     long errors;
 
     Lane(final int index, final int lanes, final boolean reflect, final FaultPlan faults) {
@@ -74,8 +74,8 @@ final class Lane extends ChannelInboundHandlerAdapter {
 
     /** This lane's switch-wide counts. */
     SwitchTraffic traffic() {
-        return new SwitchTraffic(received, accepted,
-                new SwitchCounters(DropCounts.of(r -> drops[r.ordinal()]), 0), errors);
+        return new SwitchTraffic(
+                received, accepted, new SwitchCounters(DropCounts.of(r -> drops[r.ordinal()]), 0), errors);
     }
 
     @Override
@@ -118,7 +118,8 @@ final class Lane extends ChannelInboundHandlerAdapter {
     private void handle(final ChannelHandlerContext ctx, final ByteBuf in, final InetSocketAddress from) {
         final int base = in.readerIndex();
         final int length = in.readableBytes();
-        if (length < Wire.HEADER_LENGTH || Wire.version(in, base) != Wire.VERSION
+        if (length < Wire.HEADER_LENGTH
+                || Wire.version(in, base) != Wire.VERSION
                 || Wire.kindCode(in, base) != Kind.CONTRIBUTION.code()
                 || length != Wire.datagramLength(Wire.k(in, base))) {
             drops[DropReason.MALFORMED.ordinal()]++;
@@ -171,8 +172,14 @@ final class Lane extends ChannelInboundHandlerAdapter {
     }
 
     /** Step 7 and 8 for a packet that passed every check; returns false when it was dropped. */
-    private boolean aggregate(final ChannelHandlerContext ctx, final LaneJob job, final ByteBuf in, final int base,
-                              final int rank, final int slot, final InetSocketAddress from) {
+    private boolean aggregate(
+            final ChannelHandlerContext ctx,
+            final LaneJob job,
+            final ByteBuf in,
+            final int base,
+            final int rank,
+            final int slot,
+            final InetSocketAddress from) {
         final int set = Wire.set(in, base);
         final int i = job.index(slot, set);
         final int other = i ^ 1;
@@ -248,8 +255,13 @@ final class Lane extends ChannelInboundHandlerAdapter {
     }
 
     /** A result datagram: the contribution's header with kind and exponent replaced, then the sums. */
-    private static ByteBuf result(final ChannelHandlerContext ctx, final LaneJob job, final ByteBuf in,
-                                  final int base, final int i, final Kind kind) {
+    private static ByteBuf result(
+            final ChannelHandlerContext ctx,
+            final LaneJob job,
+            final ByteBuf in,
+            final int base,
+            final int i,
+            final Kind kind) {
         final int k = job.k;
         final ByteBuf out = ctx.alloc().directBuffer(Wire.datagramLength(k));
         out.writeBytes(in, base, Wire.HEADER_LENGTH);

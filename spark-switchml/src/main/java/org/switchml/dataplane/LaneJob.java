@@ -1,13 +1,12 @@
 package org.switchml.dataplane;
 
+import java.net.InetSocketAddress;
+import java.util.Arrays;
 import org.switchml.protocol.DropCounts;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.Wire;
-
-import java.net.InetSocketAddress;
-import java.util.Arrays;
 
 /**
  * The part of one job's slot pool that one lane owns (slots {@code s} with {@code s mod lanes == lane}),

@@ -3,12 +3,6 @@ package org.switchml.dataplane;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchAddress;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.transport.Transports;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -19,6 +13,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.transport.Transports;
 
 /**
  * The embedded software switch: the SwitchML slot-pool algorithm (docs/protocol.md, section 4) over
@@ -36,10 +35,14 @@ public final class SoftwareSwitch implements AutoCloseable {
     private final SwitchAddress address;
     /** Serialises job changes; guards {@link #installed}. */
     private final Object control = new Object();
+
     private final Map<Integer, JobSpec> installed = new HashMap<>();
 
-    private SoftwareSwitch(final EventLoopGroup group, final List<Channel> channels, final List<Lane> lanes,
-                           final SwitchAddress address) {
+    private SoftwareSwitch(
+            final EventLoopGroup group,
+            final List<Channel> channels,
+            final List<Lane> lanes,
+            final SwitchAddress address) {
         this.group = group;
         this.channels = channels;
         this.lanes = lanes;
@@ -55,11 +58,16 @@ public final class SoftwareSwitch implements AutoCloseable {
         final List<Integer> ports = new ArrayList<>();
         try {
             for (int i = 0; i < n; i++) {
-                final Lane lane = new Lane(i, n, options.reflect(),
+                final Lane lane = new Lane(
+                        i,
+                        n,
+                        options.reflect(),
                         options.faults().withSeed(options.faults().seed() * 31 + i));
                 final EventLoop loop = group.next();
                 final Channel ch = Transports.datagram(loop, lane)
-                        .bind(options.host(), options.ports().get(i)).sync().channel();
+                        .bind(options.host(), options.ports().get(i))
+                        .sync()
+                        .channel();
                 channels.add(ch);
                 lanes.add(lane);
                 ports.add(((InetSocketAddress) ch.localAddress()).getPort());
@@ -71,8 +79,9 @@ public final class SoftwareSwitch implements AutoCloseable {
         } catch (final Exception e) {
             // Netty's sync() rethrows the bind failure (an IOException) without declaring it.
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            throw new SwitchMLException("cannot bind the switch on " + options.host() + " ports " + options.ports()
-                    + ": " + e.getMessage(), e);
+            throw new SwitchMLException(
+                    "cannot bind the switch on " + options.host() + " ports " + options.ports() + ": " + e.getMessage(),
+                    e);
         }
         return new SoftwareSwitch(group, channels, lanes, new SwitchAddress(options.host(), ports));
     }
@@ -106,10 +115,12 @@ public final class SoftwareSwitch implements AutoCloseable {
                         + " is installed on switch " + address + " with the same secret but other parameters ("
                         + current + "); a new registration needs a new secret or generation");
             }
-            onEveryLane(lane -> {
-                lane.install(spec);
-                return null;
-            }, "register job " + spec.jobName());
+            onEveryLane(
+                    lane -> {
+                        lane.install(spec);
+                        return null;
+                    },
+                    "register job " + spec.jobName());
             installed.put(spec.jobId(), spec);
             return true;
         }
@@ -119,8 +130,8 @@ public final class SoftwareSwitch implements AutoCloseable {
     public boolean removeJob(final int jobId) {
         synchronized (control) {
             boolean removed = false;
-            for (final Boolean r : onEveryLane(lane -> lane.remove(jobId),
-                    "remove job " + Integer.toUnsignedString(jobId))) {
+            for (final Boolean r :
+                    onEveryLane(lane -> lane.remove(jobId), "remove job " + Integer.toUnsignedString(jobId))) {
                 removed |= r;
             }
             installed.remove(jobId);
@@ -130,8 +141,8 @@ public final class SoftwareSwitch implements AutoCloseable {
 
     /** A snapshot of the job's counters, or {@code null} when no such job is installed. */
     public JobCounters counters(final int jobId) {
-        final List<JobCounters> perLane = onEveryLane(lane -> lane.counters(jobId),
-                "read counters of job " + Integer.toUnsignedString(jobId));
+        final List<JobCounters> perLane =
+                onEveryLane(lane -> lane.counters(jobId), "read counters of job " + Integer.toUnsignedString(jobId));
         if (perLane.get(0) == null) {
             return null;
         }

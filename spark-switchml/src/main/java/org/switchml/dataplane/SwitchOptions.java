@@ -1,9 +1,8 @@
 package org.switchml.dataplane;
 
-import org.switchml.transport.FaultPlan;
-
 import java.util.Collections;
 import java.util.List;
+import org.switchml.transport.FaultPlan;
 
 /**
  * How to start a {@link SoftwareSwitch}.

@@ -27,8 +27,11 @@ public record SwitchTraffic(long received, long accepted, SwitchCounters counter
 
     /** Every count plus {@code other}'s (over lanes). */
     SwitchTraffic plus(final SwitchTraffic other) {
-        return new SwitchTraffic(received + other.received, accepted + other.accepted,
-                counters.plus(other.counters), errors + other.errors);
+        return new SwitchTraffic(
+                received + other.received,
+                accepted + other.accepted,
+                counters.plus(other.counters),
+                errors + other.errors);
     }
 
     /** Whether every received datagram is accounted for as accepted, dropped or an error. */

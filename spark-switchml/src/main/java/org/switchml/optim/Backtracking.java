@@ -25,10 +25,20 @@ final class Backtracking implements Serializable {
      * @param startValue the unregularized value at x, which the first trial is judged by
      * @param init       the first trial step
      */
-    void begin(final OptimizerState st, final boolean first, final double f0, final double df0,
-               final double startValue, final double init) {
-        st.searchValue(f0).searchSlope(df0).startValue(startValue).shrink(first ? 0.1 : 0.5)
-                .searchStage(0).searchTrial(0).step(init);
+    void begin(
+            final OptimizerState st,
+            final boolean first,
+            final double f0,
+            final double df0,
+            final double startValue,
+            final double init) {
+        st.searchValue(f0)
+                .searchSlope(df0)
+                .startValue(startValue)
+                .shrink(first ? 0.1 : 0.5)
+                .searchStage(0)
+                .searchTrial(0)
+                .step(init);
     }
 
     /** One step with the value {@code fv} and slope {@code dd} at the current trial. */

@@ -4,8 +4,7 @@ import java.util.Arrays;
 
 /** Small dense linear algebra (row-major, at most 2m x 2m) for L-BFGS-B: LU with partial pivoting. */
 final class DenseSolve {
-    private DenseSolve() {
-    }
+    private DenseSolve() {}
 
     /** Solves a x = b (a is q x q, row-major; not modified); null if a is singular. */
     static double[] solve(final double[] a, final double[] b, final int q) {

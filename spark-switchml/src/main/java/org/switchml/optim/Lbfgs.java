@@ -214,7 +214,9 @@ public final class Lbfgs extends QuasiNewton {
     void beginSearch(final OptimizerState st) {
         final double init = st.iterations() == 0 ? 1.0 / st.dir().norm() : 1.0;
         // direction() has just written dir; vector-free with pairs stored, its sweep summed grad . dir
-        final double dd = vectorFree && st.pairs() > 0 ? new Dots(st, m).gradDotDir() : st.grad().dot(st.dir());
+        final double dd = vectorFree && st.pairs() > 0
+                ? new Dots(st, m).gradDotDir()
+                : st.grad().dot(st.dir());
         search.begin(st, init, Double.POSITIVE_INFINITY, st.value(), dd);
     }
 
@@ -260,7 +262,8 @@ public final class Lbfgs extends QuasiNewton {
     double adjustedGradientNorm(final OptimizerState st) {
         // Past iteration 0 the gradient was moved in by a push, which summed its squares; before, it came from
         // the first evaluation.
-        return vectorFree && st.iterations() > 0 ? Math.sqrt(new Dots(st, m).gradSquares())
+        return vectorFree && st.iterations() > 0
+                ? Math.sqrt(new Dots(st, m).gradSquares())
                 : super.adjustedGradientNorm(st);
     }
 

@@ -57,8 +57,8 @@ public final class Lbfgsb extends QuasiNewton {
     void checkStart(final double[] x0) {
         for (int i = 0; i < n; i++) {
             if (!(lower[i] <= x0[i] && x0[i] <= upper[i])) {
-                throw new IllegalArgumentException("x0[" + i + "] = " + x0[i] + " is outside [" + lower[i] + ", "
-                        + upper[i] + "]");
+                throw new IllegalArgumentException(
+                        "x0[" + i + "] = " + x0[i] + " is outside [" + lower[i] + ", " + upper[i] + "]");
             }
         }
     }

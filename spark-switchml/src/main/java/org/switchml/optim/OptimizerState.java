@@ -37,6 +37,7 @@ final class OptimizerState {
     static final int EVALUATIONS_OFFSET = 11;
     /** The step of the pending point (SEARCH and ACCEPT phases). */
     static final int STEP_OFFSET = 12;
+
     static final int SEARCH_STAGE_OFFSET = 13;
     static final int SEARCH_TRIAL_OFFSET = 14;
     static final int STEP_BOUND_OFFSET = 15;
@@ -56,12 +57,16 @@ final class OptimizerState {
     static final int VALUE_MEMORY_OFFSET = 30;
     /** How many adjusted values breeze's function-values check remembers (its default fvalMemory). */
     static final int VALUE_MEMORY = 20;
+
     static final int HISTORY_LENGTH_OFFSET = VALUE_MEMORY_OFFSET + VALUE_MEMORY;
     static final int HISTORY_OFFSET = HISTORY_LENGTH_OFFSET + 1;
 
     /** Where a machine is: about to evaluate x, searching along dir, re-evaluating the accepted step, or stopped. */
     enum Phase {
-        START, SEARCH, ACCEPT, DONE;
+        START,
+        SEARCH,
+        ACCEPT,
+        DONE;
 
         private static final Phase[] ALL = values();
     }
@@ -113,8 +118,10 @@ final class OptimizerState {
 
     /** The state {@code buffer} of an optimizer ({@code owner}, for the message) of {@code layout}, which it must be. */
     static OptimizerState wrap(final Layout layout, final double[] buffer, final String owner) {
-        if (buffer == null || buffer.length < layout.headerLength() + layout.n()
-                || buffer[KIND_OFFSET] != layout.kind() || buffer[DIMENSION_OFFSET] != layout.n()) {
+        if (buffer == null
+                || buffer.length < layout.headerLength() + layout.n()
+                || buffer[KIND_OFFSET] != layout.kind()
+                || buffer[DIMENSION_OFFSET] != layout.n()) {
             throw new IllegalArgumentException("not a state of this " + owner + " (n=" + layout.n() + ")");
         }
         return new OptimizerState(layout, buffer);
@@ -660,8 +667,13 @@ final class OptimizerState {
          * {@code this = next - from} and {@code y = nextY - fromY}, and their dot products into {@code dots}:
          * {@code [this . y, y . y]}.
          */
-        void differences(final double[] next, final Vector from, final Vector y, final double[] nextY,
-                         final Vector fromY, final double[] dots) {
+        void differences(
+                final double[] next,
+                final Vector from,
+                final Vector y,
+                final double[] nextY,
+                final Vector fromY,
+                final double[] dots) {
             final double[] f = from.a;
             final int fo = from.offset;
             final double[] ya = y.a;

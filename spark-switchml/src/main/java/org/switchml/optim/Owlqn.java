@@ -57,8 +57,11 @@ public final class Owlqn extends QuasiNewton {
     }
 
     /** Adds the L1 term to the value, writes the pseudo-gradient into {@code out}; returns the adjusted value. */
-    private double adjust(final OptimizerState.Vector x, final OptimizerState.Vector g, final double value,
-                          final OptimizerState.Vector out) {
+    private double adjust(
+            final OptimizerState.Vector x,
+            final OptimizerState.Vector g,
+            final double value,
+            final OptimizerState.Vector out) {
         double adj = value;
         for (int i = 0; i < n; i++) {
             final double w = l1.at(i);
@@ -88,12 +91,15 @@ public final class Owlqn extends QuasiNewton {
     }
 
     @Override
-    void phi(final OptimizerState st, final double alpha, final double value, final double[] grad,
-             final double[] out2) {
+    void phi(
+            final OptimizerState st, final double alpha, final double value, final double[] grad, final double[] out2) {
         final double[] x = new double[n];
         takeStep(st, alpha, x);
         final double[] pg = new double[n];
-        out2[0] = adjust(new OptimizerState.Vector(x, 0, n), new OptimizerState.Vector(grad, 0, n), value,
+        out2[0] = adjust(
+                new OptimizerState.Vector(x, 0, n),
+                new OptimizerState.Vector(grad, 0, n),
+                value,
                 new OptimizerState.Vector(pg, 0, n));
         out2[1] = st.dir().dot(pg);
     }
@@ -113,7 +119,12 @@ public final class Owlqn extends QuasiNewton {
     @Override
     void beginSearch(final OptimizerState st) {
         final boolean first = st.iterations() < 1;
-        search.begin(st, first, st.adjustedValue(), st.pseudoGradient().dot(st.dir()), st.value(),
+        search.begin(
+                st,
+                first,
+                st.adjustedValue(),
+                st.pseudoGradient().dot(st.dir()),
+                st.value(),
                 first ? 0.5 / st.grad().norm() : 1.0);
     }
 

@@ -39,6 +39,7 @@ public abstract class QuasiNewton implements Serializable {
     protected final int maxIter;
     /** breeze's tolerance (MLlib's tol). */
     protected final double tol;
+
     private final OptimizerState.Layout layout;
 
     /** Why the machine stopped (breeze's ConvergenceReason). */
@@ -62,8 +63,14 @@ public abstract class QuasiNewton implements Serializable {
      * @param vectors   vectors of length n before the pairs (x, grad, dir[, pseudo-gradient])
      * @param registers the optimizer's own header slots ({@link OptimizerState#registers})
      */
-    QuasiNewton(final int kind, final int n, final int m, final int maxIter, final double tol, final int vectors,
-                final int registers) {
+    QuasiNewton(
+            final int kind,
+            final int n,
+            final int m,
+            final int maxIter,
+            final double tol,
+            final int vectors,
+            final int registers) {
         if (n <= 0 || m <= 0 || maxIter < 0 || !(tol >= 0)) {
             throw new IllegalArgumentException("need n > 0, m > 0, maxIter >= 0, tol >= 0: n=" + n + ", m=" + m
                     + ", maxIter=" + maxIter + ", tol=" + tol);
@@ -154,16 +161,20 @@ public abstract class QuasiNewton implements Serializable {
      * {@code state} (not modified): an accepted step then takes it as the new x instead of computing it
      * again. The next state is the same bits.
      */
-    public final double[] receiveInPlace(final double[] state, final double value, final double[] gradient,
-                                         final double[] point) {
+    public final double[] receiveInPlace(
+            final double[] state, final double value, final double[] gradient, final double[] point) {
         if (point.length != n) {
             throw new IllegalArgumentException("point has length " + point.length + ", expected " + n);
         }
         return next(state, value, gradient, true, point);
     }
 
-    private double[] next(final double[] state, final double value, final double[] gradient, final boolean inPlace,
-                          final double[] point) {
+    private double[] next(
+            final double[] state,
+            final double value,
+            final double[] gradient,
+            final boolean inPlace,
+            final double[] point) {
         OptimizerState st = state(state);
         if (gradient.length != n) {
             throw new IllegalArgumentException("gradient has length " + gradient.length + ", expected " + n);
@@ -285,8 +296,7 @@ public abstract class QuasiNewton implements Serializable {
     }
 
     /** Validates x0 (bounds). */
-    void checkStart(final double[] x0) {
-    }
+    void checkStart(final double[] x0) {}
 
     /**
      * Sets the adjusted value (and the adjusted gradient) from the value, x and grad. A smooth objective
@@ -300,8 +310,8 @@ public abstract class QuasiNewton implements Serializable {
      * The line search's value and directional derivative for an evaluation at step {@code alpha}: for a
      * smooth objective, the value and the gradient along the direction; OWL-QN adds its L1 term.
      */
-    void phi(final OptimizerState st, final double alpha, final double value, final double[] grad,
-             final double[] out2) {
+    void phi(
+            final OptimizerState st, final double alpha, final double value, final double[] grad, final double[] out2) {
         out2[0] = value;
         out2[1] = st.dir().dot(grad);
     }
@@ -316,8 +326,7 @@ public abstract class QuasiNewton implements Serializable {
     abstract LineSearch searchStep(OptimizerState st, double fv, double dd);
 
     /** The check after the search returned (L-BFGS: step-size underflow). */
-    void afterSearch(final OptimizerState st, final double alpha) {
-    }
+    void afterSearch(final OptimizerState st, final double alpha) {}
 
     /** x + alpha * dir, as the optimizer steps (projected for OWL-QN and L-BFGS-B). */
     abstract void takeStep(OptimizerState st, double alpha, double[] out);
@@ -359,12 +368,15 @@ public abstract class QuasiNewton implements Serializable {
         st.value(value);
         st.grad().copyFrom(grad);
         adjustAtX(st);
-        st.iterations(0).initialAdjustedValue(st.adjustedValue()).resetValueMemory().appendHistory();
+        st.iterations(0)
+                .initialAdjustedValue(st.adjustedValue())
+                .resetValueMemory()
+                .appendHistory();
         checkOrContinue(st);
     }
 
-    private void onSearchEvaluation(final OptimizerState st, final double value, final double[] grad,
-                                    final double[] point) {
+    private void onSearchEvaluation(
+            final OptimizerState st, final double value, final double[] grad, final double[] point) {
         final double alpha = st.step();
         final double[] fd = new double[2];
         phi(st, alpha, value, grad, fd);
@@ -386,8 +398,12 @@ public abstract class QuasiNewton implements Serializable {
     }
 
     /** {@code point}: the pending point (the step at {@code alpha}) if the caller has it, else null. */
-    private void finishIteration(final OptimizerState st, final double alpha, final double value,
-                                 final double[] grad, final double[] point) {
+    private void finishIteration(
+            final OptimizerState st,
+            final double alpha,
+            final double value,
+            final double[] grad,
+            final double[] point) {
         final double[] newX;
         if (point != null) {
             newX = point;
@@ -398,7 +414,10 @@ public abstract class QuasiNewton implements Serializable {
         updateHistoryAndMove(st, newX, grad);
         st.value(value);
         adjustAtX(st);
-        st.rememberValue(st.adjustedValue()).failedOnce(false).iterations(st.iterations() + 1).appendHistory();
+        st.rememberValue(st.adjustedValue())
+                .failedOnce(false)
+                .iterations(st.iterations() + 1)
+                .appendHistory();
         checkOrContinue(st);
     }
 
@@ -439,7 +458,8 @@ public abstract class QuasiNewton implements Serializable {
             return Reason.MAX_ITERATIONS;
         }
         if (st.rememberedValues() >= 2
-                && Math.abs(st.adjustedValue() - st.largestRememberedValue()) <= tol * Math.abs(st.initialAdjustedValue())) {
+                && Math.abs(st.adjustedValue() - st.largestRememberedValue())
+                        <= tol * Math.abs(st.initialAdjustedValue())) {
             return Reason.FUNCTION_VALUES_CONVERGED;
         }
         if (adjustedGradientNorm(st) <= Math.max(tol * Math.abs(st.adjustedValue()), 1e-8)) {

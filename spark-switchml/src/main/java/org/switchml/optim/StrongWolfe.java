@@ -87,8 +87,14 @@ final class StrongWolfe implements Serializable {
         return LineSearch.CONTINUE;
     }
 
-    private LineSearch beginZoom(final OptimizerState st, final double lt, final double ld, final double lf,
-                                 final double ht, final double hd, final double hf) {
+    private LineSearch beginZoom(
+            final OptimizerState st,
+            final double lt,
+            final double ld,
+            final double lf,
+            final double ht,
+            final double hd,
+            final double hf) {
         st.searchStage(1).searchTrial(0).low(lt, ld, lf).high(ht, hd, hf);
         return zoomTrial(st);
     }
@@ -101,7 +107,8 @@ final class StrongWolfe implements Serializable {
                 ? cubic(st.highStep(), st.highSlope(), st.highValue(), st.lowStep(), st.lowSlope(), st.lowValue())
                 : cubic(st.lowStep(), st.lowSlope(), st.lowValue(), st.highStep(), st.highSlope(), st.highValue());
         if (Double.isNaN(t)) {
-            throw new SearchFailure("line search zoom failed"); // breeze evaluates at NaN first; the outcome is the same
+            throw new SearchFailure(
+                    "line search zoom failed"); // breeze evaluates at NaN first; the outcome is the same
         }
         st.step(t);
         return LineSearch.CONTINUE;
@@ -111,8 +118,8 @@ final class StrongWolfe implements Serializable {
      * The minimizer of the cubic through (lt, lf, ld) and (rt, rf, rd) (lt < rt), kept within the middle
      * 80% of the interval (Nocedal and Wright, eq. 3.59, as breeze's CubicLineSearch.interp).
      */
-    static double cubic(final double lt, final double ld, final double lf, final double rt, final double rd,
-                        final double rf) {
+    static double cubic(
+            final double lt, final double ld, final double lf, final double rt, final double rd, final double rf) {
         final double d1 = ld + rd - 3 * (lf - rf) / (lt - rt);
         final double d2 = Math.sqrt(d1 * d1 - ld * rd);
         final double width = rt - lt;

@@ -8,14 +8,13 @@ import com.google.protobuf.ByteString;
  * whose value fits W bits.
  */
 public final class Bytestrings {
-    private Bytestrings() {
-    }
+    private Bytestrings() {}
 
     /** Canonical encoding of an unsigned {@code value} of a {@code bit<bitwidth>} field named {@code what}. */
     public static ByteString encode(final long value, final int bitwidth, final String what) {
         if (bitwidth < 64 && (value < 0 || value >>> bitwidth != 0)) {
-            throw new IllegalArgumentException(what + ": value " + Long.toUnsignedString(value)
-                    + " does not fit bit<" + bitwidth + ">");
+            throw new IllegalArgumentException(
+                    what + ": value " + Long.toUnsignedString(value) + " does not fit bit<" + bitwidth + ">");
         }
         int bytes = 1;
         while (bytes < 8 && value >>> (8 * bytes) != 0) {
@@ -38,16 +37,16 @@ public final class Bytestrings {
             throw new IllegalArgumentException(what + ": empty byte string for a bit<" + bitwidth + "> value");
         }
         if (bytes.size() > max || bitwidth > 64) {
-            throw new IllegalArgumentException(what + ": " + bytes.size() + " bytes for a bit<" + bitwidth
-                    + "> value (at most " + max + ")");
+            throw new IllegalArgumentException(
+                    what + ": " + bytes.size() + " bytes for a bit<" + bitwidth + "> value (at most " + max + ")");
         }
         long v = 0;
         for (int i = 0; i < bytes.size(); i++) {
             v = (v << 8) | (bytes.byteAt(i) & 0xFF);
         }
         if (bitwidth < 64 && v >>> bitwidth != 0) {
-            throw new IllegalArgumentException(what + ": value 0x" + Long.toHexString(v) + " does not fit bit<"
-                    + bitwidth + ">");
+            throw new IllegalArgumentException(
+                    what + ": value 0x" + Long.toHexString(v) + " does not fit bit<" + bitwidth + ">");
         }
         return v;
     }

@@ -1,9 +1,6 @@
 package org.switchml.p4info;
 
 import com.google.protobuf.TextFormat;
-import p4.config.v1.P4InfoOuterClass.P4Info;
-import p4.config.v1.P4InfoOuterClass;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +16,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import p4.config.v1.P4InfoOuterClass;
+import p4.config.v1.P4InfoOuterClass.P4Info;
 
 /**
  * Name and id lookups over a P4Info: every table, match field, action, action parameter and counter the
@@ -47,8 +46,7 @@ public final class P4InfoIndex {
     public static final String BUNDLED_RESOURCE = "/org/switchml/p4info/switchml.p4info.txt";
 
     /** A match field or an action parameter: its id, name and width in bits. */
-    public record Field(int id, String name, int bitwidth, boolean exact) {
-    }
+    public record Field(int id, String name, int bitwidth, boolean exact) {}
 
     /** A table: id, name, its match fields in id order, the ids of the actions it accepts, its size. */
     public record Table(int id, String name, List<Field> fields, Set<Integer> actionIds, long size) {
@@ -108,8 +106,7 @@ public final class P4InfoIndex {
     }
 
     /** An indirect counter: id, name and number of cells. */
-    public record Counter(int id, String name, long size) {
-    }
+    public record Counter(int id, String name, long size) {}
 
     private final P4Info p4info;
     private final Map<String, Table> tables = new LinkedHashMap<>();
@@ -127,7 +124,10 @@ public final class P4InfoIndex {
         for (final P4InfoOuterClass.Table t : p4info.getTablesList()) {
             final List<Field> fields = new ArrayList<>();
             for (final P4InfoOuterClass.MatchField m : t.getMatchFieldsList()) {
-                fields.add(new Field(m.getId(), m.getName(), m.getBitwidth(),
+                fields.add(new Field(
+                        m.getId(),
+                        m.getName(),
+                        m.getBitwidth(),
                         m.getMatchType() == P4InfoOuterClass.MatchField.MatchType.EXACT));
             }
             fields.sort((a, b) -> Integer.compare(a.id(), b.id()));
@@ -135,7 +135,8 @@ public final class P4InfoIndex {
             for (final P4InfoOuterClass.ActionRef r : t.getActionRefsList()) {
                 refs.add(r.getId());
             }
-            final Table table = new Table(t.getPreamble().getId(), t.getPreamble().getName(), fields, refs, t.getSize());
+            final Table table =
+                    new Table(t.getPreamble().getId(), t.getPreamble().getName(), fields, refs, t.getSize());
             tables.put(table.name(), table);
             tablesById.put(table.id(), table);
             alias(t.getPreamble(), "table");
@@ -146,13 +147,15 @@ public final class P4InfoIndex {
                 params.add(new Field(p.getId(), p.getName(), p.getBitwidth(), true));
             }
             params.sort((x, y) -> Integer.compare(x.id(), y.id()));
-            final Action action = new Action(a.getPreamble().getId(), a.getPreamble().getName(), params);
+            final Action action =
+                    new Action(a.getPreamble().getId(), a.getPreamble().getName(), params);
             actions.put(action.name(), action);
             actionsById.put(action.id(), action);
             alias(a.getPreamble(), "action");
         }
         for (final P4InfoOuterClass.Counter c : p4info.getCountersList()) {
-            final Counter counter = new Counter(c.getPreamble().getId(), c.getPreamble().getName(), c.getSize());
+            final Counter counter =
+                    new Counter(c.getPreamble().getId(), c.getPreamble().getName(), c.getSize());
             counters.put(counter.name(), counter);
             countersById.put(counter.id(), counter);
             alias(c.getPreamble(), "counter");
@@ -214,7 +217,8 @@ public final class P4InfoIndex {
     public Table table(final String name) {
         final Table t = tables.get(resolve("table", name));
         if (t == null) {
-            throw new IllegalArgumentException("no table '" + name + "' in the P4Info (tables: " + tables.keySet() + ")");
+            throw new IllegalArgumentException(
+                    "no table '" + name + "' in the P4Info (tables: " + tables.keySet() + ")");
         }
         return t;
     }
@@ -228,7 +232,8 @@ public final class P4InfoIndex {
     public Action action(final String name) {
         final Action a = actions.get(resolve("action", name));
         if (a == null) {
-            throw new IllegalArgumentException("no action '" + name + "' in the P4Info (actions: " + actions.keySet() + ")");
+            throw new IllegalArgumentException(
+                    "no action '" + name + "' in the P4Info (actions: " + actions.keySet() + ")");
         }
         return a;
     }
@@ -242,7 +247,8 @@ public final class P4InfoIndex {
     public Counter counter(final String name) {
         final Counter c = counters.get(resolve("counter", name));
         if (c == null) {
-            throw new IllegalArgumentException("no counter '" + name + "' in the P4Info (counters: " + counters.keySet() + ")");
+            throw new IllegalArgumentException(
+                    "no counter '" + name + "' in the P4Info (counters: " + counters.keySet() + ")");
         }
         return c;
     }
@@ -269,8 +275,8 @@ public final class P4InfoIndex {
     public long registerSize(final String name) {
         final Long size = registerSizes.get(resolve("register", name));
         if (size == null) {
-            throw new IllegalArgumentException("no register '" + name + "' in the P4Info (registers: "
-                    + registerSizes.keySet() + ")");
+            throw new IllegalArgumentException(
+                    "no register '" + name + "' in the P4Info (registers: " + registerSizes.keySet() + ")");
         }
         return size;
     }

@@ -48,6 +48,5 @@ public final class P4Names {
      */
     public static final int NOT_SWITCHML_INDEX = 9;
 
-    private P4Names() {
-    }
+    private P4Names() {}
 }

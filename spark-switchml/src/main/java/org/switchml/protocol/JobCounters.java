@@ -16,7 +16,8 @@ import java.util.Objects;
  * @param retransmissions retransmissions seen (answered, or dropped as DUPLICATE_PENDING)
  * @param drops           the job's drops by reason (STALE_GENERATION .. DUPLICATE_PENDING, BAD_SECRET)
  */
-public record JobCounters(long packetsIn, long packetsOut, long retransmissions, DropCounts drops) implements CountsDrops {
+public record JobCounters(long packetsIn, long packetsOut, long retransmissions, DropCounts drops)
+        implements CountsDrops {
     /** Nothing counted. */
     public static final JobCounters ZERO = new JobCounters(0, 0, 0, DropCounts.ZERO);
 
@@ -26,13 +27,19 @@ public record JobCounters(long packetsIn, long packetsOut, long retransmissions,
 
     /** Every count of these counters plus {@code other}'s (e.g. over lanes, or over jobs). */
     public JobCounters plus(final JobCounters other) {
-        return new JobCounters(packetsIn + other.packetsIn, packetsOut + other.packetsOut,
-                retransmissions + other.retransmissions, drops.plus(other.drops));
+        return new JobCounters(
+                packetsIn + other.packetsIn,
+                packetsOut + other.packetsOut,
+                retransmissions + other.retransmissions,
+                drops.plus(other.drops));
     }
 
     /** Every count less {@code baseline}'s: what was counted since {@code baseline} was read. */
     public JobCounters minus(final JobCounters baseline) {
-        return new JobCounters(packetsIn - baseline.packetsIn, packetsOut - baseline.packetsOut,
-                retransmissions - baseline.retransmissions, drops.minus(baseline.drops));
+        return new JobCounters(
+                packetsIn - baseline.packetsIn,
+                packetsOut - baseline.packetsOut,
+                retransmissions - baseline.retransmissions,
+                drops.minus(baseline.drops));
     }
 }

@@ -29,16 +29,16 @@ public record JobSpec(int jobId, int generation, int secret, int k, int poolSize
     public JobSpec {
         workers = List.copyOf(workers);
         if (generation < 0 || generation > 0xFFFF) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId)
-                    + ": generation must be 0..65535, got " + generation);
+            throw new IllegalArgumentException(
+                    "job " + Integer.toUnsignedString(jobId) + ": generation must be 0..65535, got " + generation);
         }
         if (k < 1 || k > Wire.MAX_K) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId)
-                    + ": k must be 1.." + Wire.MAX_K + ", got " + k);
+            throw new IllegalArgumentException(
+                    "job " + Integer.toUnsignedString(jobId) + ": k must be 1.." + Wire.MAX_K + ", got " + k);
         }
         if (poolSize < 1 || poolSize > MAX_POOL_SIZE) {
-            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId)
-                    + ": pool size must be 1.." + MAX_POOL_SIZE + ", got " + poolSize);
+            throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId) + ": pool size must be 1.."
+                    + MAX_POOL_SIZE + ", got " + poolSize);
         }
         if (workers.isEmpty() || workers.size() > Wire.MAX_WORKERS) {
             throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId)
@@ -47,12 +47,12 @@ public record JobSpec(int jobId, int generation, int secret, int k, int poolSize
         for (int r = 0; r < workers.size(); r++) {
             final InetSocketAddress w = workers.get(r);
             if (w == null || w.isUnresolved() || w.getPort() == 0) {
-                throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId)
-                        + ": rank " + r + " has no resolved address with a port: " + w);
+                throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId) + ": rank " + r
+                        + " has no resolved address with a port: " + w);
             }
             if (workers.indexOf(w) != r) {
-                throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId)
-                        + ": ranks " + workers.indexOf(w) + " and " + r + " share the address " + w);
+                throw new IllegalArgumentException("job " + Integer.toUnsignedString(jobId) + ": ranks "
+                        + workers.indexOf(w) + " and " + r + " share the address " + w);
             }
         }
     }
@@ -61,8 +61,12 @@ public record JobSpec(int jobId, int generation, int secret, int k, int poolSize
      * A spec with a freshly drawn random secret, for a job registered directly with an embedded switch.
      * Every worker must then use this very spec (or one with the same secret).
      */
-    public JobSpec(final int jobId, final int generation, final int k, final int poolSize,
-                   final List<InetSocketAddress> workers) {
+    public JobSpec(
+            final int jobId,
+            final int generation,
+            final int k,
+            final int poolSize,
+            final List<InetSocketAddress> workers) {
         this(jobId, generation, randomSecret(), k, poolSize, workers);
     }
 
@@ -94,7 +98,7 @@ public record JobSpec(int jobId, int generation, int secret, int k, int poolSize
     /** Every field but the secret, which must not end up in logs. */
     @Override
     public String toString() {
-        return "JobSpec[jobId=" + jobName() + ", generation=" + generation + ", secret=(hidden), k=" + k
-                + ", poolSize=" + poolSize + ", workers=" + workers + "]";
+        return "JobSpec[jobId=" + jobName() + ", generation=" + generation + ", secret=(hidden), k=" + k + ", poolSize="
+                + poolSize + ", workers=" + workers + "]";
     }
 }

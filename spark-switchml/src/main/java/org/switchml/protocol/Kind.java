@@ -23,10 +23,14 @@ public enum Kind {
     /** The kind with this wire code, or {@code null} if the code is unknown. */
     public static Kind fromCode(final int code) {
         switch (code) {
-            case 1: return CONTRIBUTION;
-            case 2: return RESULT;
-            case 3: return RETRANSMIT_RESULT;
-            default: return null;
+            case 1:
+                return CONTRIBUTION;
+            case 2:
+                return RESULT;
+            case 3:
+                return RETRANSMIT_RESULT;
+            default:
+                return null;
         }
     }
 }

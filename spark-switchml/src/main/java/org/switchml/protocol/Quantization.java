@@ -13,8 +13,7 @@ public final class Quantization {
     /** Largest legal block exponent (2^1024 &gt; Double.MAX_VALUE). */
     public static final int MAX_EXPONENT = 1024;
 
-    private Quantization() {
-    }
+    private Quantization() {}
 
     /**
      * Headroom bits for an {@code n}-way sum: the largest {@code b} with {@code n * 2^b <= 2^31 - 1}.

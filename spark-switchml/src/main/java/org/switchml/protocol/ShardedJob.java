@@ -30,8 +30,8 @@ public record ShardedJob(List<Part> parts) {
                 throw new IllegalArgumentException("a shard needs a dataplane address and a job spec");
             }
             if (weight < 0) {
-                throw new IllegalArgumentException("job " + spec.jobName() + " shard " + dataplane
-                        + ": weight must be >= 0, got " + weight);
+                throw new IllegalArgumentException(
+                        "job " + spec.jobName() + " shard " + dataplane + ": weight must be >= 0, got " + weight);
             }
         }
     }
@@ -47,7 +47,8 @@ public record ShardedJob(List<Part> parts) {
             // Every shard's job must have the same workers, ranks and k: the blocks, and so the bits, follow k and n.
             if (p.spec().k() != first.k() || !p.spec().workers().equals(first.workers())) {
                 throw new IllegalArgumentException("job " + first.jobName() + ": every shard needs the same k and"
-                        + " workers; shard " + p.dataplane() + " has k=" + p.spec().k() + " and workers "
+                        + " workers; shard " + p.dataplane() + " has k="
+                        + p.spec().k() + " and workers "
                         + p.spec().workers() + ", shard " + parts.get(0).dataplane() + " k=" + first.k()
                         + " and workers " + first.workers());
             }
@@ -101,7 +102,8 @@ public record ShardedJob(List<Part> parts) {
         }
         final int[] out = new int[weights.length];
         for (int i = 0; i < weights.length; i++) {
-            out[i] = (int) Math.min(JobSpec.MAX_POOL_SIZE, Math.max(min, Math.round((double) total * weights[i] / sum)));
+            out[i] =
+                    (int) Math.min(JobSpec.MAX_POOL_SIZE, Math.max(min, Math.round((double) total * weights[i] / sum)));
         }
         return out;
     }

@@ -2,7 +2,6 @@ package org.switchml.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-
 import java.util.Arrays;
 
 /**
@@ -21,6 +20,7 @@ public abstract class VectorCodec {
     private final int blocks;
     /** B(n): headroom bits for the n-way sum. */
     protected final int b;
+
     private final short[] localExponents;
     /** One packet's lanes, so payloads move in one bulk copy. Codecs are used by one thread at a time. */
     protected final int[] lanes;
@@ -33,8 +33,8 @@ public abstract class VectorCodec {
     }
 
     /** @param scaleBits B(n) */
-    private VectorCodec(final Encoding encoding, final int k, final int scaleBits, final int length,
-                        final boolean view) {
+    private VectorCodec(
+            final Encoding encoding, final int k, final int scaleBits, final int length, final boolean view) {
         if (encoding == Encoding.FP64_SPLIT && (k & 1) != 0) {
             throw new IllegalArgumentException("FP64_SPLIT needs an even k, got " + k);
         }
@@ -55,8 +55,8 @@ public abstract class VectorCodec {
     }
 
     /** Codec for a {@code double[]}: FP64_SPLIT when {@code fp64}, else FP32_BLOCK. */
-    public static VectorCodec forDoubles(final double[] in, final double[] out, final int k, final int numWorkers,
-                                         final boolean fp64) {
+    public static VectorCodec forDoubles(
+            final double[] in, final double[] out, final int k, final int numWorkers, final boolean fp64) {
         return fp64 ? new DoubleSplit(in, out, k, numWorkers) : new DoubleBlock(in, out, k, numWorkers);
     }
 
@@ -72,11 +72,11 @@ public abstract class VectorCodec {
      * @param out   the result, which may be one of {@code in} (each block is read before its result is written)
      * @param terms the vectors summed over all workers, at least {@code in.length}
      */
-    public static VectorCodec forTerms(final double[][] in, final double[] out, final int k, final int terms,
-                                       final boolean fp64) {
+    public static VectorCodec forTerms(
+            final double[][] in, final double[] out, final int k, final int terms, final boolean fp64) {
         if (in.length < 1 || terms < in.length) {
-            throw new IllegalArgumentException("a worker holds 1.." + terms + " of the " + terms + " terms, got "
-                    + in.length);
+            throw new IllegalArgumentException(
+                    "a worker holds 1.." + terms + " of the " + terms + " terms, got " + in.length);
         }
         final int bits = headroomBits(terms);
         final VectorCodec c = fp64 ? new DoubleSplit(in, out, k, bits) : new DoubleBlock(in, out, k, bits);
@@ -166,8 +166,8 @@ public abstract class VectorCodec {
      */
     public final VectorCodec part(final int first, final int count) {
         if (first < 0 || count < 0 || first + count > blocks) {
-            throw new IllegalArgumentException("blocks " + first + ".." + (first + count - 1) + " outside the "
-                    + blocks + " blocks of this vector");
+            throw new IllegalArgumentException("blocks " + first + ".." + (first + count - 1) + " outside the " + blocks
+                    + " blocks of this vector");
         }
         return new Part(this, first, count);
     }
@@ -192,8 +192,8 @@ public abstract class VectorCodec {
             for (int i = blockStart(c), end = blockEnd(c); i < end; i++) {
                 final double v = values.at(i);
                 if (!Double.isFinite(v)) {
-                    throw new IllegalArgumentException("input element " + i + " is " + v
-                            + "; only finite values can be aggregated");
+                    throw new IllegalArgumentException(
+                            "input element " + i + " is " + v + "; only finite values can be aggregated");
                 }
                 max = Math.max(max, Math.abs(v));
             }
@@ -210,8 +210,9 @@ public abstract class VectorCodec {
                 for (int i = blockStart(c), end = blockEnd(c); i < end; i++) {
                     final double x = v[i];
                     if (!Double.isFinite(x)) {
-                        throw new IllegalArgumentException("input element " + i + (parts.length > 1 ? " of vector "
-                                + p : "") + " is " + x + "; only finite values can be aggregated");
+                        throw new IllegalArgumentException(
+                                "input element " + i + (parts.length > 1 ? " of vector " + p : "") + " is " + x
+                                        + "; only finite values can be aggregated");
                     }
                     max = Math.max(max, Math.abs(x));
                 }
@@ -464,8 +465,14 @@ public abstract class VectorCodec {
         private final int first;
 
         Part(final VectorCodec whole, final int first, final int count) {
-            super(whole.encoding, whole.k, whole.b, count == 0 ? 0
-                    : Math.min(whole.length, (first + count) * whole.elementsPerBlock) - first * whole.elementsPerBlock,
+            super(
+                    whole.encoding,
+                    whole.k,
+                    whole.b,
+                    count == 0
+                            ? 0
+                            : Math.min(whole.length, (first + count) * whole.elementsPerBlock)
+                                    - first * whole.elementsPerBlock,
                     true);
             this.whole = whole;
             this.first = first;

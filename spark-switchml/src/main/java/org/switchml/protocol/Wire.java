@@ -1,7 +1,6 @@
 package org.switchml.protocol;
 
 import io.netty.buffer.ByteBuf;
-
 import java.nio.ByteOrder;
 
 /**
@@ -45,13 +44,13 @@ public final class Wire {
     public static final int SEQ_OFFSET = 16;
     /** The job's secret (docs/protocol.md section 2): a packet without it touches no job state. */
     public static final int SECRET_OFFSET = 20;
+
     public static final int PAYLOAD_OFFSET = HEADER_LENGTH;
 
     private static final int SET_BIT = 0x80;
     private static final int ENCODING_MASK = 0x0F;
 
-    private Wire() {
-    }
+    private Wire() {}
 
     /** Datagram length of a message with {@code k} elements. */
     public static int datagramLength(final int k) {
@@ -61,10 +60,20 @@ public final class Wire {
     /**
      * Writes a complete header at {@code base}. The payload follows at {@code base + HEADER_LENGTH}.
      */
-    public static void writeHeader(final ByteBuf buf, final int base, final Kind kind, final int set,
-                                   final Encoding encoding, final int k, final int jobId, final int generation,
-                                   final int rank, final int slot, final short exponent, final int seq,
-                                   final int secret) {
+    public static void writeHeader(
+            final ByteBuf buf,
+            final int base,
+            final Kind kind,
+            final int set,
+            final Encoding encoding,
+            final int k,
+            final int jobId,
+            final int generation,
+            final int rank,
+            final int slot,
+            final short exponent,
+            final int seq,
+            final int secret) {
         buf.setByte(base + VERSION_KIND_OFFSET, (VERSION << 4) | kind.code());
         buf.setByte(base + FLAGS_OFFSET, (set != 0 ? SET_BIT : 0) | encoding.code());
         buf.setShort(base + K_OFFSET, k);
@@ -155,16 +164,22 @@ public final class Wire {
      * Reads {@code count} big-endian int32 at {@code offset} into {@code dst}: one bulk copy instead of
      * a bounds-checked call per element (the hot path of both switch and worker).
      */
-    public static void readInts(final ByteBuf buf, final int offset, final int[] dst, final int dstOffset,
-                                final int count) {
-        buf.nioBuffer(offset, 4 * count).order(ByteOrder.BIG_ENDIAN).asIntBuffer().get(dst, dstOffset, count);
+    public static void readInts(
+            final ByteBuf buf, final int offset, final int[] dst, final int dstOffset, final int count) {
+        buf.nioBuffer(offset, 4 * count)
+                .order(ByteOrder.BIG_ENDIAN)
+                .asIntBuffer()
+                .get(dst, dstOffset, count);
     }
 
     /** Writes {@code count} ints of {@code src} as big-endian int32 at {@code offset}, in one bulk copy. */
-    public static void writeInts(final ByteBuf buf, final int offset, final int[] src, final int srcOffset,
-                                 final int count) {
+    public static void writeInts(
+            final ByteBuf buf, final int offset, final int[] src, final int srcOffset, final int count) {
         if (buf.nioBufferCount() == 1) {
-            buf.nioBuffer(offset, 4 * count).order(ByteOrder.BIG_ENDIAN).asIntBuffer().put(src, srcOffset, count);
+            buf.nioBuffer(offset, 4 * count)
+                    .order(ByteOrder.BIG_ENDIAN)
+                    .asIntBuffer()
+                    .put(src, srcOffset, count);
         } else {
             for (int i = 0; i < count; i++) {
                 buf.setInt(offset + 4 * i, src[srcOffset + i]);

@@ -1,13 +1,5 @@
 package org.switchml.service;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.switchml.control.RegisteredJob;
-import org.switchml.control.SwitchControlException;
-import org.switchml.control.SwitchController;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -25,6 +17,13 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.control.RegisteredJob;
+import org.switchml.control.SwitchControlException;
+import org.switchml.control.SwitchController;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
 
 /**
  * The job service's state and rules, apart from gRPC: sessions with leases, each with its own job-id range and
@@ -47,6 +46,7 @@ public final class JobDesk implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(JobDesk.class);
     /** A session's job ids share their top bits: 2^24 ids each, 128 ranges below 2^31. */
     static final int ID_RANGE_BITS = 24;
+
     static final int ID_RANGES = 1 << (31 - ID_RANGE_BITS);
     /** Longest application name a session takes. */
     public static final int MAX_NAME_LENGTH = 128;
@@ -84,9 +84,14 @@ public final class JobDesk implements AutoCloseable {
     }
 
     /** What {@link #open} grants. */
-    public record Grant(String sessionId, long renewIntervalMs, long leaseMs, int jobIdBase, int jobIdCount,
-                        SwitchDescription switchDescription, Quotas quotas) {
-    }
+    public record Grant(
+            String sessionId,
+            long renewIntervalMs,
+            long leaseMs,
+            int jobIdBase,
+            int jobIdCount,
+            SwitchDescription switchDescription,
+            Quotas quotas) {}
 
     /** What a job holds of the switch's shared capacity. */
     private record Need(long slots, long jobs, long workers, long bytes) {
@@ -109,13 +114,18 @@ public final class JobDesk implements AutoCloseable {
         }
 
         Need max(final Need o) {
-            return new Need(Math.max(slots, o.slots), Math.max(jobs, o.jobs), Math.max(workers, o.workers),
+            return new Need(
+                    Math.max(slots, o.slots),
+                    Math.max(jobs, o.jobs),
+                    Math.max(workers, o.workers),
                     Math.max(bytes, o.bytes));
         }
 
         /** Whether this fits {@code room}; what needs none of a resource fits whatever is left of it. */
         boolean fitsIn(final Need room) {
-            return fits(slots, room.slots) && fits(jobs, room.jobs) && fits(workers, room.workers)
+            return fits(slots, room.slots)
+                    && fits(jobs, room.jobs)
+                    && fits(workers, room.workers)
                     && fits(bytes, room.bytes);
         }
 
@@ -143,8 +153,7 @@ public final class JobDesk implements AutoCloseable {
     }
 
     /** A job a session holds: the spec as installed and what it holds. */
-    private record Held(JobSpec spec, Need need) {
-    }
+    private record Held(JobSpec spec, Need need) {}
 
     /** An application's session. Guarded by the desk. */
     private static final class Session {
@@ -180,6 +189,7 @@ public final class JobDesk implements AutoCloseable {
         final Need need;
         /** What it adds to the switch's use once installed: its need, less what the job it replaces held. */
         final Need growth;
+
         final Held replaces;
         final long enqueuedNs;
         final long deadlineNs;
@@ -188,6 +198,7 @@ public final class JobDesk implements AutoCloseable {
         boolean installing;
         /** The release count at which the switch last refused it for want of room; it waits for a later one. */
         long refusedAtRelease = -1;
+
         String shortfall;
         ScheduledFuture<?> expiry;
 
@@ -212,16 +223,19 @@ public final class JobDesk implements AutoCloseable {
     private final WorkerAddresses addresses;
     /** The switch's shared capacity, and one tenant's share of it. */
     private final Need capacity;
+
     private final Need share;
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Session> sessions = new LinkedHashMap<>();
     /** Waiting requests, in arrival order. */
     private final List<Request> queue = new ArrayList<>();
+
     private final List<Request> installing = new ArrayList<>();
     /** Jobs whose removal from the switch is under way: still held until the controller says they are gone. */
     private final List<Held> removing = new ArrayList<>();
     /** How many times room was freed (a job removed, an install given up). */
     private long releases;
+
     private final ScheduledExecutorService timers;
     private final ExecutorService switchWork;
     private final ThreadPoolExecutor reads;
@@ -235,24 +249,32 @@ public final class JobDesk implements AutoCloseable {
      * @param description what clients are told about the switch
      * @param what        names the switch in messages
      */
-    public JobDesk(final SwitchController controller, final SwitchDescription description, final Options options,
-                   final String what) {
+    public JobDesk(
+            final SwitchController controller,
+            final SwitchDescription description,
+            final Options options,
+            final String what) {
         this.controller = controller;
         this.description = description;
         this.options = options;
         this.what = what;
         this.addresses = new WorkerAddresses(description.dataplane());
         final int rows = controller.workerRows();
-        final int workers = options.quotas().workers() == 0 ? rows : Math.min(rows, options.quotas().workers());
+        final int workers = options.quotas().workers() == 0
+                ? rows
+                : Math.min(rows, options.quotas().workers());
         this.quotas = options.quotas().withWorkers(workers);
         this.capacity = new Need(description.poolSlots(), description.jobIndices(), workers, quotas.bytes());
         final int p = quotas.tokenSharePercent();
-        this.share = new Need(capacity.slots * p / 100, capacity.jobs * p / 100, capacity.workers * p / 100,
+        this.share = new Need(
+                capacity.slots * p / 100,
+                capacity.jobs * p / 100,
+                capacity.workers * p / 100,
                 capacity.bytes == Long.MAX_VALUE || p == 100 ? capacity.bytes : capacity.bytes / 100 * p);
         this.timers = Executors.newSingleThreadScheduledExecutor(daemon("switchml-desk-timer"));
         this.switchWork = Executors.newSingleThreadExecutor(daemon("switchml-desk-switch"));
-        this.reads = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(MAX_READS_QUEUED),
-                daemon("switchml-desk-reads"));
+        this.reads = new ThreadPoolExecutor(
+                2, 2, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(MAX_READS_QUEUED), daemon("switchml-desk-reads"));
         reads.allowCoreThreadTimeOut(true);
         final long every = Math.max(1, options.renewIntervalMs() / 10);
         timers.scheduleWithFixedDelay(this::sweep, every, every, TimeUnit.MILLISECONDS);
@@ -291,14 +313,17 @@ public final class JobDesk implements AutoCloseable {
         checkOpen();
         final String name = application == null || application.isBlank() ? "unnamed application" : application;
         if (name.length() > MAX_NAME_LENGTH || name.codePoints().anyMatch(Character::isISOControl)) {
-            throw new JobDeskException(JobDeskException.Kind.INVALID, what + " takes application names of at most "
-                    + MAX_NAME_LENGTH + " characters without control characters; this one has " + name.length());
+            throw new JobDeskException(
+                    JobDeskException.Kind.INVALID,
+                    what + " takes application names of at most " + MAX_NAME_LENGTH
+                            + " characters without control characters; this one has " + name.length());
         }
         if (sessions.size() >= quotas.sessions()) {
             throw overQuota(what + " serves " + sessions.size() + " sessions, its quota of sessions in all ("
                     + quotas.sessions() + ", --max-applications)");
         }
-        final long ofTenant = sessions.values().stream().filter(s -> s.tenant == tenant).count();
+        final long ofTenant =
+                sessions.values().stream().filter(s -> s.tenant == tenant).count();
         if (ofTenant >= quotas.sessionsPerToken()) {
             throw overQuota(what + ": this token holds " + ofTenant + " sessions, its quota of sessions per token ("
                     + quotas.sessionsPerToken() + ", --max-sessions-per-token)");
@@ -320,10 +345,21 @@ public final class JobDesk implements AutoCloseable {
         final Session s = new Session(HexFormat.of().formatHex(b), name, tenant, range);
         s.deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.leaseMs());
         sessions.put(s.id, s);
-        LOG.info("{}: session of {} opened for tenant {} (job ids {}..{})", what, name, tenant,
-                range << ID_RANGE_BITS, ((range + 1) << ID_RANGE_BITS) - 1);
-        return new Grant(s.id, options.renewIntervalMs(), options.leaseMs(), range << ID_RANGE_BITS,
-                1 << ID_RANGE_BITS, description, quotas);
+        LOG.info(
+                "{}: session of {} opened for tenant {} (job ids {}..{})",
+                what,
+                name,
+                tenant,
+                range << ID_RANGE_BITS,
+                ((range + 1) << ID_RANGE_BITS) - 1);
+        return new Grant(
+                s.id,
+                options.renewIntervalMs(),
+                options.leaseMs(),
+                range << ID_RANGE_BITS,
+                1 << ID_RANGE_BITS,
+                description,
+                quotas);
     }
 
     /** Renews a session's lease. Answers at once, whatever the switch is doing. */
@@ -345,7 +381,8 @@ public final class JobDesk implements AutoCloseable {
         }
         removals = dropped.refuse().removals();
         LOG.info("{}: session of {} closed, {} jobs removed", what, s.application, removals.size());
-        return CompletableFuture.allOf(removals.toArray(new CompletableFuture<?>[0])).thenApply(x -> removals.size());
+        return CompletableFuture.allOf(removals.toArray(new CompletableFuture<?>[0]))
+                .thenApply(x -> removals.size());
     }
 
     // ------------------------------------------------------------------------------------------- jobs
@@ -360,8 +397,8 @@ public final class JobDesk implements AutoCloseable {
      *                          OVER_QUOTA, BUSY (a request for the same job is in progress); the future fails with
      *                          FULL when the wait ends, SWITCH when the switch refuses the writes
      */
-    public CompletableFuture<JobSpec> create(final String sessionId, final JobSpec requested,
-                                             final long admissionTimeoutMs) {
+    public CompletableFuture<JobSpec> create(
+            final String sessionId, final JobSpec requested, final long admissionTimeoutMs) {
         final Request r;
         final List<Request> start;
         JobDeskException tooMany = null;
@@ -370,17 +407,20 @@ public final class JobDesk implements AutoCloseable {
             final int id = requested.jobId();
             final String job = "job " + requested.jobName() + " of " + s.application;
             if (!s.owns(id)) {
-                throw new JobDeskException(JobDeskException.Kind.NOT_YOURS, "job " + requested.jobName()
-                        + " is outside the job ids of this session (" + (s.range << ID_RANGE_BITS) + "..."
-                        + (((s.range + 1) << ID_RANGE_BITS) - 1) + ")");
+                throw new JobDeskException(
+                        JobDeskException.Kind.NOT_YOURS,
+                        "job " + requested.jobName()
+                                + " is outside the job ids of this session (" + (s.range << ID_RANGE_BITS) + "..."
+                                + (((s.range + 1) << ID_RANGE_BITS) - 1) + ")");
             }
             final String bad = addresses.refusal(requested.workers());
             if (bad != null) {
                 throw new JobDeskException(JobDeskException.Kind.INVALID, what + " refuses " + job + ": " + bad);
             }
             if (s.pending.containsKey(id)) {
-                throw new JobDeskException(JobDeskException.Kind.BUSY, job + ": another request of this session for "
-                        + "the same job is in progress");
+                throw new JobDeskException(
+                        JobDeskException.Kind.BUSY,
+                        job + ": another request of this session for " + "the same job is in progress");
             }
             checkJobQuotas(s, requested, job);
             final Held old = s.jobs.get(id);
@@ -389,7 +429,8 @@ public final class JobDesk implements AutoCloseable {
                         + s.pending.size() + " more, its quota of jobs per session (" + quotas.jobsPerSession()
                         + ", --max-jobs-per-session)");
             }
-            final long wait = admissionTimeoutMs > 0 ? Math.min(admissionTimeoutMs, options.admissionTimeoutMs())
+            final long wait = admissionTimeoutMs > 0
+                    ? Math.min(admissionTimeoutMs, options.admissionTimeoutMs())
                     : options.admissionTimeoutMs();
             r = new Request(s, requested, old, wait);
             checkShare(r);
@@ -401,7 +442,8 @@ public final class JobDesk implements AutoCloseable {
                 queue.remove(r);
                 s.pending.remove(id);
                 tooMany = overQuota(job + ": this session has " + (s.waiting() - 1) + " requests waiting for room, its "
-                        + "quota of waiters per session (" + quotas.waitersPerSession() + ", --max-waiters-per-session)");
+                        + "quota of waiters per session (" + quotas.waitersPerSession()
+                        + ", --max-waiters-per-session)");
             } else if (!r.installing) {
                 r.expiry = timers.schedule(() -> expire(r), Math.max(1, wait), TimeUnit.MILLISECONDS);
             }
@@ -431,8 +473,9 @@ public final class JobDesk implements AutoCloseable {
         }
         final Need need = Need.of(spec);
         if (!need.fitsIn(capacity)) {
-            throw new JobDeskException(JobDeskException.Kind.INVALID, job + " can never fit " + what + ": it needs "
-                    + need.over(capacity, "in all"));
+            throw new JobDeskException(
+                    JobDeskException.Kind.INVALID,
+                    job + " can never fit " + what + ": it needs " + need.over(capacity, "in all"));
         }
     }
 
@@ -484,7 +527,8 @@ public final class JobDesk implements AutoCloseable {
                 start.add(r);
                 free = free.minus(r.growth);
             } else {
-                r.shortfall = r.refusedAtRelease == releases ? "the switch found no room for it when it last tried"
+                r.shortfall = r.refusedAtRelease == releases
+                        ? "the switch found no room for it when it last tried"
                         : r.growth.over(free.minus(reserved), "free for it");
                 if (now - r.enqueuedNs >= reserveAfterNs) {
                     reserved = reserved.plus(r.growth);
@@ -563,8 +607,11 @@ public final class JobDesk implements AutoCloseable {
                     s.jobs.remove(id);
                 }
                 releases++;
-                retry = refusal.kind() == JobDeskException.Kind.FULL && !previousGone && sessions.get(s.id) == s
-                        && !closed && System.nanoTime() - r.deadlineNs < 0;
+                retry = refusal.kind() == JobDeskException.Kind.FULL
+                        && !previousGone
+                        && sessions.get(s.id) == s
+                        && !closed
+                        && System.nanoTime() - r.deadlineNs < 0;
                 if (retry) {
                     // The switch's allocator saw no room (its pool in pieces): wait for the next release.
                     r.installing = false;
@@ -584,7 +631,8 @@ public final class JobDesk implements AutoCloseable {
         }
         if (orphan) {
             removeFromSwitch(id, installed);
-            r.done.completeExceptionally(new JobDeskException(JobDeskException.Kind.NO_SESSION,
+            r.done.completeExceptionally(new JobDeskException(
+                    JobDeskException.Kind.NO_SESSION,
                     what + ": the session of " + r.job + " ended while the job was installed; it was removed"));
         } else if (failure == null) {
             r.done.complete(job.spec());
@@ -611,8 +659,11 @@ public final class JobDesk implements AutoCloseable {
             return new JobDeskException(JobDeskException.Kind.INVALID, what + ": " + e.getMessage(), null, e);
         }
         LOG.error("{}: installing {} failed", what, r.job, e);
-        return new JobDeskException(JobDeskException.Kind.SWITCH, what + ": installing " + r.job + " failed: "
-                + e.getClass().getSimpleName(), "INTERNAL", e);
+        return new JobDeskException(
+                JobDeskException.Kind.SWITCH,
+                what + ": installing " + r.job + " failed: " + e.getClass().getSimpleName(),
+                "INTERNAL",
+                e);
     }
 
     /** The admission wait of {@code r} ended: refuse it if it still waits. */
@@ -665,8 +716,8 @@ public final class JobDesk implements AutoCloseable {
             }
             start = pump();
         }
-        found.done.completeExceptionally(new JobDeskException(JobDeskException.Kind.CANCELLED,
-                found.job + ": its caller went away while it waited"));
+        found.done.completeExceptionally(new JobDeskException(
+                JobDeskException.Kind.CANCELLED, found.job + ": its caller went away while it waited"));
         begin(start);
     }
 
@@ -681,8 +732,9 @@ public final class JobDesk implements AutoCloseable {
             final Session s = live(sessionId);
             final Request p = s.pending.get(jobId);
             if (p != null && p.installing) {
-                throw new JobDeskException(JobDeskException.Kind.BUSY, p.job + " is being installed; remove it once "
-                        + "that request is answered");
+                throw new JobDeskException(
+                        JobDeskException.Kind.BUSY,
+                        p.job + " is being installed; remove it once " + "that request is answered");
             }
             h = s.jobs.remove(jobId);
             if (p != null) {
@@ -756,8 +808,17 @@ public final class JobDesk implements AutoCloseable {
         for (final Session s : sessions.values()) {
             jobs += s.jobs.size();
         }
-        return new Occupancy(sessions.size(), jobs, (int) u.slots, description.poolSlots(), queue.size(),
-                admissionsRefused, leasesExpired, quotaRefusals, (int) u.workers, u.bytes);
+        return new Occupancy(
+                sessions.size(),
+                jobs,
+                (int) u.slots,
+                description.poolSlots(),
+                queue.size(),
+                admissionsRefused,
+                leasesExpired,
+                quotaRefusals,
+                (int) u.workers,
+                u.bytes);
     }
 
     /**
@@ -766,16 +827,18 @@ public final class JobDesk implements AutoCloseable {
      */
     public CompletableFuture<SwitchTotals> totals() {
         checkOpen();
-        return read("the switch's traffic", () -> new SwitchTotals(controller.readJobTotals(),
-                controller.readSwitchCounters()));
+        return read(
+                "the switch's traffic",
+                () -> new SwitchTotals(controller.readJobTotals(), controller.readSwitchCounters()));
     }
 
     private <T> CompletableFuture<T> read(final String what, final java.util.function.Supplier<T> work) {
         try {
             return CompletableFuture.supplyAsync(work, reads);
         } catch (final RejectedExecutionException e) {
-            throw new JobDeskException(JobDeskException.Kind.BUSY, this.what + " is answering "
-                    + MAX_READS_QUEUED + " reads already; read " + what + " again later");
+            throw new JobDeskException(
+                    JobDeskException.Kind.BUSY,
+                    this.what + " is answering " + MAX_READS_QUEUED + " reads already; read " + what + " again later");
         }
     }
 
@@ -798,7 +861,10 @@ public final class JobDesk implements AutoCloseable {
         }
         dropped.forEach(Dropped::refuse);
         for (final String l : lapsed) {
-            LOG.warn("{}: the lease of {} lapsed (no renewal for {} ms): its session and jobs are removed", what, l,
+            LOG.warn(
+                    "{}: the lease of {} lapsed (no renewal for {} ms): its session and jobs are removed",
+                    what,
+                    l,
                     options.leaseMs());
         }
     }
@@ -836,16 +902,23 @@ public final class JobDesk implements AutoCloseable {
             out.add(removeFromSwitch(e.getKey(), e.getValue()).thenApply(x -> true));
         }
         s.jobs.clear();
-        return new Dropped(waiting, new JobDeskException(JobDeskException.Kind.NO_SESSION, what + ": the session of "
-                + s.application + " ended (" + why + ") while a request of it waited"), out);
+        return new Dropped(
+                waiting,
+                new JobDeskException(
+                        JobDeskException.Kind.NO_SESSION,
+                        what + ": the session of " + s.application + " ended (" + why
+                                + ") while a request of it waited"),
+                out);
     }
 
     private Session live(final String sessionId) {
         checkOpen();
         final Session s = sessionId == null ? null : sessions.get(sessionId);
         if (s == null) {
-            throw new JobDeskException(JobDeskException.Kind.NO_SESSION, what + " has no such session: it expired "
-                    + "(its lease lapsed and its jobs were removed) or was closed");
+            throw new JobDeskException(
+                    JobDeskException.Kind.NO_SESSION,
+                    what + " has no such session: it expired "
+                            + "(its lease lapsed and its jobs were removed) or was closed");
         }
         return s;
     }
@@ -868,8 +941,8 @@ public final class JobDesk implements AutoCloseable {
         for (final Session s : sessions.values()) {
             jobs += s.jobs.size();
         }
-        return sessions.size() + " sessions hold " + jobs + " of " + description.jobIndices() + " jobs and "
-                + u.slots + " of " + description.poolSlots() + " slots; " + queue.size() + " requests wait";
+        return sessions.size() + " sessions hold " + jobs + " of " + description.jobIndices() + " jobs and " + u.slots
+                + " of " + description.poolSlots() + " slots; " + queue.size() + " requests wait";
     }
 
     /** Refuses what waits, removes every session's jobs, then gives up the switch. */
@@ -890,8 +963,8 @@ public final class JobDesk implements AutoCloseable {
         }
         dropped.forEach(Dropped::refuse);
         for (final Request r : waiting) {
-            r.done.completeExceptionally(new JobDeskException(JobDeskException.Kind.SHUTTING_DOWN,
-                    what + " is shutting down"));
+            r.done.completeExceptionally(
+                    new JobDeskException(JobDeskException.Kind.SHUTTING_DOWN, what + " is shutting down"));
         }
         timers.shutdownNow();
         switchWork.shutdown();

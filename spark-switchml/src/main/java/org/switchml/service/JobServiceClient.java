@@ -8,6 +8,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.service.v1.CloseSessionRequest;
@@ -22,11 +26,6 @@ import org.switchml.service.v1.ReadJobCountersResponse;
 import org.switchml.service.v1.RemoveJobRequest;
 import org.switchml.service.v1.RenewLeaseRequest;
 import org.switchml.service.v1.RenewLeaseResponse;
-
-import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
  * An application's side of a job service: every call has a deadline, and a failure is a
@@ -50,15 +49,19 @@ public final class JobServiceClient implements AutoCloseable {
 
     /** A client of the job service at {@code host:port}; connects lazily (the first call says if it cannot). */
     public static JobServiceClient connect(final String host, final int port, final ChannelCredentials credentials) {
-        return new JobServiceClient(Grpc.newChannelBuilderForAddress(host, port, credentials)
-                .keepAliveTime(KEEPALIVE_MS, TimeUnit.MILLISECONDS).keepAliveTimeout(5, TimeUnit.SECONDS)
-                .keepAliveWithoutCalls(true).build(),
+        return new JobServiceClient(
+                Grpc.newChannelBuilderForAddress(host, port, credentials)
+                        .keepAliveTime(KEEPALIVE_MS, TimeUnit.MILLISECONDS)
+                        .keepAliveTimeout(5, TimeUnit.SECONDS)
+                        .keepAliveWithoutCalls(true)
+                        .build(),
                 "the job service at " + host + ":" + port);
     }
 
     /** A client of a job service in this JVM ({@link JobServiceServer#startInProcess}). */
     public static JobServiceClient inProcess(final String name, final String what) {
-        return new JobServiceClient(InProcessChannelBuilder.forName(name).directExecutor().build(), what);
+        return new JobServiceClient(
+                InProcessChannelBuilder.forName(name).directExecutor().build(), what);
     }
 
     /** What this client talks to, for messages. */
@@ -68,16 +71,30 @@ public final class JobServiceClient implements AutoCloseable {
 
     /** Opens a session for {@code application}. */
     public JobDesk.Grant open(final String application) {
-        final OpenSessionResponse r = call("open a session", () -> stub(RPC_TIMEOUT_MS)
-                .openSession(OpenSessionRequest.newBuilder().setApplication(application).build()));
-        return new JobDesk.Grant(r.getSessionId(), r.getRenewIntervalMs(), r.getLeaseMs(), r.getJobIdBase(),
-                r.getJobIdCount(), Messages.switchDescription(r.getSwitchInfo()), Messages.quotas(r.getQuotas()));
+        final OpenSessionResponse r = call(
+                "open a session",
+                () -> stub(RPC_TIMEOUT_MS)
+                        .openSession(OpenSessionRequest.newBuilder()
+                                .setApplication(application)
+                                .build()));
+        return new JobDesk.Grant(
+                r.getSessionId(),
+                r.getRenewIntervalMs(),
+                r.getLeaseMs(),
+                r.getJobIdBase(),
+                r.getJobIdCount(),
+                Messages.switchDescription(r.getSwitchInfo()),
+                Messages.quotas(r.getQuotas()));
     }
 
     /** Renews the session's lease. */
     public void renew(final String sessionId) {
-        call("renew the lease", () -> stub(RPC_TIMEOUT_MS)
-                .renewLease(RenewLeaseRequest.newBuilder().setSessionId(sessionId).build()));
+        call(
+                "renew the lease",
+                () -> stub(RPC_TIMEOUT_MS)
+                        .renewLease(RenewLeaseRequest.newBuilder()
+                                .setSessionId(sessionId)
+                                .build()));
     }
 
     /**
@@ -86,24 +103,26 @@ public final class JobServiceClient implements AutoCloseable {
      */
     public CompletableFuture<Void> renewAsync(final String sessionId, final long deadlineMs) {
         final CompletableFuture<Void> done = new CompletableFuture<>();
-        JobServiceGrpc.newStub(channel).withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS).renewLease(
-                RenewLeaseRequest.newBuilder().setSessionId(sessionId).build(), new StreamObserver<>() {
-                    @Override
-                    public void onNext(final RenewLeaseResponse value) {
-                        done.complete(null);
-                    }
+        JobServiceGrpc.newStub(channel)
+                .withDeadlineAfter(deadlineMs, TimeUnit.MILLISECONDS)
+                .renewLease(
+                        RenewLeaseRequest.newBuilder().setSessionId(sessionId).build(), new StreamObserver<>() {
+                            @Override
+                            public void onNext(final RenewLeaseResponse value) {
+                                done.complete(null);
+                            }
 
-                    @Override
-                    public void onError(final Throwable t) {
-                        done.completeExceptionally(t instanceof StatusRuntimeException e
-                                ? failure("renew the lease", e) : t);
-                    }
+                            @Override
+                            public void onError(final Throwable t) {
+                                done.completeExceptionally(
+                                        t instanceof StatusRuntimeException e ? failure("renew the lease", e) : t);
+                            }
 
-                    @Override
-                    public void onCompleted() {
-                        done.complete(null);
-                    }
-                });
+                            @Override
+                            public void onCompleted() {
+                                done.complete(null);
+                            }
+                        });
         return done;
     }
 
@@ -117,8 +136,13 @@ public final class JobServiceClient implements AutoCloseable {
 
     /** Closes the session; returns how many jobs went with it. */
     public int close(final String sessionId) {
-        return call("close the session", () -> stub(RPC_TIMEOUT_MS)
-                .closeSession(CloseSessionRequest.newBuilder().setSessionId(sessionId).build())).getJobsRemoved();
+        return call(
+                        "close the session",
+                        () -> stub(RPC_TIMEOUT_MS)
+                                .closeSession(CloseSessionRequest.newBuilder()
+                                        .setSessionId(sessionId)
+                                        .build()))
+                .getJobsRemoved();
     }
 
     /**
@@ -127,40 +151,72 @@ public final class JobServiceClient implements AutoCloseable {
      */
     public JobSpec create(final String sessionId, final JobSpec spec, final long admissionTimeoutMs) {
         final long deadline = RPC_TIMEOUT_MS + (admissionTimeoutMs > 0 ? admissionTimeoutMs : 60_000);
-        return Messages.spec(call("install job " + spec.jobName(), () -> stub(deadline).createJob(
-                CreateJobRequest.newBuilder().setSessionId(sessionId).setJobId(spec.jobId())
-                        .setGeneration(spec.generation()).setK(spec.k()).setPoolSize(spec.poolSize())
-                        .addAllWorkers(Messages.endpoints(spec.workers())).setAdmissionTimeoutMs(admissionTimeoutMs)
-                        .build())).getSpec());
+        return Messages.spec(call(
+                        "install job " + spec.jobName(),
+                        () -> stub(deadline)
+                                .createJob(CreateJobRequest.newBuilder()
+                                        .setSessionId(sessionId)
+                                        .setJobId(spec.jobId())
+                                        .setGeneration(spec.generation())
+                                        .setK(spec.k())
+                                        .setPoolSize(spec.poolSize())
+                                        .addAllWorkers(Messages.endpoints(spec.workers()))
+                                        .setAdmissionTimeoutMs(admissionTimeoutMs)
+                                        .build()))
+                .getSpec());
     }
 
     /** Removes one of the session's jobs; returns whether the session had it. */
     public boolean remove(final String sessionId, final int jobId) {
-        return call("remove job " + Integer.toUnsignedString(jobId), () -> stub(RPC_TIMEOUT_MS)
-                .removeJob(RemoveJobRequest.newBuilder().setSessionId(sessionId).setJobId(jobId).build())).getRemoved();
+        return call(
+                        "remove job " + Integer.toUnsignedString(jobId),
+                        () -> stub(RPC_TIMEOUT_MS)
+                                .removeJob(RemoveJobRequest.newBuilder()
+                                        .setSessionId(sessionId)
+                                        .setJobId(jobId)
+                                        .build()))
+                .getRemoved();
     }
 
     /** The counters of one of the session's jobs; empty when the session has no such job. */
     public Optional<JobCounters> counters(final String sessionId, final int jobId) {
-        final ReadJobCountersResponse r = call("read the counters of job " + Integer.toUnsignedString(jobId),
-                () -> stub(RPC_TIMEOUT_MS).readJobCounters(ReadJobCountersRequest.newBuilder()
-                        .setSessionId(sessionId).setJobId(jobId).build()));
+        final ReadJobCountersResponse r = call(
+                "read the counters of job " + Integer.toUnsignedString(jobId),
+                () -> stub(RPC_TIMEOUT_MS)
+                        .readJobCounters(ReadJobCountersRequest.newBuilder()
+                                .setSessionId(sessionId)
+                                .setJobId(jobId)
+                                .build()));
         return r.getKnown() ? Optional.of(Messages.counters(r)) : Optional.empty();
     }
 
     /** How full the switch is. */
     public Occupancy describe() {
-        final DescribeSwitchResponse r = call("describe the switch", () -> stub(RPC_TIMEOUT_MS)
-                .describeSwitch(DescribeSwitchRequest.getDefaultInstance()));
-        return new Occupancy(r.getSessions(), r.getJobs(), r.getSlotsHeld(), r.getSwitchInfo().getPoolSlots(),
-                r.getRequestsWaiting(), r.getAdmissionsRefused(), r.getLeasesExpired(), r.getQuotaRefusals(),
-                r.getWorkersHeld(), r.getBytesHeld());
+        final DescribeSwitchResponse r = call(
+                "describe the switch",
+                () -> stub(RPC_TIMEOUT_MS).describeSwitch(DescribeSwitchRequest.getDefaultInstance()));
+        return new Occupancy(
+                r.getSessions(),
+                r.getJobs(),
+                r.getSlotsHeld(),
+                r.getSwitchInfo().getPoolSlots(),
+                r.getRequestsWaiting(),
+                r.getAdmissionsRefused(),
+                r.getLeasesExpired(),
+                r.getQuotaRefusals(),
+                r.getWorkersHeld(),
+                r.getBytesHeld());
     }
 
     /** The switch's traffic, summed over every job. */
     public SwitchTotals totals() {
-        return Messages.totals(call("read the switch's traffic", () -> stub(RPC_TIMEOUT_MS)
-                .describeSwitch(DescribeSwitchRequest.newBuilder().setIncludeTraffic(true).build())).getTraffic());
+        return Messages.totals(call(
+                        "read the switch's traffic",
+                        () -> stub(RPC_TIMEOUT_MS)
+                                .describeSwitch(DescribeSwitchRequest.newBuilder()
+                                        .setIncludeTraffic(true)
+                                        .build()))
+                .getTraffic());
     }
 
     private JobServiceGrpc.JobServiceBlockingStub stub(final long deadlineMs) {
@@ -181,15 +237,19 @@ public final class JobServiceClient implements AutoCloseable {
         final Metadata trailers = e.getTrailers();
         final JobServiceException.Kind kind = switch (s.getCode()) {
             case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN, INTERNAL -> JobServiceException.Kind.UNREACHABLE;
-            case UNAUTHENTICATED, PERMISSION_DENIED -> s.getDescription() != null
-                    && s.getDescription().contains("bearer token") ? JobServiceException.Kind.NOT_AUTHENTICATED
-                    : JobServiceException.Kind.REFUSED;
-            case RESOURCE_EXHAUSTED -> trailers != null && "quota".equals(trailers.get(JobServiceEndpoint.REFUSAL))
-                    ? JobServiceException.Kind.OVER_QUOTA : JobServiceException.Kind.SWITCH_FULL;
+            case UNAUTHENTICATED, PERMISSION_DENIED ->
+                s.getDescription() != null && s.getDescription().contains("bearer token")
+                        ? JobServiceException.Kind.NOT_AUTHENTICATED
+                        : JobServiceException.Kind.REFUSED;
+            case RESOURCE_EXHAUSTED ->
+                trailers != null && "quota".equals(trailers.get(JobServiceEndpoint.REFUSAL))
+                        ? JobServiceException.Kind.OVER_QUOTA
+                        : JobServiceException.Kind.SWITCH_FULL;
             case NOT_FOUND -> JobServiceException.Kind.SESSION_LOST;
             default -> JobServiceException.Kind.REFUSED;
         };
-        final String why = s.getDescription() != null ? s.getDescription()
+        final String why = s.getDescription() != null
+                ? s.getDescription()
                 : s.getCause() != null ? s.getCause().toString() : "no reason given";
         return new JobServiceException(kind, what + " could not " + action + ": " + s.getCode() + ": " + why, e);
     }

@@ -5,6 +5,13 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.auth.Tenants;
@@ -25,14 +32,6 @@ import org.switchml.service.v1.RemoveJobResponse;
 import org.switchml.service.v1.RenewLeaseRequest;
 import org.switchml.service.v1.RenewLeaseResponse;
 
-import java.security.SecureRandom;
-import java.util.HexFormat;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
-import java.util.function.Supplier;
-
 /**
  * The gRPC face of a {@link JobDesk}: unpacks requests, packs answers, and maps the desk's refusals to gRPC
  * statuses. No handler waits for the switch: what the desk does on the switch completes the call later, so the
@@ -43,6 +42,7 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(JobServiceEndpoint.class);
     /** Trailer of a RESOURCE_EXHAUSTED answer: {@code quota} (refused at once) or {@code full} (waited). */
     static final Metadata.Key<String> REFUSAL = Metadata.Key.of("switchml-refusal", Metadata.ASCII_STRING_MARSHALLER);
+
     private static final SecureRandom IDS = new SecureRandom();
 
     private final JobDesk desk;
@@ -55,9 +55,14 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
     public void openSession(final OpenSessionRequest request, final StreamObserver<OpenSessionResponse> out) {
         answer(out, () -> {
             final JobDesk.Grant g = desk.open(request.getApplication(), Tenants.caller());
-            return OpenSessionResponse.newBuilder().setSessionId(g.sessionId()).setLeaseMs(g.leaseMs())
-                    .setRenewIntervalMs(g.renewIntervalMs()).setJobIdBase(g.jobIdBase()).setJobIdCount(g.jobIdCount())
-                    .setSwitchInfo(Messages.switchInfo(g.switchDescription())).setQuotas(Messages.quotas(g.quotas()))
+            return OpenSessionResponse.newBuilder()
+                    .setSessionId(g.sessionId())
+                    .setLeaseMs(g.leaseMs())
+                    .setRenewIntervalMs(g.renewIntervalMs())
+                    .setJobIdBase(g.jobIdBase())
+                    .setJobIdCount(g.jobIdCount())
+                    .setSwitchInfo(Messages.switchInfo(g.switchDescription()))
+                    .setQuotas(Messages.quotas(g.quotas()))
                     .build();
         });
     }
@@ -66,13 +71,17 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
     public void renewLease(final RenewLeaseRequest request, final StreamObserver<RenewLeaseResponse> out) {
         answer(out, () -> {
             desk.renew(request.getSessionId());
-            return RenewLeaseResponse.newBuilder().setLeaseMs(desk.options().leaseMs()).build();
+            return RenewLeaseResponse.newBuilder()
+                    .setLeaseMs(desk.options().leaseMs())
+                    .build();
         });
     }
 
     @Override
     public void closeSession(final CloseSessionRequest request, final StreamObserver<CloseSessionResponse> out) {
-        later(out, () -> desk.close(request.getSessionId()),
+        later(
+                out,
+                () -> desk.close(request.getSessionId()),
                 n -> CloseSessionResponse.newBuilder().setJobsRemoved(n).build());
     }
 
@@ -93,8 +102,13 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
         try {
             final JobSpec wanted;
             try {
-                wanted = new JobSpec(request.getJobId(), request.getGeneration(), 0, request.getK(),
-                        request.getPoolSize(), Messages.workers(request.getWorkersList()));
+                wanted = new JobSpec(
+                        request.getJobId(),
+                        request.getGeneration(),
+                        0,
+                        request.getK(),
+                        request.getPoolSize(),
+                        Messages.workers(request.getWorkersList()));
             } catch (final IllegalArgumentException e) {
                 throw new JobDeskException(JobDeskException.Kind.INVALID, e.getMessage());
             }
@@ -107,19 +121,29 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
         if (out instanceof ServerCallStreamObserver<CreateJobResponse> call && call.isCancelled()) {
             desk.withdraw(pending); // cancelled before the handler could see the request
         }
-        reply(out, pending, spec -> CreateJobResponse.newBuilder().setSpec(Messages.spec(spec))
-                .setAdmissionWaitMs((System.nanoTime() - t0) / 1_000_000).build());
+        reply(
+                out,
+                pending,
+                spec -> CreateJobResponse.newBuilder()
+                        .setSpec(Messages.spec(spec))
+                        .setAdmissionWaitMs((System.nanoTime() - t0) / 1_000_000)
+                        .build());
     }
 
     @Override
     public void removeJob(final RemoveJobRequest request, final StreamObserver<RemoveJobResponse> out) {
-        later(out, () -> desk.remove(request.getSessionId(), request.getJobId()),
+        later(
+                out,
+                () -> desk.remove(request.getSessionId(), request.getJobId()),
                 removed -> RemoveJobResponse.newBuilder().setRemoved(removed).build());
     }
 
     @Override
-    public void readJobCounters(final ReadJobCountersRequest request, final StreamObserver<ReadJobCountersResponse> out) {
-        later(out, () -> desk.counters(request.getSessionId(), request.getJobId()),
+    public void readJobCounters(
+            final ReadJobCountersRequest request, final StreamObserver<ReadJobCountersResponse> out) {
+        later(
+                out,
+                () -> desk.counters(request.getSessionId(), request.getJobId()),
                 c -> c.map(Messages::counters).orElse(ReadJobCountersResponse.getDefaultInstance()));
     }
 
@@ -130,10 +154,15 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
             final Occupancy o = desk.occupancy();
             b = DescribeSwitchResponse.newBuilder()
                     .setSwitchInfo(Messages.switchInfo(desk.description()))
-                    .setSessions(o.sessions()).setJobs(o.jobs()).setSlotsHeld(o.slotsHeld())
-                    .setRequestsWaiting(o.requestsWaiting()).setAdmissionsRefused(o.admissionsRefused())
-                    .setLeasesExpired(o.leasesExpired()).setQuotaRefusals(o.quotaRefusals())
-                    .setWorkersHeld(o.workersHeld()).setBytesHeld(o.bytesHeld())
+                    .setSessions(o.sessions())
+                    .setJobs(o.jobs())
+                    .setSlotsHeld(o.slotsHeld())
+                    .setRequestsWaiting(o.requestsWaiting())
+                    .setAdmissionsRefused(o.admissionsRefused())
+                    .setLeasesExpired(o.leasesExpired())
+                    .setQuotaRefusals(o.quotaRefusals())
+                    .setWorkersHeld(o.workersHeld())
+                    .setBytesHeld(o.bytesHeld())
                     .setQuotas(Messages.quotas(desk.quotas()));
         } catch (final RuntimeException e) {
             out.onError(status(e));
@@ -161,8 +190,8 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
     }
 
     /** Answers once {@code start}'s future completes, with {@code pack} of its value. */
-    private static <T, R> void later(final StreamObserver<R> out, final Supplier<CompletableFuture<T>> start,
-                                     final Function<T, R> pack) {
+    private static <T, R> void later(
+            final StreamObserver<R> out, final Supplier<CompletableFuture<T>> start, final Function<T, R> pack) {
         final CompletableFuture<T> f;
         try {
             f = start.get();
@@ -173,8 +202,8 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
         reply(out, f, pack);
     }
 
-    private static <T, R> void reply(final StreamObserver<R> out, final CompletableFuture<T> f,
-                                     final Function<T, R> pack) {
+    private static <T, R> void reply(
+            final StreamObserver<R> out, final CompletableFuture<T> f, final Function<T, R> pack) {
         f.whenComplete((value, failure) -> {
             if (failure != null) {
                 out.onError(status(failure));
@@ -198,7 +227,8 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
 
     /** The gRPC status of a failure: the desk's refusals mapped by kind, anything else INTERNAL with an id. */
     static StatusRuntimeException status(final Throwable thrown) {
-        final Throwable t = thrown instanceof CompletionException && thrown.getCause() != null ? thrown.getCause() : thrown;
+        final Throwable t =
+                thrown instanceof CompletionException && thrown.getCause() != null ? thrown.getCause() : thrown;
         if (t instanceof StatusRuntimeException sre) {
             return sre;
         }
@@ -225,7 +255,8 @@ final class JobServiceEndpoint extends JobServiceGrpc.JobServiceImplBase {
         }
         final String id = HexFormat.of().formatHex(randomId());
         LOG.error("job service: internal error {}", id, t);
-        return Status.INTERNAL.withDescription("internal error " + id + " (the job service logged it under this id)")
+        return Status.INTERNAL
+                .withDescription("internal error " + id + " (the job service logged it under this id)")
                 .asRuntimeException();
     }
 

@@ -5,9 +5,6 @@ import io.grpc.ServerCredentials;
 import io.grpc.ServerInterceptors;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import org.switchml.auth.BearerToken;
-import org.switchml.auth.Tenants;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -15,6 +12,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.switchml.auth.BearerToken;
+import org.switchml.auth.Tenants;
 
 /**
  * Serves a {@link JobDesk} over gRPC: on a TCP socket behind TLS (or plaintext on loopback) and the tenants'
@@ -41,8 +40,8 @@ public final class JobServiceServer implements AutoCloseable {
     private final String inProcessName;
     private final ExecutorService executor;
 
-    private JobServiceServer(final Server server, final JobDesk desk, final String inProcessName,
-                             final ExecutorService executor) {
+    private JobServiceServer(
+            final Server server, final JobDesk desk, final String inProcessName, final ExecutorService executor) {
         this.server = server;
         this.desk = desk;
         this.inProcessName = inProcessName;
@@ -50,8 +49,12 @@ public final class JobServiceServer implements AutoCloseable {
     }
 
     /** Serves {@code desk} on {@code host:port} (0: a free port) to one tenant, the holders of {@code token}. */
-    public static JobServiceServer start(final JobDesk desk, final String host, final int port,
-                                         final ServerCredentials credentials, final BearerToken token) {
+    public static JobServiceServer start(
+            final JobDesk desk,
+            final String host,
+            final int port,
+            final ServerCredentials credentials,
+            final BearerToken token) {
         return start(desk, host, port, credentials, Tenants.of(token));
     }
 
@@ -61,8 +64,12 @@ public final class JobServiceServer implements AutoCloseable {
      *
      * @param credentials TLS, or plaintext when {@code host} is loopback (see {@link org.switchml.auth.TlsFiles})
      */
-    public static JobServiceServer start(final JobDesk desk, final String host, final int port,
-                                         final ServerCredentials credentials, final Tenants tenants) {
+    public static JobServiceServer start(
+            final JobDesk desk,
+            final String host,
+            final int port,
+            final ServerCredentials credentials,
+            final Tenants tenants) {
         final String what = "the job service on " + host + ":" + port;
         final AtomicInteger n = new AtomicInteger();
         final ExecutorService executor = Executors.newFixedThreadPool(THREADS, r -> {
@@ -80,8 +87,10 @@ public final class JobServiceServer implements AutoCloseable {
                 .permitKeepAliveWithoutCalls(true)
                 .keepAliveTime(30, TimeUnit.SECONDS)
                 .keepAliveTimeout(10, TimeUnit.SECONDS)
-                .addService(ServerInterceptors.intercept(new JobServiceEndpoint(desk),
-                        tenants.interceptor("the job service of switch " + desk.description().dataplane())))
+                .addService(ServerInterceptors.intercept(
+                        new JobServiceEndpoint(desk),
+                        tenants.interceptor("the job service of switch "
+                                + desk.description().dataplane())))
                 .build();
         try {
             s.start();
@@ -95,8 +104,10 @@ public final class JobServiceServer implements AutoCloseable {
     /** Serves {@code desk} in this JVM only, under a fresh in-process name ({@link #inProcessName()}). */
     public static JobServiceServer startInProcess(final JobDesk desk) {
         final String name = "switchml-jobs-" + System.identityHashCode(desk) + "-" + System.nanoTime();
-        final Server s = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new JobServiceEndpoint(desk)).build();
+        final Server s = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(new JobServiceEndpoint(desk))
+                .build();
         try {
             s.start();
         } catch (final IOException e) {

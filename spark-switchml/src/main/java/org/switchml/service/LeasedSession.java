@@ -1,10 +1,5 @@
 package org.switchml.service;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +10,10 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
 
 /**
  * An application's session with a job service, kept alive: it renews the lease in the background every renewal
@@ -42,11 +41,13 @@ public final class LeasedSession implements AutoCloseable {
     private final long deadlineMs;
     /** Send times of the renewals not answered yet, by attempt number. */
     private final Map<Long, Long> inFlight = new ConcurrentHashMap<>();
+
     private final AtomicLong attempts = new AtomicLong();
     /** When the newest renewal the service answered was sent (the service's deadline is at least a lease later). */
     private final AtomicLong answeredSentNs;
     /** Smoothed round trip of answered renewals, 0 before the first. */
     private volatile long rttNs;
+
     private volatile long reconnectedNs;
     private volatile String gone;
     private volatile String unanswered;
@@ -75,8 +76,8 @@ public final class LeasedSession implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        renewer.scheduleAtFixedRate(this::renew, grant.renewIntervalMs(), grant.renewIntervalMs(),
-                TimeUnit.MILLISECONDS);
+        renewer.scheduleAtFixedRate(
+                this::renew, grant.renewIntervalMs(), grant.renewIntervalMs(), TimeUnit.MILLISECONDS);
     }
 
     /** Sends one renewal, without waiting for its answer. */
@@ -114,8 +115,11 @@ public final class LeasedSession implements AutoCloseable {
             if (failure == null) {
                 answered(now);
             } else {
-                failed(now, failure instanceof CompletionException && failure.getCause() != null
-                        ? failure.getCause() : failure);
+                failed(
+                        now,
+                        failure instanceof CompletionException && failure.getCause() != null
+                                ? failure.getCause()
+                                : failure);
             }
         });
     }
@@ -131,9 +135,12 @@ public final class LeasedSession implements AutoCloseable {
     }
 
     private void failed(final long sentNs, final Throwable failure) {
-        final JobServiceException e = failure instanceof JobServiceException j ? j
-                : new JobServiceException(JobServiceException.Kind.UNREACHABLE, client.what() + " could not renew the "
-                        + "lease: " + failure, failure);
+        final JobServiceException e = failure instanceof JobServiceException j
+                ? j
+                : new JobServiceException(
+                        JobServiceException.Kind.UNREACHABLE,
+                        client.what() + " could not renew the " + "lease: " + failure,
+                        failure);
         if (e.kind() == JobServiceException.Kind.SESSION_LOST) {
             gone(e.getMessage());
             return;

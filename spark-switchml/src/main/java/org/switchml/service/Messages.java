@@ -1,5 +1,10 @@
 package org.switchml.service;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.switchml.protocol.DropCounts;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobCounters;
@@ -12,26 +17,32 @@ import org.switchml.service.v1.ReadJobCountersResponse;
 import org.switchml.service.v1.SwitchInfo;
 import org.switchml.service.v1.Traffic;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-
 /** Conversions between the job service's messages and the library's types. */
 final class Messages {
-    private Messages() {
-    }
+    private Messages() {}
 
     static SwitchInfo switchInfo(final SwitchDescription d) {
-        return SwitchInfo.newBuilder().setDataplaneHost(d.dataplane().host())
-                .addAllDataplanePorts(d.dataplane().lanePorts()).setRequiredK(d.requiredK()).setMaxWorkers(d.maxWorkers()).setDataplaneMtu(d.mtu())
-                .setCountsJobs(d.countsJobs()).setPoolSlots(d.poolSlots()).setJobIndices(d.jobIndices()).build();
+        return SwitchInfo.newBuilder()
+                .setDataplaneHost(d.dataplane().host())
+                .addAllDataplanePorts(d.dataplane().lanePorts())
+                .setRequiredK(d.requiredK())
+                .setMaxWorkers(d.maxWorkers())
+                .setDataplaneMtu(d.mtu())
+                .setCountsJobs(d.countsJobs())
+                .setPoolSlots(d.poolSlots())
+                .setJobIndices(d.jobIndices())
+                .build();
     }
 
     static SwitchDescription switchDescription(final SwitchInfo i) {
-        return new SwitchDescription(new SwitchAddress(i.getDataplaneHost(), List.copyOf(i.getDataplanePortsList())),
-                i.getRequiredK(), i.getDataplaneMtu(), i.getCountsJobs(), i.getPoolSlots(), i.getJobIndices(), i.getMaxWorkers());
+        return new SwitchDescription(
+                new SwitchAddress(i.getDataplaneHost(), List.copyOf(i.getDataplanePortsList())),
+                i.getRequiredK(),
+                i.getDataplaneMtu(),
+                i.getCountsJobs(),
+                i.getPoolSlots(),
+                i.getJobIndices(),
+                i.getMaxWorkers());
     }
 
     /**
@@ -48,7 +59,10 @@ final class Messages {
                 throw new IllegalArgumentException("rank " + r + "'s endpoint " + w + " has no IPv4 address: the "
                         + "switch matches IPv4 sources, so each worker must bind an IPv4 address");
             }
-            out.add(Endpoint.newBuilder().setHost(w.getAddress().getHostAddress()).setPort(w.getPort()).build());
+            out.add(Endpoint.newBuilder()
+                    .setHost(w.getAddress().getHostAddress())
+                    .setPort(w.getPort())
+                    .build());
         }
         return out;
     }
@@ -78,10 +92,17 @@ final class Messages {
     }
 
     static org.switchml.service.v1.Quotas quotas(final Quotas q) {
-        return org.switchml.service.v1.Quotas.newBuilder().setSlotsPerJob(q.slotsPerJob()).setBytesPerJob(q.bytesPerJob())
-                .setJobsPerSession(q.jobsPerSession()).setWaitersPerSession(q.waitersPerSession())
-                .setSessionsPerToken(q.sessionsPerToken()).setSessions(q.sessions())
-                .setTokenSharePercent(q.tokenSharePercent()).setWorkers(q.workers()).setBytes(q.bytes()).build();
+        return org.switchml.service.v1.Quotas.newBuilder()
+                .setSlotsPerJob(q.slotsPerJob())
+                .setBytesPerJob(q.bytesPerJob())
+                .setJobsPerSession(q.jobsPerSession())
+                .setWaitersPerSession(q.waitersPerSession())
+                .setSessionsPerToken(q.sessionsPerToken())
+                .setSessions(q.sessions())
+                .setTokenSharePercent(q.tokenSharePercent())
+                .setWorkers(q.workers())
+                .setBytes(q.bytes())
+                .build();
     }
 
     /** The quotas a service reports; null when it reports none (a service from before quotas). */
@@ -89,23 +110,39 @@ final class Messages {
         if (q.getSlotsPerJob() == 0) {
             return null;
         }
-        return new Quotas(q.getSlotsPerJob(), q.getBytesPerJob(), q.getJobsPerSession(), q.getWaitersPerSession(),
-                q.getSessionsPerToken(), q.getSessions(), q.getTokenSharePercent(), q.getWorkers(), q.getBytes());
+        return new Quotas(
+                q.getSlotsPerJob(),
+                q.getBytesPerJob(),
+                q.getJobsPerSession(),
+                q.getWaitersPerSession(),
+                q.getSessionsPerToken(),
+                q.getSessions(),
+                q.getTokenSharePercent(),
+                q.getWorkers(),
+                q.getBytes());
     }
 
     static JobSpecMessage spec(final JobSpec s) {
-        return JobSpecMessage.newBuilder().setJobId(s.jobId()).setGeneration(s.generation()).setSecret(s.secret())
-                .setK(s.k()).setPoolSize(s.poolSize()).addAllWorkers(endpoints(s.workers())).build();
+        return JobSpecMessage.newBuilder()
+                .setJobId(s.jobId())
+                .setGeneration(s.generation())
+                .setSecret(s.secret())
+                .setK(s.k())
+                .setPoolSize(s.poolSize())
+                .addAllWorkers(endpoints(s.workers()))
+                .build();
     }
 
     static JobSpec spec(final JobSpecMessage m) {
-        return new JobSpec(m.getJobId(), m.getGeneration(), m.getSecret(), m.getK(), m.getPoolSize(),
-                workers(m.getWorkersList()));
+        return new JobSpec(
+                m.getJobId(), m.getGeneration(), m.getSecret(), m.getK(), m.getPoolSize(), workers(m.getWorkersList()));
     }
 
     static Traffic traffic(final SwitchTotals t) {
-        final Traffic.Builder b = Traffic.newBuilder().setPacketsIn(t.jobs().packetsIn())
-                .setPacketsOut(t.jobs().packetsOut()).setRetransmissions(t.jobs().retransmissions())
+        final Traffic.Builder b = Traffic.newBuilder()
+                .setPacketsIn(t.jobs().packetsIn())
+                .setPacketsOut(t.jobs().packetsOut())
+                .setRetransmissions(t.jobs().retransmissions())
                 .setNotSwitchml(t.switchWide().notSwitchml());
         for (final DropReason r : DropReason.values()) {
             b.putJobDrops(r.name(), t.jobs().drops().get(r));
@@ -115,14 +152,21 @@ final class Messages {
     }
 
     static SwitchTotals totals(final Traffic t) {
-        return new SwitchTotals(new JobCounters(t.getPacketsIn(), t.getPacketsOut(), t.getRetransmissions(),
-                DropCounts.of(r -> t.getJobDropsOrDefault(r.name(), 0L))),
+        return new SwitchTotals(
+                new JobCounters(
+                        t.getPacketsIn(),
+                        t.getPacketsOut(),
+                        t.getRetransmissions(),
+                        DropCounts.of(r -> t.getJobDropsOrDefault(r.name(), 0L))),
                 new SwitchCounters(DropCounts.of(r -> t.getSwitchDropsOrDefault(r.name(), 0L)), t.getNotSwitchml()));
     }
 
     static ReadJobCountersResponse counters(final JobCounters c) {
-        final ReadJobCountersResponse.Builder b = ReadJobCountersResponse.newBuilder().setKnown(true)
-                .setPacketsIn(c.packetsIn()).setPacketsOut(c.packetsOut()).setRetransmissions(c.retransmissions());
+        final ReadJobCountersResponse.Builder b = ReadJobCountersResponse.newBuilder()
+                .setKnown(true)
+                .setPacketsIn(c.packetsIn())
+                .setPacketsOut(c.packetsOut())
+                .setRetransmissions(c.retransmissions());
         for (final DropReason r : DropReason.values()) {
             final long n = c.drops().get(r);
             if (n != 0) {
@@ -134,7 +178,10 @@ final class Messages {
 
     static JobCounters counters(final ReadJobCountersResponse r) {
         final Map<String, Long> drops = r.getDropsMap();
-        return new JobCounters(r.getPacketsIn(), r.getPacketsOut(), r.getRetransmissions(),
+        return new JobCounters(
+                r.getPacketsIn(),
+                r.getPacketsOut(),
+                r.getRetransmissions(),
                 DropCounts.of(reason -> drops.getOrDefault(reason.name(), 0L)));
     }
 }

@@ -15,7 +15,14 @@ package org.switchml.service;
  * @param workersHeld       worker rows jobs hold
  * @param bytesHeld         bytes of switch state jobs hold ({@link Quotas#jobBytes})
  */
-public record Occupancy(int sessions, int jobs, int slotsHeld, int poolSlots, int requestsWaiting,
-                        long admissionsRefused, long leasesExpired, long quotaRefusals, int workersHeld,
-                        long bytesHeld) {
-}
+public record Occupancy(
+        int sessions,
+        int jobs,
+        int slotsHeld,
+        int poolSlots,
+        int requestsWaiting,
+        long admissionsRefused,
+        long leasesExpired,
+        long quotaRefusals,
+        int workersHeld,
+        long bytesHeld) {}

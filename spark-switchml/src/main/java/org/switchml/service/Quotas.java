@@ -21,21 +21,45 @@ import org.switchml.protocol.JobSpec;
  * @param workers           workers of all jobs together; 0: what the switch's worker table holds
  * @param bytes             bytes of switch state of all jobs together
  */
-public record Quotas(int slotsPerJob, long bytesPerJob, int jobsPerSession, int waitersPerSession,
-                     int sessionsPerToken, int sessions, int tokenSharePercent, int workers, long bytes) {
+public record Quotas(
+        int slotsPerJob,
+        long bytesPerJob,
+        int jobsPerSession,
+        int waitersPerSession,
+        int sessionsPerToken,
+        int sessions,
+        int tokenSharePercent,
+        int workers,
+        long bytes) {
     private static final long MIB = 1L << 20;
 
     /** The defaults of a shared switch. */
     public static final Quotas DEFAULT = new Quotas(256, 32 * MIB, 8, 4, 16, JobDesk.ID_RANGES, 50, 0, 256 * MIB);
 
     /** No quota beyond the switch's own capacity: one application owns the switch (the embedded switch). */
-    public static final Quotas NONE = new Quotas(JobSpec.MAX_POOL_SIZE, Long.MAX_VALUE, Integer.MAX_VALUE,
-            Integer.MAX_VALUE, JobDesk.ID_RANGES, JobDesk.ID_RANGES, 100, 0, Long.MAX_VALUE);
+    public static final Quotas NONE = new Quotas(
+            JobSpec.MAX_POOL_SIZE,
+            Long.MAX_VALUE,
+            Integer.MAX_VALUE,
+            Integer.MAX_VALUE,
+            JobDesk.ID_RANGES,
+            JobDesk.ID_RANGES,
+            100,
+            0,
+            Long.MAX_VALUE);
 
     public Quotas {
-        if (slotsPerJob < 1 || bytesPerJob < 1 || jobsPerSession < 1 || waitersPerSession < 1 || sessionsPerToken < 1
-                || sessions < 1 || sessions > JobDesk.ID_RANGES || tokenSharePercent < 1 || tokenSharePercent > 100
-                || workers < 0 || bytes < 1) {
+        if (slotsPerJob < 1
+                || bytesPerJob < 1
+                || jobsPerSession < 1
+                || waitersPerSession < 1
+                || sessionsPerToken < 1
+                || sessions < 1
+                || sessions > JobDesk.ID_RANGES
+                || tokenSharePercent < 1
+                || tokenSharePercent > 100
+                || workers < 0
+                || bytes < 1) {
             throw new IllegalArgumentException("bad quotas: " + slotsPerJob + " slots per job (>= 1), " + bytesPerJob
                     + " bytes per job (>= 1), " + jobsPerSession + " jobs per session (>= 1), " + waitersPerSession
                     + " waiters per session (>= 1), " + sessionsPerToken + " sessions per token (>= 1), " + sessions
@@ -65,47 +89,121 @@ public record Quotas(int slotsPerJob, long bytesPerJob, int jobsPerSession, int 
      * and only the per-job, per-session and switch-wide quotas apply.
      */
     public Quotas forTenants(final int tenants) {
-        return tenants > 1 ? this : new Quotas(slotsPerJob, bytesPerJob, jobsPerSession, waitersPerSession, sessions,
-                sessions, 100, workers, bytes);
+        return tenants > 1
+                ? this
+                : new Quotas(
+                        slotsPerJob,
+                        bytesPerJob,
+                        jobsPerSession,
+                        waitersPerSession,
+                        sessions,
+                        sessions,
+                        100,
+                        workers,
+                        bytes);
     }
 
     public Quotas withSlotsPerJob(final int n) {
-        return new Quotas(n, bytesPerJob, jobsPerSession, waitersPerSession, sessionsPerToken, sessions,
-                tokenSharePercent, workers, bytes);
+        return new Quotas(
+                n,
+                bytesPerJob,
+                jobsPerSession,
+                waitersPerSession,
+                sessionsPerToken,
+                sessions,
+                tokenSharePercent,
+                workers,
+                bytes);
     }
 
     public Quotas withJobsPerSession(final int n) {
-        return new Quotas(slotsPerJob, bytesPerJob, n, waitersPerSession, sessionsPerToken, sessions,
-                tokenSharePercent, workers, bytes);
+        return new Quotas(
+                slotsPerJob,
+                bytesPerJob,
+                n,
+                waitersPerSession,
+                sessionsPerToken,
+                sessions,
+                tokenSharePercent,
+                workers,
+                bytes);
     }
 
     public Quotas withWaitersPerSession(final int n) {
-        return new Quotas(slotsPerJob, bytesPerJob, jobsPerSession, n, sessionsPerToken, sessions,
-                tokenSharePercent, workers, bytes);
+        return new Quotas(
+                slotsPerJob,
+                bytesPerJob,
+                jobsPerSession,
+                n,
+                sessionsPerToken,
+                sessions,
+                tokenSharePercent,
+                workers,
+                bytes);
     }
 
     public Quotas withSessionsPerToken(final int n) {
-        return new Quotas(slotsPerJob, bytesPerJob, jobsPerSession, waitersPerSession, n, sessions,
-                tokenSharePercent, workers, bytes);
+        return new Quotas(
+                slotsPerJob,
+                bytesPerJob,
+                jobsPerSession,
+                waitersPerSession,
+                n,
+                sessions,
+                tokenSharePercent,
+                workers,
+                bytes);
     }
 
     public Quotas withSessions(final int n) {
-        return new Quotas(slotsPerJob, bytesPerJob, jobsPerSession, waitersPerSession, sessionsPerToken, n,
-                tokenSharePercent, workers, bytes);
+        return new Quotas(
+                slotsPerJob,
+                bytesPerJob,
+                jobsPerSession,
+                waitersPerSession,
+                sessionsPerToken,
+                n,
+                tokenSharePercent,
+                workers,
+                bytes);
     }
 
     public Quotas withTokenSharePercent(final int percent) {
-        return new Quotas(slotsPerJob, bytesPerJob, jobsPerSession, waitersPerSession, sessionsPerToken, sessions,
-                percent, workers, bytes);
+        return new Quotas(
+                slotsPerJob,
+                bytesPerJob,
+                jobsPerSession,
+                waitersPerSession,
+                sessionsPerToken,
+                sessions,
+                percent,
+                workers,
+                bytes);
     }
 
     public Quotas withBytes(final long perJob, final long total) {
-        return new Quotas(slotsPerJob, perJob, jobsPerSession, waitersPerSession, sessionsPerToken, sessions,
-                tokenSharePercent, workers, total);
+        return new Quotas(
+                slotsPerJob,
+                perJob,
+                jobsPerSession,
+                waitersPerSession,
+                sessionsPerToken,
+                sessions,
+                tokenSharePercent,
+                workers,
+                total);
     }
 
     public Quotas withWorkers(final int total) {
-        return new Quotas(slotsPerJob, bytesPerJob, jobsPerSession, waitersPerSession, sessionsPerToken, sessions,
-                tokenSharePercent, total, bytes);
+        return new Quotas(
+                slotsPerJob,
+                bytesPerJob,
+                jobsPerSession,
+                waitersPerSession,
+                sessionsPerToken,
+                sessions,
+                tokenSharePercent,
+                total,
+                bytes);
     }
 }

@@ -14,12 +14,17 @@ import org.switchml.protocol.SwitchAddress;
  * @param maxWorkers most workers one job may have ({@link org.switchml.protocol.Wire#MAX_WORKERS} on the
  *                   software switch, {@link org.switchml.protocol.Wire#P4_MAX_WORKERS} on the P4 program)
  */
-public record SwitchDescription(SwitchAddress dataplane, int requiredK, int mtu, boolean countsJobs, int poolSlots,
-                                int jobIndices, int maxWorkers) {
+public record SwitchDescription(
+        SwitchAddress dataplane,
+        int requiredK,
+        int mtu,
+        boolean countsJobs,
+        int poolSlots,
+        int jobIndices,
+        int maxWorkers) {
 
     /** The same description with at most {@code n} workers per job. */
     public SwitchDescription withMaxWorkers(final int n) {
         return new SwitchDescription(dataplane, requiredK, mtu, countsJobs, poolSlots, jobIndices, n);
     }
-
 }

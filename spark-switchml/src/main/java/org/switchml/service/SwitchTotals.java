@@ -9,5 +9,4 @@ import org.switchml.protocol.SwitchCounters;
  * @param jobs     every job's counter cells summed, since the pipeline was pushed
  * @param switchWide the switch-wide drops (packets no job owns) and non-SwitchML frames
  */
-public record SwitchTotals(JobCounters jobs, SwitchCounters switchWide) {
-}
+public record SwitchTotals(JobCounters jobs, SwitchCounters switchWide) {}

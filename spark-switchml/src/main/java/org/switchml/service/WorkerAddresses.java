@@ -1,7 +1,5 @@
 package org.switchml.service;
 
-import org.switchml.protocol.SwitchAddress;
-
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -12,6 +10,7 @@ import java.net.UnknownHostException;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.switchml.protocol.SwitchAddress;
 
 /**
  * Which worker endpoints a switch takes: unicast IPv4 addresses, given as literals (the switch resolves no
@@ -65,8 +64,11 @@ final class WorkerAddresses {
         boolean ok = parts.length == 4;
         for (int i = 0; ok && i < 4; i++) {
             final String p = parts[i];
-            ok = !p.isEmpty() && p.length() <= 3 && p.chars().allMatch(c -> c >= '0' && c <= '9')
-                    && (p.length() == 1 || p.charAt(0) != '0') && Integer.parseInt(p) <= 255;
+            ok = !p.isEmpty()
+                    && p.length() <= 3
+                    && p.chars().allMatch(c -> c >= '0' && c <= '9')
+                    && (p.length() == 1 || p.charAt(0) != '0')
+                    && Integer.parseInt(p) <= 255;
             if (ok) {
                 b[i] = (byte) Integer.parseInt(p);
             }

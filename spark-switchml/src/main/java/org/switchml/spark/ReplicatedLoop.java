@@ -1,5 +1,17 @@
 package org.switchml.spark;
 
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import org.apache.spark.SparkContext;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
@@ -11,21 +23,8 @@ import org.switchml.spark.messages.PackedVector;
 import org.switchml.spark.messages.Rendezvous;
 import org.switchml.spark.messages.TaskOutcome;
 import org.switchml.spark.messages.TaskSettings;
-import org.apache.spark.SparkContext;
-import org.apache.spark.TaskContext;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.rdd.RDD;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import scala.Function1;
 import scala.collection.Iterator;
-
-import java.io.Serializable;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 
 /**
  * The replicated loop for iterative algorithms: one barrier stage runs many iterations. In each, every
@@ -57,8 +56,7 @@ import java.util.concurrent.ConcurrentMap;
 public final class ReplicatedLoop {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatedLoop.class);
 
-    private ReplicatedLoop() {
-    }
+    private ReplicatedLoop() {}
 
     /**
      * The algorithm. Both methods run inside tasks (and, for {@link #runOnDriver}, on the driver).
@@ -81,8 +79,8 @@ public final class ReplicatedLoop {
          * and return it instead of a new array, provided its {@link #update} never keeps the sum it is given.
          * With 10^7-element vectors that spares the garbage collector 80 MB per task and iteration.
          */
-        default double[] contribution(final List<T> records, final double[] state, final int iteration,
-                                      final double[] spare) {
+        default double[] contribution(
+                final List<T> records, final double[] state, final int iteration, final double[] spare) {
             return contribution(records, state, iteration);
         }
 
@@ -96,8 +94,7 @@ public final class ReplicatedLoop {
          * Called by each task when its stage of the loop ends (finished, checkpointed or failed), and on the
          * driver when a loop run there ends: a body can drop what it cached in the JVM for the stage.
          */
-        default void stageEnded() {
-        }
+        default void stageEnded() {}
     }
 
     /**
@@ -107,8 +104,7 @@ public final class ReplicatedLoop {
      * @param scalars   values to report to the driver for this iteration (e.g. the loss); same length every iteration
      * @param converged stop after this iteration
      */
-    public record Step(double[] state, double[] scalars, boolean converged) implements Serializable {
-    }
+    public record Step(double[] state, double[] scalars, boolean converged) implements Serializable {}
 
     /**
      * How long to run, when to checkpoint, and in which precision to sum.
@@ -119,8 +115,9 @@ public final class ReplicatedLoop {
      * @param precision            encoding of the sums through the switch; null: {@code spark.switchml.precision}
      *                             as configured for the call
      */
-    public record Options(int maxIterations, int checkpointIterations, double checkpointSeconds,
-                          SwitchMLConfig.Precision precision) implements Serializable {
+    public record Options(
+            int maxIterations, int checkpointIterations, double checkpointSeconds, SwitchMLConfig.Precision precision)
+            implements Serializable {
         public Options {
             if (maxIterations < 0 || checkpointIterations < 0 || checkpointSeconds < 0) {
                 throw new IllegalArgumentException("loop options must be >= 0: " + maxIterations + ", "
@@ -151,10 +148,16 @@ public final class ReplicatedLoop {
      * @param stages      every stage of the loop, in order: a barrier stage, or a run on the driver where a
      *                    stage found the switch unreachable (empty on the driver path)
      */
-    public record Result(double[] state, int iterations, List<double[]> scalars, boolean converged,
-                         List<Integer> checkpoints, List<Integer> jobIds, boolean viaSwitch, int inMemoryStages,
-                         List<Stage> stages) {
-    }
+    public record Result(
+            double[] state,
+            int iterations,
+            List<double[]> scalars,
+            boolean converged,
+            List<Integer> checkpoints,
+            List<Integer> jobIds,
+            boolean viaSwitch,
+            int inMemoryStages,
+            List<Stage> stages) {}
 
     /**
      * One stage of a loop, from its start (the start of the loop, or a checkpoint) to the next checkpoint.
@@ -165,8 +168,7 @@ public final class ReplicatedLoop {
      * @param viaSwitch      false when it found the switch unreachable and its iterations ran on the driver
      * @param inMemory       whether its tasks all ran in one executor, which computed the switch's sums itself
      */
-    public record Stage(int firstIteration, int iterations, int jobId, boolean viaSwitch, boolean inMemory) {
-    }
+    public record Stage(int firstIteration, int iterations, int jobId, boolean viaSwitch, boolean inMemory) {}
 
     /**
      * Told on the driver after every iteration, while the loop runs (also on the driver path). Called on
@@ -197,19 +199,26 @@ public final class ReplicatedLoop {
          * the stage finds the switch unreachable, its iterations up to the next checkpoint run on the driver
          * without another call.
          */
-        default void onStageStarted(final int iteration, final double[] state) {
-        }
+        default void onStageStarted(final int iteration, final double[] state) {}
     }
 
     /** Runs the loop over {@code data} through the switch. */
-    public static <T> Result run(final JavaRDD<T> data, final double[] initialState, final int vectorLength,
-                                 final Body<T> body, final Options options) {
+    public static <T> Result run(
+            final JavaRDD<T> data,
+            final double[] initialState,
+            final int vectorLength,
+            final Body<T> body,
+            final Options options) {
         return run(data.rdd(), initialState, vectorLength, body, options, null);
     }
 
     /** Runs the loop over {@code data} through the switch. */
-    public static <T> Result run(final RDD<T> data, final double[] initialState, final int vectorLength,
-                                 final Body<T> body, final Options options) {
+    public static <T> Result run(
+            final RDD<T> data,
+            final double[] initialState,
+            final int vectorLength,
+            final Body<T> body,
+            final Options options) {
         return run(data, initialState, vectorLength, body, options, null);
     }
 
@@ -217,13 +226,19 @@ public final class ReplicatedLoop {
      * Runs the loop over {@code data} through the switch, telling {@code progress} (when not null) about
      * every iteration as it ends: the executor of task 0 sends each iteration's scalars to the driver.
      */
-    public static <T> Result run(final RDD<T> data, final double[] initialState, final int vectorLength,
-                                 final Body<T> body, final Options options, final Progress progress) {
+    public static <T> Result run(
+            final RDD<T> data,
+            final double[] initialState,
+            final int vectorLength,
+            final Body<T> body,
+            final Options options,
+            final Progress progress) {
         final SparkContext sc = data.sparkContext();
         final SwitchMLConfig.Fallback fallback = SwitchMLConfig.FALLBACK.from(SwitchMLConfig.forCall(sc));
         final DriverRuntime rt = DriverRuntimes.forContext(sc);
         final Gate gate = progress == null ? null : new Gate(progress);
-        final long progressId = gate == null ? 0
+        final long progressId = gate == null
+                ? 0
                 : rt.addProgress(p -> gate.onIteration(p.iteration(), p.scalars(), p.nanos(), p.jobId()));
         try {
             return loop(data, initialState, vectorLength, body, options, gate, progressId, sc, fallback, rt);
@@ -252,8 +267,8 @@ public final class ReplicatedLoop {
         }
 
         @Override
-        public synchronized void onIteration(final int iteration, final double[] scalars, final long nanos,
-                                             final int jobId) {
+        public synchronized void onIteration(
+                final int iteration, final double[] scalars, final long nanos, final int jobId) {
             if (iteration == next) {
                 next++;
                 listener.onIteration(iteration, scalars, nanos, jobId);
@@ -273,10 +288,17 @@ public final class ReplicatedLoop {
         }
     }
 
-    private static <T> Result loop(final RDD<T> data, final double[] initialState, final int vectorLength,
-                                   final Body<T> body, final Options options, final Gate progress,
-                                   final long progressId, final SparkContext sc,
-                                   final SwitchMLConfig.Fallback fallback, final DriverRuntime rt) {
+    private static <T> Result loop(
+            final RDD<T> data,
+            final double[] initialState,
+            final int vectorLength,
+            final Body<T> body,
+            final Options options,
+            final Gate progress,
+            final long progressId,
+            final SparkContext sc,
+            final SwitchMLConfig.Fallback fallback,
+            final DriverRuntime rt) {
         double[] state = initialState.clone();
         int done = 0;
         boolean converged = false;
@@ -296,7 +318,11 @@ public final class ReplicatedLoop {
             final int start = done;
             final List<TaskOutcome> outcomes;
             try {
-                outcomes = StageLauncher.run(data, rt, jobId, options.precision(),
+                outcomes = StageLauncher.run(
+                        data,
+                        rt,
+                        jobId,
+                        options.precision(),
                         s -> new LoopTask<>(s, data, from, start, vectorLength, body, options, progressId));
             } finally {
                 rt.remove(jobId);
@@ -319,9 +345,15 @@ public final class ReplicatedLoop {
                 final int until = options.checkpointIterations() > 0
                         ? (int) Math.min(options.maxIterations(), (long) done + options.checkpointIterations())
                         : options.maxIterations();
-                LOG.warn("spark-switchml: switch {} unreachable ({}); running iterations {} to {} of the loop on the "
-                        + "driver with treeAggregate ({}=treeAggregate){}", rt.switchName(), reason, done, until - 1,
-                        SwitchMLConfig.FALLBACK.key(), until < options.maxIterations() ? ", then trying the switch again" : "");
+                LOG.warn(
+                        "spark-switchml: switch {} unreachable ({}); running iterations {} to {} of the loop on the "
+                                + "driver with treeAggregate ({}=treeAggregate){}",
+                        rt.switchName(),
+                        reason,
+                        done,
+                        until - 1,
+                        SwitchMLConfig.FALLBACK.key(),
+                        until < options.maxIterations() ? ", then trying the switch again" : "");
                 final Result rest = driverLoop(data, state, done, until, vectorLength, body, progress);
                 scalars.addAll(rest.scalars());
                 state = rest.state();
@@ -357,14 +389,24 @@ public final class ReplicatedLoop {
      * The same loop run on the driver with one treeAggregate job per iteration (the state travels in
      * each job's closure): the reference, the baseline and the fallback.
      */
-    public static <T> Result runOnDriver(final JavaRDD<T> data, final double[] initialState, final int vectorLength,
-                                         final Body<T> body, final Options options) {
+    public static <T> Result runOnDriver(
+            final JavaRDD<T> data,
+            final double[] initialState,
+            final int vectorLength,
+            final Body<T> body,
+            final Options options) {
         return driverLoop(data.rdd(), initialState.clone(), 0, options.maxIterations(), vectorLength, body, null);
     }
 
     /** Iterations {@code from} to {@code until - 1} (fewer when the body converges), on the driver. */
-    private static <T> Result driverLoop(final RDD<T> data, final double[] start, final int from, final int until,
-                                         final int vectorLength, final Body<T> body, final Progress progress) {
+    private static <T> Result driverLoop(
+            final RDD<T> data,
+            final double[] start,
+            final int from,
+            final int until,
+            final int vectorLength,
+            final Body<T> body,
+            final Progress progress) {
         final JavaRDD<T> j = JavaRDD.fromRDD(data, data.elementClassTag());
         try {
             return driverSteps(j, start, from, until, vectorLength, body, progress);
@@ -373,8 +415,14 @@ public final class ReplicatedLoop {
         }
     }
 
-    private static <T> Result driverSteps(final JavaRDD<T> j, final double[] start, final int from, final int until,
-                                          final int vectorLength, final Body<T> body, final Progress progress) {
+    private static <T> Result driverSteps(
+            final JavaRDD<T> j,
+            final double[] start,
+            final int from,
+            final int until,
+            final int vectorLength,
+            final Body<T> body,
+            final Progress progress) {
         double[] state = start;
         final List<double[]> scalars = new ArrayList<>();
         int it = from;
@@ -384,12 +432,13 @@ public final class ReplicatedLoop {
             final double[] s = state;
             final int iteration = it;
             final double[] sum = j.mapPartitions(records -> {
-                final List<T> list = new ArrayList<>();
-                records.forEachRemaining(list::add);
-                final double[] v = body.contribution(list, s, iteration);
-                checkLength(v, vectorLength);
-                return List.of(v).iterator();
-            }).treeAggregate(new double[vectorLength], SwitchMLAggregator::addInto, SwitchMLAggregator::addInto);
+                        final List<T> list = new ArrayList<>();
+                        records.forEachRemaining(list::add);
+                        final double[] v = body.contribution(list, s, iteration);
+                        checkLength(v, vectorLength);
+                        return List.of(v).iterator();
+                    })
+                    .treeAggregate(new double[vectorLength], SwitchMLAggregator::addInto, SwitchMLAggregator::addInto);
             final Step step = body.update(state, sum, it);
             state = step.state();
             scalars.add(step.scalars());
@@ -406,42 +455,48 @@ public final class ReplicatedLoop {
 
     static void checkLength(final double[] v, final int expected) {
         if (v == null || v.length != expected) {
-            throw new IllegalArgumentException("contribution has length " + (v == null ? "null" : v.length)
-                    + ", expected " + expected);
+            throw new IllegalArgumentException(
+                    "contribution has length " + (v == null ? "null" : v.length) + ", expected " + expected);
         }
     }
 
     /** What an executor's step gives its tasks: the new state and whether partition 0 asked to checkpoint. */
-    private record ExecutorStep(Step step, boolean checkpoint) {
-    }
+    private record ExecutorStep(Step step, boolean checkpoint) {}
 
     /**
      * Per executor JVM: the first state of each running loop stage attempt (by its stage key and Spark's
      * attempt number), taken by its first task and shared with the others until the first step replaced it.
      */
-    private static final ConcurrentMap<String, double[]> FIRST_STATES =
-            new ConcurrentHashMap<>();
+    private static final ConcurrentMap<String, double[]> FIRST_STATES = new ConcurrentHashMap<>();
 
     /**
      * One stage of the loop: iterations from {@code start} until a checkpoint, convergence or the end.
      * Each task computes its records' contribution; the executor's step (allreduce, then
      * {@link Body#update}) runs once per executor, and its tasks share the new state.
      */
-    private static final class LoopTask<T> implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
+    private static final class LoopTask<T>
+            implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
         private static final long serialVersionUID = 1L;
         private final TaskSettings settings;
         private final RDD<T> source;
         /** The stage's first state, packed: a first model is mostly zeros, and every task deserializes it. */
         private final PackedVector state;
+
         private final int start;
         private final int length;
         private final Body<T> body;
         private final Options options;
         private final long progressId;
 
-        LoopTask(final TaskSettings settings, final RDD<T> source,
-                 final double[] state, final int start, final int length, final Body<T> body, final Options options,
-                 final long progressId) {
+        LoopTask(
+                final TaskSettings settings,
+                final RDD<T> source,
+                final double[] state,
+                final int start,
+                final int length,
+                final Body<T> body,
+                final Options options,
+                final long progressId) {
             this.progressId = progressId;
             this.settings = settings;
             this.source = source;
@@ -460,7 +515,8 @@ public final class ReplicatedLoop {
         private TaskOutcome iterate(final StageMember m, final int task) {
             final long t1 = System.nanoTime();
             // Exact sums take each source partition's contribution apart; else the task's records are one.
-            final List<List<T>> records = m.exactSums() ? TaskFrame.readEach(source, m.partitions())
+            final List<List<T>> records = m.exactSums()
+                    ? TaskFrame.readEach(source, m.partitions())
                     : List.of(TaskFrame.readAll(source, m.partitions()));
             final long t2 = System.nanoTime();
             // The executor's tasks share one copy of the first state, as they share every later one (the
@@ -476,8 +532,14 @@ public final class ReplicatedLoop {
             }
         }
 
-        private TaskOutcome iterate(final StageMember m, final int task, double[] s, final List<List<T>> records,
-                                    final long t1, final long t2, final String key) {
+        private TaskOutcome iterate(
+                final StageMember m,
+                final int task,
+                double[] s,
+                final List<List<T>> records,
+                final long t1,
+                final long t2,
+                final String key) {
             final boolean timed = options.checkpointSeconds() > 0;
             final long deadline = System.nanoTime() + (long) (options.checkpointSeconds() * 1e9);
             long lastReport = t2;
@@ -499,16 +561,20 @@ public final class ReplicatedLoop {
                 }
                 final double[] current = s;
                 final int iteration = it;
-                final ExecutorStep step = m.step(in, sum -> new ExecutorStep(
-                        body.update(current, timed ? Arrays.copyOf(sum, length) : sum, iteration),
-                        timed && sum[length] > 0));
+                final ExecutorStep step = m.step(
+                        in,
+                        sum -> new ExecutorStep(
+                                body.update(current, timed ? Arrays.copyOf(sum, length) : sum, iteration),
+                                timed && sum[length] > 0));
                 s = step.step().state();
                 spares = vs; // the step is over on this executor: nothing reads them any more
                 if (it == start) {
                     FIRST_STATES.remove(key); // every local task has taken it; the step replaced it
                 }
                 if (m.reports()) {
-                    final double[] sc = step.step().scalars() == null ? new double[0] : step.step().scalars();
+                    final double[] sc = step.step().scalars() == null
+                            ? new double[0]
+                            : step.step().scalars();
                     scalars.add(sc);
                     if (progressId != 0) {
                         final long now = System.nanoTime();
@@ -518,7 +584,8 @@ public final class ReplicatedLoop {
                 }
                 it++;
                 converged = step.step().converged();
-                if (converged || (options.checkpointIterations() > 0 && it - start >= options.checkpointIterations())
+                if (converged
+                        || (options.checkpointIterations() > 0 && it - start >= options.checkpointIterations())
                         || step.checkpoint()) {
                     break;
                 }

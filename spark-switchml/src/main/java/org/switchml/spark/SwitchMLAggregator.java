@@ -1,5 +1,16 @@
 package org.switchml.spark;
 
+import java.io.Serializable;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.Partition;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
@@ -8,20 +19,8 @@ import org.switchml.spark.executor.Inputs;
 import org.switchml.spark.executor.TaskFrame;
 import org.switchml.spark.messages.TaskOutcome;
 import org.switchml.spark.messages.TaskSettings;
-import org.apache.spark.Partition;
-import org.apache.spark.SparkContext;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.rdd.RDD;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import scala.Function1;
 import scala.collection.Iterator;
-
-import java.io.Serializable;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The treeAggregate replacement: the element-wise sum over partitions of each partition's
@@ -59,8 +58,7 @@ public final class SwitchMLAggregator {
      */
     public static final String ATTEMPT_PROPERTY = StageLauncher.ATTEMPT_PROPERTY;
 
-    private SwitchMLAggregator() {
-    }
+    private SwitchMLAggregator() {}
 
     /**
      * Folds one record into a partition's accumulator (MLlib aggregator shape); may update {@code acc}
@@ -89,22 +87,42 @@ public final class SwitchMLAggregator {
      *                       (and extra hosts) ran shards of it ({@code spark.switchml.switch.placement}); 0 when
      *                       no switch took part
      */
-    public record Result(double[] sum, boolean viaSwitch, int jobId, String fallbackReason, int workers,
-                         boolean inMemory, int shards) {
+    public record Result(
+            double[] sum,
+            boolean viaSwitch,
+            int jobId,
+            String fallbackReason,
+            int workers,
+            boolean inMemory,
+            int shards) {
         /** A result on one switch, or none. */
-        public Result(final double[] sum, final boolean viaSwitch, final int jobId, final String fallbackReason,
-                      final int workers, final boolean inMemory) {
-            this(sum, viaSwitch, jobId, fallbackReason, workers, inMemory, viaSwitch && !inMemory && workers > 0 ? 1 : 0);
+        public Result(
+                final double[] sum,
+                final boolean viaSwitch,
+                final int jobId,
+                final String fallbackReason,
+                final int workers,
+                final boolean inMemory) {
+            this(
+                    sum,
+                    viaSwitch,
+                    jobId,
+                    fallbackReason,
+                    workers,
+                    inMemory,
+                    viaSwitch && !inMemory && workers > 0 ? 1 : 0);
         }
     }
 
     /** Element-wise sum over partitions of {@code fold(zero, partition, seqOp)}. */
-    public static <T> double[] aggregate(final JavaRDD<T> rdd, final int length, final double[] zero, final SeqOp<T> seqOp) {
+    public static <T> double[] aggregate(
+            final JavaRDD<T> rdd, final int length, final double[] zero, final SeqOp<T> seqOp) {
         return aggregateWithInfo(rdd.rdd(), length, zero, seqOp).sum();
     }
 
     /** Element-wise sum over partitions of {@code fold(zero, partition, seqOp)}. */
-    public static <T> double[] aggregate(final RDD<T> rdd, final int length, final double[] zero, final SeqOp<T> seqOp) {
+    public static <T> double[] aggregate(
+            final RDD<T> rdd, final int length, final double[] zero, final SeqOp<T> seqOp) {
         return aggregateWithInfo(rdd, length, zero, seqOp).sum();
     }
 
@@ -113,8 +131,8 @@ public final class SwitchMLAggregator {
      *
      * @param zero the starting accumulator of every partition; the identity (all zeros) for a plain sum
      */
-    public static <T> Result aggregateWithInfo(final RDD<T> rdd, final int length, final double[] zero,
-                                               final SeqOp<T> seqOp) {
+    public static <T> Result aggregateWithInfo(
+            final RDD<T> rdd, final int length, final double[] zero, final SeqOp<T> seqOp) {
         if (zero.length != length) {
             throw new IllegalArgumentException("zero has length " + zero.length + ", expected " + length);
         }
@@ -128,10 +146,13 @@ public final class SwitchMLAggregator {
         final String refused = StageLauncher.refusedFallback(sc.conf(), fallback, rt);
         if (refused != null) {
             if (WARNED_REFUSED.add(sc.applicationId())) {
-                LOG.warn("spark-switchml: {}; computing with treeAggregate instead ({}=treeAggregate); set {}=false "
-                        + "to aggregate through the switch. This warning is given once per application; "
-                        + "SwitchMLDriver.fallbackCount() counts every such call.", refused,
-                        SwitchMLConfig.FALLBACK.key(), StageLauncher.DYNAMIC_ALLOCATION);
+                LOG.warn(
+                        "spark-switchml: {}; computing with treeAggregate instead ({}=treeAggregate); set {}=false "
+                                + "to aggregate through the switch. This warning is given once per application; "
+                                + "SwitchMLDriver.fallbackCount() counts every such call.",
+                        refused,
+                        SwitchMLConfig.FALLBACK.key(),
+                        StageLauncher.DYNAMIC_ALLOCATION);
             }
             return new Result(treeAggregate(rdd, zero, seqOp), false, 0, refused, 0, false);
         }
@@ -149,8 +170,12 @@ public final class SwitchMLAggregator {
         for (final TaskOutcome o : outcomes) {
             if (o.status == TaskOutcome.UNREACHABLE) {
                 final String reason = StageLauncher.unreachable(o, fallback, rt);
-                LOG.warn("spark-switchml: switch {} unreachable ({}); computing job {} with treeAggregate instead "
-                        + "({}=treeAggregate)", rt.switchName(), reason, Integer.toUnsignedString(jobId),
+                LOG.warn(
+                        "spark-switchml: switch {} unreachable ({}); computing job {} with treeAggregate instead "
+                                + "({}=treeAggregate)",
+                        rt.switchName(),
+                        reason,
+                        Integer.toUnsignedString(jobId),
                         SwitchMLConfig.FALLBACK.key());
                 return new Result(treeAggregate(rdd, zero, seqOp), false, jobId, reason, 0, false);
             }
@@ -184,7 +209,8 @@ public final class SwitchMLAggregator {
      * The barrier task: fold the source partitions the plan gives this task, sum in memory with the
      * executor's other tasks, allreduce the executor's vector through the switch; task 0 returns the sum.
      */
-    private static final class AggregateTask<T> implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
+    private static final class AggregateTask<T>
+            implements Function1<Iterator<Integer>, Iterator<TaskOutcome>>, Serializable {
         private static final long serialVersionUID = 1L;
         private final TaskSettings settings;
         private final RDD<T> source;
@@ -192,8 +218,12 @@ public final class SwitchMLAggregator {
         private final double[] zero;
         private final SeqOp<T> seqOp;
 
-        AggregateTask(final TaskSettings settings, final RDD<T> source,
-                      final int length, final double[] zero, final SeqOp<T> seqOp) {
+        AggregateTask(
+                final TaskSettings settings,
+                final RDD<T> source,
+                final int length,
+                final double[] zero,
+                final SeqOp<T> seqOp) {
             this.settings = settings;
             this.source = source;
             this.length = length;

@@ -1,13 +1,12 @@
 package org.switchml.spark;
 
+import java.util.List;
+import java.util.Optional;
 import org.apache.spark.SparkContext;
+import org.switchml.protocol.JobCounters;
 import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.driver.StageLauncher;
-import org.switchml.protocol.JobCounters;
-
-import java.util.List;
-import java.util.Optional;
 
 /**
  * What an application's driver can learn about the switch its calls go through: the switch's name, the
@@ -39,7 +38,8 @@ public final class SwitchMLDriver {
      */
     public static Optional<String> barrierStagesRefused(final SparkContext sc) {
         return StageLauncher.barrierStagesRefused(sc.conf())
-                ? Optional.of(StageLauncher.dynamicAllocationReason()) : Optional.empty();
+                ? Optional.of(StageLauncher.dynamicAllocationReason())
+                : Optional.empty();
     }
 
     /** The switch's dataplane address, or what is tried while it is unreachable. */

@@ -1,17 +1,16 @@
 package org.switchml.spark;
 
-import org.switchml.spark.messages.TaskOutcome;
-import org.switchml.spark.messages.TaskSettings;
 import com.esotericsoftware.kryo.Kryo;
 import com.esotericsoftware.kryo.Serializer;
 import com.esotericsoftware.kryo.io.Input;
 import com.esotericsoftware.kryo.io.Output;
 import com.esotericsoftware.kryo.serializers.JavaSerializer;
-import org.apache.spark.serializer.KryoRegistrator;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
+import org.apache.spark.serializer.KryoRegistrator;
+import org.switchml.spark.messages.TaskOutcome;
+import org.switchml.spark.messages.TaskSettings;
 
 /**
  * Registers every spark-switchml class that crosses the wire, so it works with
@@ -39,9 +38,10 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
     }
 
     private static List<Class<?>> findClasses() {
-        final List<Class<?>> out = new ArrayList<>(List.of(TaskOutcome.class, TaskSettings.class,
-                ReplicatedLoop.Step.class, ReplicatedLoop.Options.class));
-        for (final KryoClasses more : ServiceLoader.load(KryoClasses.class, SwitchMLKryoRegistrator.class.getClassLoader())) {
+        final List<Class<?>> out = new ArrayList<>(List.of(
+                TaskOutcome.class, TaskSettings.class, ReplicatedLoop.Step.class, ReplicatedLoop.Options.class));
+        for (final KryoClasses more :
+                ServiceLoader.load(KryoClasses.class, SwitchMLKryoRegistrator.class.getClassLoader())) {
             out.addAll(more.classes());
         }
         return List.copyOf(out);
@@ -89,7 +89,8 @@ public final class SwitchMLKryoRegistrator implements KryoRegistrator {
             final boolean converged = in.readBoolean();
             final double[] scalars = readArray(in);
             final int width = in.readInt(true);
-            final TaskOutcome o = new TaskOutcome(partition, status, message, vector, iterations, converged, scalars, width);
+            final TaskOutcome o =
+                    new TaskOutcome(partition, status, message, vector, iterations, converged, scalars, width);
             final int t = in.readInt(true);
             o.timings = t == 0 ? null : in.readLongs(t - 1);
             o.workers = in.readInt(true);

@@ -3,6 +3,19 @@ package org.switchml.spark;
 import com.codahale.metrics.Counter;
 import com.codahale.metrics.MetricRegistry;
 import com.codahale.metrics.Timer;
+import java.io.Serializable;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.plugin.DriverPlugin;
+import org.apache.spark.api.plugin.ExecutorPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.api.plugin.SparkPlugin;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.switchml.client.ClientStats;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.SwitchAddress;
@@ -12,20 +25,6 @@ import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.executor.ExecutorRuntime;
 import org.switchml.spark.messages.Rendezvous;
-import org.apache.spark.SparkContext;
-import org.apache.spark.api.plugin.DriverPlugin;
-import org.apache.spark.api.plugin.ExecutorPlugin;
-import org.apache.spark.api.plugin.PluginContext;
-import org.apache.spark.api.plugin.SparkPlugin;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
-
-import java.io.Serializable;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
-import java.util.function.ToLongFunction;
 
 /**
  * Enable with {@code spark.plugins=org.switchml.spark.SwitchMLPlugin}. The driver side starts the
@@ -55,7 +54,8 @@ public final class SwitchMLPlugin implements SparkPlugin {
             // Fail the application at start-up on a bad setting, not at the first aggregation.
             SwitchMLConfig.validate(SwitchMLConfig.of(all), all.keySet());
             // A switch that cannot be reached does not stop the application (one warning; fallback later).
-            runtime = DriverRuntime.create(SwitchMLConfig.of(all), sc.conf().get("spark.driver.host", "127.0.0.1"), all);
+            runtime =
+                    DriverRuntime.create(SwitchMLConfig.of(all), sc.conf().get("spark.driver.host", "127.0.0.1"), all);
             DriverRuntimes.installPluginRuntime(runtime);
             final DriverRuntime rt = runtime;
             registerDriverMetrics(ctx.metricRegistry(), rt);
@@ -98,9 +98,12 @@ public final class SwitchMLPlugin implements SparkPlugin {
         m.register("fallbacks", new CounterView(rt::fallbackCount));
         m.register("switch.packetsIn", new CounterView(() -> rt.jobTotals().packetsIn()));
         m.register("switch.packetsOut", new CounterView(() -> rt.jobTotals().packetsOut()));
-        m.register("switch.retransmissions", new CounterView(() -> rt.jobTotals().retransmissions()));
+        m.register(
+                "switch.retransmissions", new CounterView(() -> rt.jobTotals().retransmissions()));
         for (final DropReason r : DropReason.values()) {
-            m.register("switch.drops." + r.name(), new CounterView(() -> rt.jobTotals().drops().get(r)));
+            m.register(
+                    "switch.drops." + r.name(),
+                    new CounterView(() -> rt.jobTotals().drops().get(r)));
         }
     }
 

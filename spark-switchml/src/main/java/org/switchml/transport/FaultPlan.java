@@ -11,8 +11,8 @@ package org.switchml.transport;
  * @param seed                  seed of the random decisions
  * @param maxReorderDelayMicros longest a datagram is held back; each delay is drawn uniformly from 1 to this
  */
-public record FaultPlan(double loss, double duplicate, double reorder, int dropFirst, long seed,
-                        long maxReorderDelayMicros) {
+public record FaultPlan(
+        double loss, double duplicate, double reorder, int dropFirst, long seed, long maxReorderDelayMicros) {
 
     /** Longest hold-back of a reordered datagram unless a plan says otherwise. */
     public static final long DEFAULT_MAX_REORDER_DELAY_MICROS = 2_000;
@@ -33,8 +33,8 @@ public record FaultPlan(double loss, double duplicate, double reorder, int dropF
     }
 
     /** A plan whose reordered datagrams are held back up to {@value #DEFAULT_MAX_REORDER_DELAY_MICROS} microseconds. */
-    public FaultPlan(final double loss, final double duplicate, final double reorder, final int dropFirst,
-                     final long seed) {
+    public FaultPlan(
+            final double loss, final double duplicate, final double reorder, final int dropFirst, final long seed) {
         this(loss, duplicate, reorder, dropFirst, seed, DEFAULT_MAX_REORDER_DELAY_MICROS);
     }
 

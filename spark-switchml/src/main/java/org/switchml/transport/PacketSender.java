@@ -3,7 +3,6 @@ package org.switchml.transport;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.socket.DatagramPacket;
-
 import java.net.InetSocketAddress;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -64,11 +63,15 @@ public final class PacketSender {
             final long delay = 1 + random.nextLong(faults.maxReorderDelayMicros());
             final DatagramPacket late = new DatagramPacket(buf, recipient);
             held.add(late);
-            channel.eventLoop().schedule(() -> {
-                if (held.remove(late)) {
-                    channel.writeAndFlush(late, channel.voidPromise());
-                }
-            }, delay, TimeUnit.MICROSECONDS);
+            channel.eventLoop()
+                    .schedule(
+                            () -> {
+                                if (held.remove(late)) {
+                                    channel.writeAndFlush(late, channel.voidPromise());
+                                }
+                            },
+                            delay,
+                            TimeUnit.MICROSECONDS);
             sent++;
             return false;
         }

@@ -21,11 +21,11 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 public final class Transports {
     /** Largest UDP payload over IPv4; receive buffers are this large so no datagram is truncated. */
     public static final int MAX_DATAGRAM = 65_507;
+
     private static final int SOCKET_BUFFER_BYTES = 4 << 20;
     private static final boolean EPOLL = Epoll.isAvailable() && !Boolean.getBoolean("switchml.transport.nio");
 
-    private Transports() {
-    }
+    private Transports() {}
 
     /** Whether the native epoll transport is in use. */
     public static boolean nativeTransport() {

@@ -1,8 +1,9 @@
 package org.switchml.auth;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -15,11 +16,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Token files: created whole and private, refused when others may read them, one token per tenant on a server,
@@ -41,7 +40,9 @@ class TokenFilesTest {
         for (final String mode : new String[] {"rw-r--r--", "rw-r-----", "rw--w----", "rw-----w-", "r--r--r--"}) {
             final Path p = file("t-" + mode.replace('-', '_'), "a-token-of-sixteen-chars\n", mode);
             final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> BearerToken.read(p));
-            assertTrue(e.getMessage().contains("is not private (mode " + mode) && e.getMessage().contains("chmod 600"),
+            assertTrue(
+                    e.getMessage().contains("is not private (mode " + mode)
+                            && e.getMessage().contains("chmod 600"),
                     e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> Tenants.read(p));
         }
@@ -80,8 +81,8 @@ class TokenFilesTest {
 
     @Test
     void aServerFileHoldsOneTokenPerTenantAndTheCallerIsKnownByIt() throws Exception {
-        final Path p = file("tenants", "# the rack's tenants\nalpha-token-0123456789\n\nbeta-token-0123456789\n",
-                "rw-------");
+        final Path p =
+                file("tenants", "# the rack's tenants\nalpha-token-0123456789\n\nbeta-token-0123456789\n", "rw-------");
         final Tenants t = Tenants.read(p);
         assertEquals(2, t.size());
         assertTrue(t.contains(BearerToken.of("beta-token-0123456789")));
@@ -93,7 +94,8 @@ class TokenFilesTest {
         assertTrue(e.getMessage().contains("line 2") && e.getMessage().contains("line 1"), e.getMessage());
         assertFalse(e.getMessage().contains("alpha-token"), "the message shows the token: " + e.getMessage());
         final Path empty = file("empty", "# nothing\n", "rw-------");
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> Tenants.read(empty)).getMessage()
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Tenants.read(empty))
+                .getMessage()
                 .contains("holds no token"));
     }
 

@@ -1,21 +1,12 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.Encoding;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Kind;
-import org.switchml.protocol.SwitchAddress;
-import org.switchml.protocol.Wire;
-import org.switchml.testing.ExactSum;
-import org.switchml.testing.Seeds;
-import org.switchml.testing.SwitchRelay;
-import org.switchml.testing.TestCluster;
-import org.switchml.testing.Vectors;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -33,11 +24,19 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ToLongFunction;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.Encoding;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Kind;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.Wire;
+import org.switchml.testing.ExactSum;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.SwitchRelay;
+import org.switchml.testing.TestCluster;
+import org.switchml.testing.Vectors;
 
 /**
  * Fuzzes a worker's receive path over real UDP while a real job runs through the software switch: at least
@@ -77,9 +76,11 @@ class ClientReceiveFuzzTest {
     private static final int GENERATION = 4;
     /** Junk sent while the victim's first call waits for the last worker, accounted round by round. */
     private static final int JUNK_WHILE_WAITING = 100_000;
+
     private static final int ROUND = 500;
     /** Bound on the junk sent while the job's calls run. */
     private static final int MAX_JUNK_WHILE_RUNNING = 100_000;
+
     private static final long WAIT_MS = 60_000;
     /** Loopback addresses other than the switch's (Linux routes all of 127/8 to lo). */
     private static final String OTHER_HOST = "127.0.0.2";
@@ -96,7 +97,18 @@ class ClientReceiveFuzzTest {
         EXTEND,
         /** Random bytes of a random length (sometimes a result's), half of them with the job's id. */
         RANDOM_BYTES,
-        VERSION, KIND, SET, ENCODING, K_FIELD, JOB_ID, GENERATION, RANK, SLOT, EXPONENT, SEQ, SECRET
+        VERSION,
+        KIND,
+        SET,
+        ENCODING,
+        K_FIELD,
+        JOB_ID,
+        GENERATION,
+        RANK,
+        SLOT,
+        EXPONENT,
+        SEQ,
+        SECRET
     }
 
     /**
@@ -152,8 +164,10 @@ class ClientReceiveFuzzTest {
         final long seed = Seeds.perRun("client receive fuzz");
         final SplittableRandom rnd = new SplittableRandom(seed);
         final int n = 3 + rnd.nextInt(3);
-        final List<Call> plan = List.of(new Call(Encoding.FP32_BLOCK, 40 * K + rnd.nextInt(K)),
-                new Call(Encoding.INT32, 30 * K + rnd.nextInt(K)), new Call(Encoding.FP64_SPLIT, 20 * K + rnd.nextInt(K)));
+        final List<Call> plan = List.of(
+                new Call(Encoding.FP32_BLOCK, 40 * K + rnd.nextInt(K)),
+                new Call(Encoding.INT32, 30 * K + rnd.nextInt(K)),
+                new Call(Encoding.FP64_SPLIT, 20 * K + rnd.nextInt(K)));
         final double[][][] doubles = new double[plan.size()][n][];
         final int[][][] ints = new int[plan.size()][n][];
         for (int c = 0; c < plan.size(); c++) {
@@ -172,9 +186,9 @@ class ClientReceiveFuzzTest {
         final ExecutorService threads = Executors.newFixedThreadPool(n + 1);
         final int firstCall = plan.get(0).packets();
         try (TestCluster cluster = TestCluster.start(SwitchOptions.loopback(LANES));
-             TestCluster.RelayedJob relayed = cluster.relayedJob(JOB, GENERATION, n, K, POOL,
-                     ClientOptions.defaults().withResultTimeoutMs(WAIT_MS));
-             Junk junk = new Junk(relayed.job().spec(), relayed.relay(), packets, firstCall, rnd.split())) {
+                TestCluster.RelayedJob relayed = cluster.relayedJob(
+                        JOB, GENERATION, n, K, POOL, ClientOptions.defaults().withResultTimeoutMs(WAIT_MS));
+                Junk junk = new Junk(relayed.job().spec(), relayed.relay(), packets, firstCall, rnd.split())) {
             final TestCluster.Job job = relayed.job();
             final List<SwitchMLClient> w = job.clients();
             final SwitchMLClient victim = w.get(0);
@@ -189,11 +203,12 @@ class ClientReceiveFuzzTest {
                     final JobSession s = job.session(rank);
                     final List<Object> out = new ArrayList<>();
                     for (int c = 0; c < plan.size(); c++) {
-                        out.add(switch (plan.get(c).encoding()) {
-                            case INT32 -> s.allReduce(ints[c][rank]);
-                            case FP32_BLOCK -> s.allReduce(doubles[c][rank], false);
-                            case FP64_SPLIT -> s.allReduce(doubles[c][rank], true);
-                        });
+                        out.add(
+                                switch (plan.get(c).encoding()) {
+                                    case INT32 -> s.allReduce(ints[c][rank]);
+                                    case FP32_BLOCK -> s.allReduce(doubles[c][rank], false);
+                                    case FP64_SPLIT -> s.allReduce(doubles[c][rank], true);
+                                });
                     }
                     return out;
                 }));
@@ -211,25 +226,37 @@ class ClientReceiveFuzzTest {
                     sent++;
                 }
                 // A socket's receive buffer is bounded: each round is read before the next is sent.
-                awaitAtLeast(victim, s -> s.resultsIgnored() + s.resultsAccepted() - before.resultsIgnored()
-                        - before.resultsAccepted(), sent, "junk read");
+                awaitAtLeast(
+                        victim,
+                        s -> s.resultsIgnored()
+                                + s.resultsAccepted()
+                                - before.resultsIgnored()
+                                - before.resultsAccepted(),
+                        sent,
+                        "junk read");
                 final ClientStats now = victim.stats();
                 final String what = " (" + sent + " sent, expected " + expected + "): " + now;
                 assertEquals(before.resultsAccepted(), now.resultsAccepted(), "junk accepted" + what);
-                assertEquals(expected.getOrDefault(Expected.UNKNOWN_SENDER, 0L),
+                assertEquals(
+                        expected.getOrDefault(Expected.UNKNOWN_SENDER, 0L),
                         now.resultsFromUnknownSender() - before.resultsFromUnknownSender(),
                         "junk from a wrong sender that reached the sender check" + what);
-                assertEquals(expected.getOrDefault(Expected.BAD_SECRET, 0L),
+                assertEquals(
+                        expected.getOrDefault(Expected.BAD_SECRET, 0L),
                         now.resultsWithBadSecret() - before.resultsWithBadSecret(),
                         "junk from the switch's lane with another secret" + what);
-                assertEquals(expected.getOrDefault(Expected.OTHER_GENERATION, 0L),
+                assertEquals(
+                        expected.getOrDefault(Expected.OTHER_GENERATION, 0L),
                         now.resultsOfOtherGeneration() - before.resultsOfOtherGeneration(),
                         "junk from the switch's lane of another generation" + what);
             }
             final ClientStats waited = victim.stats();
             final long phase1Ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             assertEquals(sent, waited.resultsIgnored() - before.resultsIgnored(), "every junk datagram dropped, once");
-            assertEquals(before.resultsAccepted(), waited.resultsAccepted(), "a result accepted before the last worker started");
+            assertEquals(
+                    before.resultsAccepted(),
+                    waited.resultsAccepted(),
+                    "a result accepted before the last worker started");
             for (final Expected e : Expected.values()) {
                 assertTrue(expected.getOrDefault(e, 0L) > 0, "the junk reached every kind of drop: " + expected);
             }
@@ -260,26 +287,41 @@ class ClientReceiveFuzzTest {
                 for (int r = 0; r < n; r++) {
                     final String what = "rank " + r + " call " + c + " (" + call + ")";
                     switch (call.encoding()) {
-                        case INT32 -> assertArrayEquals(intSum(ints[c]), (int[]) out.get(r).get(c), what);
-                        case FP32_BLOCK -> assertArrayEquals(ExactSum.fp32(doubles[c], K), (double[]) out.get(r).get(c),
-                                0.0, what);
-                        case FP64_SPLIT -> assertArrayEquals(ExactSum.fp64(doubles[c], K), (double[]) out.get(r).get(c),
-                                0.0, what);
+                        case INT32 ->
+                            assertArrayEquals(
+                                    intSum(ints[c]), (int[]) out.get(r).get(c), what);
+                        case FP32_BLOCK ->
+                            assertArrayEquals(
+                                    ExactSum.fp32(doubles[c], K),
+                                    (double[]) out.get(r).get(c),
+                                    0.0,
+                                    what);
+                        case FP64_SPLIT ->
+                            assertArrayEquals(
+                                    ExactSum.fp64(doubles[c], K),
+                                    (double[]) out.get(r).get(c),
+                                    0.0,
+                                    what);
                     }
                 }
             }
             final ClientStats end = victim.stats();
             for (int r = 0; r < n; r++) {
                 final ClientStats s = w.get(r).stats();
-                assertEquals(packets, s.resultsAccepted(), "rank " + r + ": one result accepted per packet, no junk: " + s);
+                assertEquals(
+                        packets, s.resultsAccepted(), "rank " + r + ": one result accepted per packet, no junk: " + s);
                 if (r > 0) {
-                    assertEquals(0, s.resultsFromUnknownSender() + s.resultsWithBadSecret()
-                            + s.resultsOfOtherGeneration(), "rank " + r + " got no junk: " + s);
+                    assertEquals(
+                            0,
+                            s.resultsFromUnknownSender() + s.resultsWithBadSecret() + s.resultsOfOtherGeneration(),
+                            "rank " + r + " got no junk: " + s);
                 }
             }
-            assertTrue(end.resultsFromUnknownSender() > waited.resultsFromUnknownSender(),
+            assertTrue(
+                    end.resultsFromUnknownSender() > waited.resultsFromUnknownSender(),
                     "no junk reached the running calls' sender check in phase 2: " + end);
-            assertTrue(end.resultsWithBadSecret() > waited.resultsWithBadSecret()
+            assertTrue(
+                    end.resultsWithBadSecret() > waited.resultsWithBadSecret()
                             && end.resultsOfOtherGeneration() > waited.resultsOfOtherGeneration(),
                     "no junk from the switch's lane reached the running calls' secret and generation checks in phase 2: "
                             + end);
@@ -287,13 +329,15 @@ class ClientReceiveFuzzTest {
             System.out.println("[client fuzz] n=" + n + " calls=" + plan + " (" + packets + " packets): " + sent
                     + " junk datagrams while the victim waited, in " + phase1Ms + " ms (" + expected + "), " + flooded
                     + " while the calls ran; from wrong senders " + junk.mutations + ", from the switch's lane "
-                    + junk.lateChecks + "; victim " + end + "; relayed " + relayed.relay().relayed() + ", stray "
+                    + junk.lateChecks + "; victim " + end + "; relayed "
+                    + relayed.relay().relayed() + ", stray "
                     + relayed.relay().stray());
             for (final Mutation m : Mutation.values()) {
                 assertTrue(junk.mutations.getOrDefault(m, 0L) > 0, "mutation " + m + " never drawn");
             }
             for (final LateCheck m : LateCheck.values()) {
-                assertTrue(junk.lateChecks.getOrDefault(m, 0L) > 0, "junk " + m + " from the switch's lane never drawn");
+                assertTrue(
+                        junk.lateChecks.getOrDefault(m, 0L) > 0, "junk " + m + " from the switch's lane never drawn");
             }
         } finally {
             threads.shutdownNow();
@@ -311,8 +355,11 @@ class ClientReceiveFuzzTest {
     }
 
     /** Waits until {@code counter} of {@code worker}'s stats reaches {@code least}; bounded. */
-    private static void awaitAtLeast(final SwitchMLClient worker, final ToLongFunction<ClientStats> counter,
-                                     final long least, final String what) {
+    private static void awaitAtLeast(
+            final SwitchMLClient worker,
+            final ToLongFunction<ClientStats> counter,
+            final long least,
+            final String what) {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
         long seen;
         do {
@@ -342,8 +389,13 @@ class ClientReceiveFuzzTest {
         final Map<Mutation, Long> mutations = new EnumMap<>(Mutation.class);
         final Map<LateCheck, Long> lateChecks = new EnumMap<>(LateCheck.class);
 
-        Junk(final JobSpec spec, final SwitchRelay relay, final int packets, final int firstCall,
-             final SplittableRandom rnd) throws IOException {
+        Junk(
+                final JobSpec spec,
+                final SwitchRelay relay,
+                final int packets,
+                final int firstCall,
+                final SplittableRandom rnd)
+                throws IOException {
             this.spec = spec;
             this.relay = relay;
             this.packets = packets;
@@ -352,7 +404,8 @@ class ClientReceiveFuzzTest {
             final SwitchAddress sw = relay.address();
             this.otherPort = DatagramChannel.open().bind(new InetSocketAddress(sw.host(), 0));
             for (int lane = 0; lane < sw.lanes(); lane++) {
-                otherHost.add(DatagramChannel.open().bind(new InetSocketAddress(OTHER_HOST, sw.lanePorts().get(lane))));
+                otherHost.add(DatagramChannel.open()
+                        .bind(new InetSocketAddress(OTHER_HOST, sw.lanePorts().get(lane))));
             }
         }
 
@@ -375,8 +428,8 @@ class ClientReceiveFuzzTest {
 
         /** Junk from the lane of the slot it names: one field changed so that a later check rejects it. */
         private Expected sendFromTheLane(final InetSocketAddress to, final boolean waiting) {
-            final LateCheck m = LateCheck.values()[rnd.nextInt(waiting ? LateCheck.values().length
-                    : LateCheck.values().length - 1)];
+            final LateCheck m = LateCheck.values()[
+                    rnd.nextInt(waiting ? LateCheck.values().length : LateCheck.values().length - 1)];
             lateChecks.merge(m, 1L, Long::sum);
             final int g = m == LateCheck.NOT_OUTSTANDING ? POOL + rnd.nextInt(firstCall - POOL) : rnd.nextInt(packets);
             final byte[] d = result(g);
@@ -422,9 +475,20 @@ class ClientReceiveFuzzTest {
         private byte[] result(final int g) {
             final ByteBuf buf = Unpooled.buffer(length);
             try {
-                Wire.writeHeader(buf, 0, rnd.nextBoolean() ? Kind.RESULT : Kind.RETRANSMIT_RESULT, Wire.setOf(g, POOL),
-                        Encoding.FP32_BLOCK, K, spec.jobId(), spec.generation(), rnd.nextInt(spec.numWorkers()),
-                        Wire.slotOf(g, POOL), (short) rnd.nextInt(-200, 200), g, spec.secret());
+                Wire.writeHeader(
+                        buf,
+                        0,
+                        rnd.nextBoolean() ? Kind.RESULT : Kind.RETRANSMIT_RESULT,
+                        Wire.setOf(g, POOL),
+                        Encoding.FP32_BLOCK,
+                        K,
+                        spec.jobId(),
+                        spec.generation(),
+                        rnd.nextInt(spec.numWorkers()),
+                        Wire.slotOf(g, POOL),
+                        (short) rnd.nextInt(-200, 200),
+                        g,
+                        spec.secret());
                 for (int i = Wire.PAYLOAD_OFFSET; i < length; i += 4) {
                     buf.setInt(i, rnd.nextInt());
                 }
@@ -504,7 +568,9 @@ class ClientReceiveFuzzTest {
             }
             final int version = (d[0] >>> 4) & 0x0F;
             final int kind = d[0] & 0x0F;
-            return version == 1 && (kind == 2 || kind == 3) && ByteBuffer.wrap(d).getInt(4) == spec.jobId();
+            return version == 1
+                    && (kind == 2 || kind == 3)
+                    && ByteBuffer.wrap(d).getInt(4) == spec.jobId();
         }
 
         @Override

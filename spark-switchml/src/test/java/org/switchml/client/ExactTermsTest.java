@@ -1,5 +1,16 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -14,18 +25,6 @@ import org.switchml.protocol.VectorCodec;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * A sum of terms (say one vector per source partition) spread over the workers in any way, each worker sending its
@@ -57,8 +56,8 @@ class ExactTermsTest {
     }
 
     /** The terms of {@code groups} (term indices per worker) summed through one job on {@code switches}. */
-    private static double[] through(final double[][] terms, final int[][] groups, final List<SoftwareSwitch> switches,
-                                    final boolean fp64) {
+    private static double[] through(
+            final double[][] terms, final int[][] groups, final List<SoftwareSwitch> switches, final boolean fp64) {
         final int n = groups.length;
         final List<SwitchMLClient> clients = new ArrayList<>();
         final List<InetSocketAddress> endpoints = new ArrayList<>();
@@ -150,11 +149,17 @@ class ExactTermsTest {
 
         final List<SoftwareSwitch> one = List.of(hub);
         assertArrayEquals(expected, through(terms, new int[][] {{0, 1, 2, 3}, {4, 5, 6}}, one, fp64), 0.0, "2 workers");
-        assertArrayEquals(expected, through(terms, new int[][] {{6, 0, 3}, {5, 1}, {4, 2}}, one, fp64), 0.0,
+        assertArrayEquals(
+                expected,
+                through(terms, new int[][] {{6, 0, 3}, {5, 1}, {4, 2}}, one, fp64),
+                0.0,
                 "3 workers, other groups and orders");
-        assertArrayEquals(expected, through(terms, new int[][] {{2}, {0, 1, 3, 4, 5}, {6}}, one, fp64), 0.0,
-                "3 workers, uneven");
-        assertArrayEquals(expected, through(terms, new int[][] {{1, 3, 5}, {0, 2, 4, 6}}, shards, fp64), 0.0,
+        assertArrayEquals(
+                expected, through(terms, new int[][] {{2}, {0, 1, 3, 4, 5}, {6}}, one, fp64), 0.0, "3 workers, uneven");
+        assertArrayEquals(
+                expected,
+                through(terms, new int[][] {{1, 3, 5}, {0, 2, 4, 6}}, shards, fp64),
+                0.0,
                 "2 workers on a job split among 2 shards");
         // positive control: a float sum per worker first is another result for some spread
         double differ = 0;
@@ -173,8 +178,9 @@ class ExactTermsTest {
         for (int j = 0; j < length; j++) {
             differ += floatPath[j] != expected[j] ? 1 : 0;
         }
-        System.out.printf("[exact terms] fp64=%s: %d of %d elements of the exact sum differ from a float sum%n", fp64,
-                (long) differ, length);
+        System.out.printf(
+                "[exact terms] fp64=%s: %d of %d elements of the exact sum differ from a float sum%n",
+                fp64, (long) differ, length);
     }
 
     @ParameterizedTest(name = "fp64={0}")
@@ -182,7 +188,8 @@ class ExactTermsTest {
     void aWorkerCannotHoldMoreTermsThanTheSumHas(final boolean fp64) {
         final double[][] three = {new double[4], new double[4], new double[4]};
         assertThrows(IllegalArgumentException.class, () -> VectorCodec.forTerms(three, new double[4], K, 2, fp64));
-        assertThrows(IllegalStateException.class,
+        assertThrows(
+                IllegalStateException.class,
                 () -> VectorCodec.forTerms(three, new double[4], K, 4, fp64).sumAlone());
         assertEquals(3, three.length);
     }

@@ -1,5 +1,11 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -10,13 +16,6 @@ import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
 import org.switchml.transport.FaultPlan;
-
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Results stay bit-exact when the network loses, duplicates and reorders packets in both directions.
@@ -47,8 +46,13 @@ class FaultToleranceTest {
         final FaultPlan seeded = plan.withSeed(seed);
         final SplittableRandom rnd = new SplittableRandom(seed);
         try (TestCluster c = TestCluster.start(SwitchOptions.loopback(2).withFaults(seeded.withSeed(seed + 1)));
-             TestCluster.Job job = c.job(nextJob++, 0, n, K, POOL, ClientOptions.defaults()
-                     .withRetransmitTimeoutMs(5, 100).withFaults(seeded))) {
+                TestCluster.Job job = c.job(
+                        nextJob++,
+                        0,
+                        n,
+                        K,
+                        POOL,
+                        ClientOptions.defaults().withRetransmitTimeoutMs(5, 100).withFaults(seeded))) {
             for (final int length : new int[] {20_000, K * POOL + 3}) {
                 final double[][] in = new double[n][];
                 final float[][] fin = new float[n][];
@@ -56,7 +60,8 @@ class FaultToleranceTest {
                     fin[r] = Vectors.toFloats(Vectors.mixed(rnd, length));
                     in[r] = Vectors.toDoubles(fin[r]);
                 }
-                final List<float[]> results = TestCluster.parallel(n, r -> job.session(r).allReduce(fin[r]));
+                final List<float[]> results =
+                        TestCluster.parallel(n, r -> job.session(r).allReduce(fin[r]));
                 final float[] expected = Vectors.toFloats(Reference.fp32(in, K));
                 for (int r = 0; r < n; r++) {
                     assertArrayEquals(expected, results.get(r), name + ": rank " + r + ", length " + length);
@@ -68,16 +73,19 @@ class FaultToleranceTest {
                     buf[r] = in[r].clone();
                 }
                 TestCluster.parallel(n, r -> {
-                    job.session(r).allReduce(buf[r], buf[r], true, job.session(r).resultTimeoutMs(), null);
+                    job.session(r)
+                            .allReduce(buf[r], buf[r], true, job.session(r).resultTimeoutMs(), null);
                     return buf[r];
                 });
                 final double[] expected64 = Reference.fp64(in, K);
                 for (int r = 0; r < n; r++) {
-                    assertArrayEquals(expected64, buf[r], 0.0, name + ": in place, fp64, rank " + r + ", length " + length);
+                    assertArrayEquals(
+                            expected64, buf[r], 0.0, name + ": in place, fp64, rank " + r + ", length " + length);
                 }
             }
             final JobCounters counters = c.sw.counters(job.spec().jobId());
-            final List<ClientStats> stats = job.clients().stream().map(SwitchMLClient::stats).toList();
+            final List<ClientStats> stats =
+                    job.clients().stream().map(SwitchMLClient::stats).toList();
             System.out.println("[faults] " + name + ": " + counters + "; workers " + stats);
             if (seeded.loss() > 0 || seeded.dropFirst() > 0) {
                 assertTrue(counters.retransmissions() > 0, "loss must have caused retransmissions");
@@ -94,8 +102,8 @@ class FaultToleranceTest {
      * the order it receives, so loss detection by later results (ClientStats.lossDetected) fires when
      * answers come back out of order: with no loss in the plan, that is its reordering.
      */
-    private static void assertFaultsHappened(final String name, final FaultPlan plan, final JobCounters counters,
-                                             final List<ClientStats> stats) {
+    private static void assertFaultsHappened(
+            final String name, final FaultPlan plan, final JobCounters counters, final List<ClientStats> stats) {
         long retransmitted = 0;
         long ignored = 0;
         long overtaken = 0;
@@ -105,10 +113,14 @@ class FaultToleranceTest {
             overtaken += s.lossDetected();
         }
         if (plan.duplicate() > 0) {
-            assertTrue(counters.retransmissions() > retransmitted, name + ": the switch saw no duplicated "
-                    + "contribution beyond the workers' " + retransmitted + " retransmissions: " + counters);
-            assertTrue(ignored > retransmitted, name + ": the workers ignored " + ignored + " results, no more "
-                    + "than their " + retransmitted + " retransmissions drew: no result was duplicated");
+            assertTrue(
+                    counters.retransmissions() > retransmitted,
+                    name + ": the switch saw no duplicated " + "contribution beyond the workers' " + retransmitted
+                            + " retransmissions: " + counters);
+            assertTrue(
+                    ignored > retransmitted,
+                    name + ": the workers ignored " + ignored + " results, no more " + "than their " + retransmitted
+                            + " retransmissions drew: no result was duplicated");
         }
         if (plan.reorder() > 0) {
             assertTrue(overtaken > 0, name + ": no packet was overtaken by a later one: " + stats);

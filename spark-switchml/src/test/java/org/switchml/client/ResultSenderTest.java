@@ -1,27 +1,14 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.netty.buffer.Unpooled;
 import io.netty.channel.socket.DatagramPacket;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Kind;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.protocol.SwitchAddress;
-import org.switchml.protocol.VectorCodec;
-import org.switchml.protocol.Wire;
-import org.switchml.testing.ExactSum;
-import org.switchml.testing.Reference;
-import org.switchml.testing.Seeds;
-import org.switchml.testing.TestCluster;
-import org.switchml.testing.UdpPeer;
-import org.switchml.testing.Vectors;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -35,13 +22,25 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.ToLongFunction;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Kind;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.protocol.VectorCodec;
+import org.switchml.protocol.Wire;
+import org.switchml.testing.ExactSum;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.TestCluster;
+import org.switchml.testing.UdpPeer;
+import org.switchml.testing.Vectors;
 
 /**
  * A worker completes a packet only with a result from the switch's address and the port of the lane its
@@ -87,29 +86,45 @@ class ResultSenderTest {
     private static List<DatagramChannel> forgerSockets(final Forger forger, final SwitchAddress sw) throws IOException {
         final List<DatagramChannel> out = new ArrayList<>();
         for (int lane = 0; lane < sw.lanes(); lane++) {
-            out.add(DatagramChannel.open().bind(forger == Forger.OTHER_PORT
-                    ? new InetSocketAddress(sw.host(), 0)
-                    : new InetSocketAddress(OTHER_HOST, sw.lanePorts().get(lane))));
+            out.add(DatagramChannel.open()
+                    .bind(
+                            forger == Forger.OTHER_PORT
+                                    ? new InetSocketAddress(sw.host(), 0)
+                                    : new InetSocketAddress(
+                                            OTHER_HOST, sw.lanePorts().get(lane))));
         }
         return out;
     }
 
     /** A RESULT for packet g of the job's first call, right in everything but its sender and values. */
     private static byte[] forgedResult(final JobSpec spec, final int g, final SplittableRandom rnd) {
-        return UdpPeer.datagram(Kind.RESULT.code(), Wire.setOf(g, POOL), K, spec.jobId(), spec.generation(),
-                rnd.nextInt(spec.numWorkers()), Wire.slotOf(g, POOL), rnd.nextInt(-200, 200), g, spec.secret(),
+        return UdpPeer.datagram(
+                Kind.RESULT.code(),
+                Wire.setOf(g, POOL),
+                K,
+                spec.jobId(),
+                spec.generation(),
+                rnd.nextInt(spec.numWorkers()),
+                Wire.slotOf(g, POOL),
+                rnd.nextInt(-200, 200),
+                g,
+                spec.secret(),
                 rnd.ints(K).toArray());
     }
 
-    private static void forge(final List<DatagramChannel> from, final byte[] datagram, final int slot,
-                              final InetSocketAddress to) throws IOException {
+    private static void forge(
+            final List<DatagramChannel> from, final byte[] datagram, final int slot, final InetSocketAddress to)
+            throws IOException {
         final int sent = from.get(slot % LANES).send(ByteBuffer.wrap(datagram), to);
         assertEquals(datagram.length, sent, "the forger's socket took the whole datagram");
     }
 
     /** Waits until {@code counter} of {@code worker}'s stats reaches {@code least}; bounded. Returns the count. */
-    private static long awaitAtLeast(final SwitchMLClient worker, final ToLongFunction<ClientStats> counter,
-                                     final long least, final String what) {
+    private static long awaitAtLeast(
+            final SwitchMLClient worker,
+            final ToLongFunction<ClientStats> counter,
+            final long least,
+            final String what) {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT_MS);
         long seen;
         do {
@@ -123,10 +138,15 @@ class ResultSenderTest {
     }
 
     /** Waits until {@code counter} of {@code worker}'s stats reaches {@code expected}, and checks it stops there. */
-    private static void awaitCount(final SwitchMLClient worker, final ToLongFunction<ClientStats> counter,
-                                   final long expected, final String what) {
-        assertEquals(expected, awaitAtLeast(worker, counter, expected, what), "worker " + worker.localAddress()
-                + ": " + what);
+    private static void awaitCount(
+            final SwitchMLClient worker,
+            final ToLongFunction<ClientStats> counter,
+            final long expected,
+            final String what) {
+        assertEquals(
+                expected,
+                awaitAtLeast(worker, counter, expected, what),
+                "worker " + worker.localAddress() + ": " + what);
     }
 
     @ParameterizedTest
@@ -165,7 +185,10 @@ class ResultSenderTest {
                 }
                 // A socket's receive buffer is bounded: let each round be read before the next is sent.
                 for (int r = 0; r < n - 1; r++) {
-                    awaitCount(w.get(r), ClientStats::resultsFromUnknownSender, forgedTo[r],
+                    awaitCount(
+                            w.get(r),
+                            ClientStats::resultsFromUnknownSender,
+                            forgedTo[r],
                             "results from unknown senders");
                 }
                 // The last worker has no call running: what it receives is ignored, not checked.
@@ -186,7 +209,11 @@ class ResultSenderTest {
                 long sent = 0;
                 while (running.get() && sent < MAX_FORGED_WHILE_RUNNING) {
                     final int g = f.nextInt(packets);
-                    forge(forger, forgedResult(spec, g, f), g, w.get(f.nextInt(n)).localAddress());
+                    forge(
+                            forger,
+                            forgedResult(spec, g, f),
+                            g,
+                            w.get(f.nextInt(n)).localAddress());
                     sent++;
                 }
                 return sent;
@@ -214,7 +241,8 @@ class ResultSenderTest {
             }
             System.out.println("[result-sender] " + kind + " n=" + n + " length=" + length + ": "
                     + (ROUNDS * POOL * n) + " forged while the first workers waited, " + flooded
-                    + " while the job ran; " + unknown + " dropped as from an unknown sender; " + w.get(0).stats());
+                    + " while the job ran; " + unknown + " dropped as from an unknown sender; "
+                    + w.get(0).stats());
         } finally {
             threads.shutdownNow();
             for (final DatagramChannel c : forger) {
@@ -262,11 +290,14 @@ class ResultSenderTest {
                     forge(otherHost, forged[g], g, to);
                 }
                 awaitCount(w.get(r), ClientStats::resultsFromUnknownSender, 2L * POOL, "results from unknown senders");
-                assertEquals(0, w.get(r).stats().resultsAccepted(), "rank " + r + ": " + w.get(r).stats());
+                assertEquals(
+                        0,
+                        w.get(r).stats().resultsAccepted(),
+                        "rank " + r + ": " + w.get(r).stats());
                 // The very same datagrams from the lane port of their slot: the switch, as far as the worker knows.
                 for (int g = 0; g < POOL; g++) {
-                    relayed.relay().sendFromLane(sw.lanePorts().indexOf(sw.portForSlot(Wire.slotOf(g, POOL))),
-                            forged[g], to);
+                    relayed.relay()
+                            .sendFromLane(sw.lanePorts().indexOf(sw.portForSlot(Wire.slotOf(g, POOL))), forged[g], to);
                 }
                 awaitCount(w.get(r), ClientStats::resultsAccepted, POOL, "forged results accepted");
                 final ClientStats s = w.get(r).stats();
@@ -274,7 +305,8 @@ class ResultSenderTest {
                 assertEquals(0, s.resultsWithBadSecret() + s.resultsOfOtherGeneration(), "rank " + r + ": " + s);
             }
             System.out.println("[result-sender] control n=" + n + ": the " + POOL + " forgeries each waiting worker "
-                    + "dropped from two other senders, it accepted from the switch's lane port; " + w.get(0).stats());
+                    + "dropped from two other senders, it accepted from the switch's lane port; "
+                    + w.get(0).stats());
         } finally {
             // The waiting calls fail when their sockets close (the last worker never started); nobody waits on them.
             threads.shutdownNow();
@@ -294,45 +326,89 @@ class ResultSenderTest {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("result sender reasons", 6173));
         final SwitchAddress sw = new SwitchAddress("127.0.0.1", List.of(48864, 48865));
         try (SwitchMLClient client = SwitchMLClient.open(ClientOptions.defaults())) {
-            final JobSpec spec = new JobSpec(9200, 3, K, POOL,
-                    List.of(client.localAddress(), new InetSocketAddress("127.0.0.1", 9)));
+            final JobSpec spec = new JobSpec(
+                    9200, 3, K, POOL, List.of(client.localAddress(), new InetSocketAddress("127.0.0.1", 9)));
             final JobSession session = client.join(spec, 0, sw);
             final double[] in = rnd.doubles(8 * K).toArray();
-            final AllReduceOperation op = new AllReduceOperation(client, session,
-                    VectorCodec.forDoubles(in, new double[in.length], K, 2, false), 0, WAIT_MS);
+            final AllReduceOperation op = new AllReduceOperation(
+                    client, session, VectorCodec.forDoubles(in, new double[in.length], K, 2, false), 0, WAIT_MS);
             final int g = 3;
             final int slot = Wire.slotOf(g, POOL);
             final InetSocketAddress lane = new InetSocketAddress("127.0.0.1", sw.portForSlot(slot));
             final InetSocketAddress otherLane = new InetSocketAddress("127.0.0.1", sw.portForSlot(slot + 1));
             final InetSocketAddress otherHost = new InetSocketAddress(OTHER_HOST, sw.portForSlot(slot));
             final int[] payload = rnd.ints(K).toArray();
-            final byte[] good = UdpPeer.datagram(Kind.RESULT.code(), Wire.setOf(g, POOL), K, spec.jobId(),
-                    spec.generation(), 1, slot, 0, g, spec.secret(), payload);
-            final byte[] badSecret = UdpPeer.datagram(Kind.RETRANSMIT_RESULT.code(), Wire.setOf(g, POOL), K,
-                    spec.jobId(), spec.generation(), 1, slot, 0, g, spec.secret() ^ 1, payload);
-            final byte[] otherGeneration = UdpPeer.datagram(Kind.RESULT.code(), Wire.setOf(g, POOL), K, spec.jobId(),
-                    spec.generation() + 1, 1, slot, 0, g, spec.secret(), payload);
-            final byte[] wrongSlot = UdpPeer.datagram(Kind.RESULT.code(), Wire.setOf(g, POOL), K, spec.jobId(),
-                    spec.generation(), 1, 0xFFFF, 0, g, spec.secret(), payload);
-            client.loop().submit(() -> {
-                final SwitchMLClient.Handler h = client.handler();
-                h.activate(spec.jobId(), op);
-                try {
-                    h.channelRead(null, packet(good, otherLane, client));
-                    h.channelRead(null, packet(good, otherHost, client));
-                    h.channelRead(null, packet(badSecret, lane, client));
-                    h.channelRead(null, packet(otherGeneration, lane, client));
-                    // From the switch, right in every respect but that nothing is outstanding (the call never started).
-                    h.channelRead(null, packet(good, lane, client));
-                    // A slot outside the pool, from its lane's port: no outstanding packet has it.
-                    final InetSocketAddress itsLane = new InetSocketAddress("127.0.0.1", sw.portForSlot(0xFFFF));
-                    h.channelRead(null, packet(wrongSlot, itsLane, client));
-                    // Too short to be a result.
-                    h.channelRead(null, packet(new byte[] {0x12, 0}, lane, client));
-                } finally {
-                    h.deactivate(spec.jobId(), op);
-                }
-            }).get(WAIT_MS, TimeUnit.MILLISECONDS);
+            final byte[] good = UdpPeer.datagram(
+                    Kind.RESULT.code(),
+                    Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation(),
+                    1,
+                    slot,
+                    0,
+                    g,
+                    spec.secret(),
+                    payload);
+            final byte[] badSecret = UdpPeer.datagram(
+                    Kind.RETRANSMIT_RESULT.code(),
+                    Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation(),
+                    1,
+                    slot,
+                    0,
+                    g,
+                    spec.secret() ^ 1,
+                    payload);
+            final byte[] otherGeneration = UdpPeer.datagram(
+                    Kind.RESULT.code(),
+                    Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation() + 1,
+                    1,
+                    slot,
+                    0,
+                    g,
+                    spec.secret(),
+                    payload);
+            final byte[] wrongSlot = UdpPeer.datagram(
+                    Kind.RESULT.code(),
+                    Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation(),
+                    1,
+                    0xFFFF,
+                    0,
+                    g,
+                    spec.secret(),
+                    payload);
+            client.loop()
+                    .submit(() -> {
+                        final SwitchMLClient.Handler h = client.handler();
+                        h.activate(spec.jobId(), op);
+                        try {
+                            h.channelRead(null, packet(good, otherLane, client));
+                            h.channelRead(null, packet(good, otherHost, client));
+                            h.channelRead(null, packet(badSecret, lane, client));
+                            h.channelRead(null, packet(otherGeneration, lane, client));
+                            // From the switch, right in every respect but that nothing is outstanding (the call never
+                            // started).
+                            h.channelRead(null, packet(good, lane, client));
+                            // A slot outside the pool, from its lane's port: no outstanding packet has it.
+                            final InetSocketAddress itsLane =
+                                    new InetSocketAddress("127.0.0.1", sw.portForSlot(0xFFFF));
+                            h.channelRead(null, packet(wrongSlot, itsLane, client));
+                            // Too short to be a result.
+                            h.channelRead(null, packet(new byte[] {0x12, 0}, lane, client));
+                        } finally {
+                            h.deactivate(spec.jobId(), op);
+                        }
+                    })
+                    .get(WAIT_MS, TimeUnit.MILLISECONDS);
             final ClientStats s = client.stats();
             assertEquals(0, s.resultsAccepted(), s.toString());
             assertEquals(2, s.resultsFromUnknownSender(), s.toString());
@@ -352,32 +428,84 @@ class ResultSenderTest {
     @Test
     void theSameChecksAcceptTheGenuineResultOnceTheCallRuns() throws Exception {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("result sender genuine", 6197));
-        try (UdpPeer lane0 = new UdpPeer(); UdpPeer lane1 = new UdpPeer();
-             SwitchMLClient client = SwitchMLClient.open(ClientOptions.defaults())) {
-            final SwitchAddress sw = new SwitchAddress("127.0.0.1",
+        try (UdpPeer lane0 = new UdpPeer();
+                UdpPeer lane1 = new UdpPeer();
+                SwitchMLClient client = SwitchMLClient.open(ClientOptions.defaults())) {
+            final SwitchAddress sw = new SwitchAddress(
+                    "127.0.0.1",
                     List.of(lane0.address().getPort(), lane1.address().getPort()));
-            final JobSpec spec = new JobSpec(9201, 3, K, POOL,
-                    List.of(client.localAddress(), new InetSocketAddress("127.0.0.1", 9)));
+            final JobSpec spec = new JobSpec(
+                    9201, 3, K, POOL, List.of(client.localAddress(), new InetSocketAddress("127.0.0.1", 9)));
             final JobSession session = client.join(spec, 0, sw);
             final double[] in = rnd.doubles(8 * K).toArray();
-            final AllReduceOperation op = new AllReduceOperation(client, session,
-                    VectorCodec.forDoubles(in, new double[in.length], K, 2, false), 0, WAIT_MS);
+            final AllReduceOperation op = new AllReduceOperation(
+                    client, session, VectorCodec.forDoubles(in, new double[in.length], K, 2, false), 0, WAIT_MS);
             final int g = 3;
             final int slot = Wire.slotOf(g, POOL);
             final InetSocketAddress lane = new InetSocketAddress("127.0.0.1", sw.portForSlot(slot));
             final InetSocketAddress otherLane = new InetSocketAddress("127.0.0.1", sw.portForSlot(slot + 1));
             final InetSocketAddress otherHost = new InetSocketAddress(OTHER_HOST, sw.portForSlot(slot));
             final int[] payload = rnd.ints(K).toArray();
-            final byte[] good = UdpPeer.datagram(Kind.RESULT.code(), Wire.setOf(g, POOL), K, spec.jobId(),
-                    spec.generation(), 1, slot, 0, g, spec.secret(), payload);
-            final byte[] badSecret = UdpPeer.datagram(Kind.RETRANSMIT_RESULT.code(), Wire.setOf(g, POOL), K,
-                    spec.jobId(), spec.generation(), 1, slot, 0, g, spec.secret() ^ 1, payload);
-            final byte[] otherGeneration = UdpPeer.datagram(Kind.RESULT.code(), Wire.setOf(g, POOL), K, spec.jobId(),
-                    spec.generation() + 1, 1, slot, 0, g, spec.secret(), payload);
-            final byte[] otherSet = UdpPeer.datagram(Kind.RESULT.code(), 1 - Wire.setOf(g, POOL), K, spec.jobId(),
-                    spec.generation(), 1, slot, 0, g, spec.secret(), payload);
-            final byte[] notOutstanding = UdpPeer.datagram(Kind.RESULT.code(), Wire.setOf(g + POOL, POOL), K,
-                    spec.jobId(), spec.generation(), 1, slot, 0, g + POOL, spec.secret(), payload);
+            final byte[] good = UdpPeer.datagram(
+                    Kind.RESULT.code(),
+                    Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation(),
+                    1,
+                    slot,
+                    0,
+                    g,
+                    spec.secret(),
+                    payload);
+            final byte[] badSecret = UdpPeer.datagram(
+                    Kind.RETRANSMIT_RESULT.code(),
+                    Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation(),
+                    1,
+                    slot,
+                    0,
+                    g,
+                    spec.secret() ^ 1,
+                    payload);
+            final byte[] otherGeneration = UdpPeer.datagram(
+                    Kind.RESULT.code(),
+                    Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation() + 1,
+                    1,
+                    slot,
+                    0,
+                    g,
+                    spec.secret(),
+                    payload);
+            final byte[] otherSet = UdpPeer.datagram(
+                    Kind.RESULT.code(),
+                    1 - Wire.setOf(g, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation(),
+                    1,
+                    slot,
+                    0,
+                    g,
+                    spec.secret(),
+                    payload);
+            final byte[] notOutstanding = UdpPeer.datagram(
+                    Kind.RESULT.code(),
+                    Wire.setOf(g + POOL, POOL),
+                    K,
+                    spec.jobId(),
+                    spec.generation(),
+                    1,
+                    slot,
+                    0,
+                    g + POOL,
+                    spec.secret(),
+                    payload);
             client.loop().submit(op::start).get(WAIT_MS, TimeUnit.MILLISECONDS);
             try {
                 // The first window went to the test's lanes: packet g among it, on its slot's lane.
@@ -392,26 +520,32 @@ class ResultSenderTest {
                 }
                 assertTrue(seqs.contains(g), "packet " + g + " was sent: " + seqs);
                 final ClientStats before = client.stats();
-                client.loop().submit(() -> {
-                    final SwitchMLClient.Handler h = client.handler();
-                    h.channelRead(null, packet(good, otherLane, client));
-                    h.channelRead(null, packet(good, otherHost, client));
-                    h.channelRead(null, packet(badSecret, lane, client));
-                    h.channelRead(null, packet(otherGeneration, lane, client));
-                    h.channelRead(null, packet(otherSet, lane, client));
-                    h.channelRead(null, packet(notOutstanding, lane, client));
-                }).get(WAIT_MS, TimeUnit.MILLISECONDS);
+                client.loop()
+                        .submit(() -> {
+                            final SwitchMLClient.Handler h = client.handler();
+                            h.channelRead(null, packet(good, otherLane, client));
+                            h.channelRead(null, packet(good, otherHost, client));
+                            h.channelRead(null, packet(badSecret, lane, client));
+                            h.channelRead(null, packet(otherGeneration, lane, client));
+                            h.channelRead(null, packet(otherSet, lane, client));
+                            h.channelRead(null, packet(notOutstanding, lane, client));
+                        })
+                        .get(WAIT_MS, TimeUnit.MILLISECONDS);
                 final ClientStats dropped = client.stats();
                 assertEquals(0, dropped.resultsAccepted(), dropped.toString());
-                assertEquals(2, dropped.resultsFromUnknownSender() - before.resultsFromUnknownSender(), dropped.toString());
+                assertEquals(
+                        2, dropped.resultsFromUnknownSender() - before.resultsFromUnknownSender(), dropped.toString());
                 assertEquals(1, dropped.resultsWithBadSecret() - before.resultsWithBadSecret(), dropped.toString());
-                assertEquals(1, dropped.resultsOfOtherGeneration() - before.resultsOfOtherGeneration(), dropped.toString());
+                assertEquals(
+                        1, dropped.resultsOfOtherGeneration() - before.resultsOfOtherGeneration(), dropped.toString());
                 assertEquals(6, dropped.resultsIgnored() - before.resultsIgnored(), dropped.toString());
                 // The genuine one, from its lane: accepted; a second copy finds nothing outstanding.
-                client.loop().submit(() -> {
-                    client.handler().channelRead(null, packet(good, lane, client));
-                    client.handler().channelRead(null, packet(good, lane, client));
-                }).get(WAIT_MS, TimeUnit.MILLISECONDS);
+                client.loop()
+                        .submit(() -> {
+                            client.handler().channelRead(null, packet(good, lane, client));
+                            client.handler().channelRead(null, packet(good, lane, client));
+                        })
+                        .get(WAIT_MS, TimeUnit.MILLISECONDS);
                 final ClientStats end = client.stats();
                 assertEquals(1, end.resultsAccepted(), end.toString());
                 assertEquals(7, end.resultsIgnored() - before.resultsIgnored(), end.toString());

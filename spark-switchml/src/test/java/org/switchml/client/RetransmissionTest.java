@@ -1,14 +1,13 @@
 package org.switchml.client;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The loss-recovery policy on its own, without a socket: a clock of the test's, packets sent and answered at
@@ -19,8 +18,7 @@ class RetransmissionTest {
     private static final long MS = 1_000_000;
 
     /** A resend: which slot, and why. */
-    private record Sent(int slot, boolean lossDetected) {
-    }
+    private record Sent(int slot, boolean lossDetected) {}
 
     /** A policy for {@code pool} slots on {@code lanes} lanes, first timeout 10 ms (ceiling 500), at time 0. */
     private static final class Bed {
@@ -38,8 +36,8 @@ class RetransmissionTest {
             this.link = link;
             this.rtt = rtt;
             this.now = start;
-            policy = new Retransmission(pool, lanes, rtt, link, (slot, loss) -> resent.add(new Sent(slot, loss)),
-                    start);
+            policy =
+                    new Retransmission(pool, lanes, rtt, link, (slot, loss) -> resent.add(new Sent(slot, loss)), start);
         }
 
         /** The session's next call, on the same socket and round-trip estimate, starting now. */
@@ -84,7 +82,9 @@ class RetransmissionTest {
         assertEquals(List.of(new Sent(0, true)), b.resent);
         // Sent once more at most, until a later packet (sent after this copy) is answered.
         b.tickTo(8 * MS);
-        assertEquals(1, b.resent.stream().filter(s -> s.slot() == 0 && s.lossDetected()).count());
+        assertEquals(
+                1,
+                b.resent.stream().filter(s -> s.slot() == 0 && s.lossDetected()).count());
     }
 
     @Test
@@ -99,14 +99,19 @@ class RetransmissionTest {
         b.tickTo(19 * MS);
         assertEquals(2, b.resent.size(), "a round waits a timeout after the previous one");
         b.tickTo(21 * MS);
-        assertEquals(List.of(new Sent(0, false), new Sent(1, false), new Sent(2, false), new Sent(3, false)),
-                b.resent, "silence: one probe per lane and round");
+        assertEquals(
+                List.of(new Sent(0, false), new Sent(1, false), new Sent(2, false), new Sent(3, false)),
+                b.resent,
+                "silence: one probe per lane and round");
         // The probe of lane 0 is answered: the path works, so the next round sends every packet still expired.
         b.answer(0);
         final int before = b.resent.size();
         b.tickTo(60 * MS);
-        assertTrue(b.resent.subList(before, b.resent.size()).containsAll(List.of(new Sent(2, false),
-                new Sent(3, false), new Sent(1, false))), "after an answered probe every expired packet: " + b.resent);
+        assertTrue(
+                b.resent
+                        .subList(before, b.resent.size())
+                        .containsAll(List.of(new Sent(2, false), new Sent(3, false), new Sent(1, false))),
+                "after an answered probe every expired packet: " + b.resent);
     }
 
     /**
@@ -142,7 +147,8 @@ class RetransmissionTest {
             third.answer(slot);
         }
         third.tickTo(start + 30 * MS);
-        assertEquals(List.of(8 % 4), third.resent.stream().map(Sent::slot).distinct().toList(), third.resent.toString());
+        assertEquals(
+                List.of(8 % 4), third.resent.stream().map(Sent::slot).distinct().toList(), third.resent.toString());
         // And when every packet of a call is lost, the learned wait bounds the recovery: probes by then.
         final Bed fourth = third.nextCall(4, 2);
         final long start4 = fourth.now;
@@ -167,7 +173,8 @@ class RetransmissionTest {
         // Loss detection does not see 3..5: nothing sent after them was answered. The timeout does, a timeout
         // after the last result, while results came within it: all three go at once.
         b.tickTo(30 * MS);
-        final List<Integer> slots = b.resent.stream().map(Sent::slot).distinct().sorted().toList();
+        final List<Integer> slots =
+                b.resent.stream().map(Sent::slot).distinct().sorted().toList();
         assertEquals(List.of(3, 4, 5), slots, b.resent.toString());
         assertTrue(b.resent.stream().noneMatch(Sent::lossDetected));
     }

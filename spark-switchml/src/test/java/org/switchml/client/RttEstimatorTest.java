@@ -1,11 +1,10 @@
 package org.switchml.client;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The retransmission timeout from measured round trips: RFC 6298's, with its margin, floor, ceiling and median. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)

@@ -1,5 +1,15 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -8,17 +18,6 @@ import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
 import org.switchml.testing.TestCluster;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Sessions of one job never mix: a registration (job id, generation, secret) admits one
@@ -66,22 +65,25 @@ class SessionIdentityTest {
         try {
             final JobSpec spec = new JobSpec(901, 0, 64, 8, endpoints(clients));
             sw.registerJob(spec);
-            final List<JobSession> first = List.of(clients.get(0).join(spec, 0, sw.address()),
-                    clients.get(1).join(spec, 1, sw.address()));
+            final List<JobSession> first = List.of(
+                    clients.get(0).join(spec, 0, sw.address()), clients.get(1).join(spec, 1, sw.address()));
             final List<float[]> one = TestCluster.parallel(2, r -> first.get(r).allReduce(new float[] {1, 2}));
             assertArrayEquals(new float[] {2, 4}, one.get(0));
             assertArrayEquals(new float[] {2, 4}, one.get(1));
 
-            final IllegalStateException refused = assertThrows(IllegalStateException.class,
-                    () -> clients.get(0).join(spec, 0, sw.address()));
-            assertTrue(refused.getMessage().contains("job 901") && refused.getMessage().contains("already joined")
-                    && refused.getMessage().contains("Register the job again"), refused.getMessage());
+            final IllegalStateException refused = assertThrows(
+                    IllegalStateException.class, () -> clients.get(0).join(spec, 0, sw.address()));
+            assertTrue(
+                    refused.getMessage().contains("job 901")
+                            && refused.getMessage().contains("already joined")
+                            && refused.getMessage().contains("Register the job again"),
+                    refused.getMessage());
 
             // A new registration of the same job and generation: a new secret, a fresh epoch.
             final JobSpec again = spec.withSecret(spec.secret() + 1);
             assertTrue(sw.registerJob(again));
-            final List<JobSession> second = List.of(clients.get(0).join(again, 0, sw.address()),
-                    clients.get(1).join(again, 1, sw.address()));
+            final List<JobSession> second = List.of(
+                    clients.get(0).join(again, 0, sw.address()), clients.get(1).join(again, 1, sw.address()));
             final float[][] in = {{10, 20}, {100, 200}};
             final List<float[]> two = TestCluster.parallel(2, r -> second.get(r).allReduce(in[r]));
             assertArrayEquals(new float[] {110, 220}, two.get(0));
@@ -103,23 +105,25 @@ class SessionIdentityTest {
         try {
             final JobSpec old = new JobSpec(902, 3, 64, 4, endpoints(clients));
             sw.registerJob(old);
-            final List<JobSession> stale = List.of(clients.get(0).join(old, 0, sw.address()),
-                    clients.get(1).join(old, 1, sw.address()));
+            final List<JobSession> stale = List.of(
+                    clients.get(0).join(old, 0, sw.address()), clients.get(1).join(old, 1, sw.address()));
             TestCluster.parallel(2, r -> stale.get(r).allReduce(new int[] {r + 1, 7}));
 
-            final JobSpec fresh = new JobSpec(902, 3, 64, 4, endpoints(clients));   // a new secret
+            final JobSpec fresh = new JobSpec(902, 3, 64, 4, endpoints(clients)); // a new secret
             assertNotEquals(old.secret(), fresh.secret());
             sw.registerJob(fresh);
             final long t0 = System.nanoTime();
-            final SwitchMLTimeoutException e = assertThrows(SwitchMLTimeoutException.class,
-                    () -> stale.get(0).allReduce(new int[] {5, 5}));
+            final SwitchMLTimeoutException e = assertThrows(
+                    SwitchMLTimeoutException.class, () -> stale.get(0).allReduce(new int[] {5, 5}));
             final long ms = (System.nanoTime() - t0) / 1_000_000;
             assertTrue(e.getMessage().contains("job 902") && e.getMessage().contains("new secret"), e.getMessage());
             assertTrue(ms < timeoutMs + 5_000, "failed after " + ms + " ms");
-            assertTrue(sw.counters(902).drops(DropReason.BAD_SECRET) > 0, sw.counters(902).toString());
+            assertTrue(
+                    sw.counters(902).drops(DropReason.BAD_SECRET) > 0,
+                    sw.counters(902).toString());
 
-            final List<JobSession> now = List.of(clients.get(0).join(fresh, 0, sw.address()),
-                    clients.get(1).join(fresh, 1, sw.address()));
+            final List<JobSession> now = List.of(
+                    clients.get(0).join(fresh, 0, sw.address()), clients.get(1).join(fresh, 1, sw.address()));
             final List<int[]> sum = TestCluster.parallel(2, r -> now.get(r).allReduce(new int[] {r + 1, 40}));
             assertArrayEquals(new int[] {3, 80}, sum.get(0));
             assertArrayEquals(new int[] {3, 80}, sum.get(1));
@@ -139,8 +143,8 @@ class SessionIdentityTest {
         try {
             final JobSpec spec = new JobSpec(903, 1, 0x7A5C3E91, 64, 4, endpoints(clients));
             assertTrue(sw.registerJob(spec));
-            final List<JobSession> s = List.of(clients.get(0).join(spec, 0, sw.address()),
-                    clients.get(1).join(spec, 1, sw.address()));
+            final List<JobSession> s = List.of(
+                    clients.get(0).join(spec, 0, sw.address()), clients.get(1).join(spec, 1, sw.address()));
             TestCluster.parallel(2, r -> s.get(r).allReduce(new int[] {1, 2, 3}));
             final long in = sw.counters(903).packetsIn();
             assertFalse(sw.registerJob(new JobSpec(903, 1, spec.secret(), 64, 4, endpoints(clients))));
@@ -148,7 +152,8 @@ class SessionIdentityTest {
             final List<int[]> sum = TestCluster.parallel(2, r -> s.get(r).allReduce(new int[] {r, 10, 100}));
             assertArrayEquals(new int[] {1, 20, 200}, sum.get(0));
 
-            final IllegalArgumentException clash = assertThrows(IllegalArgumentException.class,
+            final IllegalArgumentException clash = assertThrows(
+                    IllegalArgumentException.class,
                     () -> sw.registerJob(new JobSpec(903, 1, spec.secret(), 64, 8, endpoints(clients))));
             assertTrue(clash.getMessage().contains("same secret"), clash.getMessage());
             assertFalse(clash.getMessage().contains(Integer.toString(spec.secret())), "the secret is not printed");
@@ -168,8 +173,8 @@ class SessionIdentityTest {
         try {
             final JobSpec first = new JobSpec(904, 0, 64, 4, endpoints(clients));
             sw.registerJob(first);
-            final List<JobSession> old = List.of(clients.get(0).join(first, 0, sw.address()),
-                    clients.get(1).join(first, 1, sw.address()));
+            final List<JobSession> old = List.of(
+                    clients.get(0).join(first, 0, sw.address()), clients.get(1).join(first, 1, sw.address()));
             sw.registerJob(first.withSecret(first.secret() + 1));
             sw.registerJob(first.withSecret(first.secret() + 2));
             final List<Object> outcomes = TestCluster.parallel(2, r -> {
@@ -181,7 +186,9 @@ class SessionIdentityTest {
             });
             assertTrue(outcomes.get(0) instanceof SwitchMLTimeoutException, String.valueOf(outcomes.get(0)));
             assertTrue(outcomes.get(1) instanceof SwitchMLTimeoutException, String.valueOf(outcomes.get(1)));
-            assertTrue(sw.counters(904).drops(DropReason.BAD_SECRET) >= 2, sw.counters(904).toString());
+            assertTrue(
+                    sw.counters(904).drops(DropReason.BAD_SECRET) >= 2,
+                    sw.counters(904).toString());
         } finally {
             closeAll(clients);
         }

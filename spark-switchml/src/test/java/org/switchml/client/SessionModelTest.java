@@ -1,18 +1,11 @@
 package org.switchml.client;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Named;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.testing.ExactSum;
-import org.switchml.testing.Seeds;
-import org.switchml.testing.Vectors;
-import org.switchml.transport.FaultPlan;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -34,13 +27,19 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.testing.ExactSum;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.Vectors;
+import org.switchml.transport.FaultPlan;
 
 /**
  * A stateful, model-based randomized test of sessions: random sequences of register, join (and re-join),
@@ -98,6 +97,7 @@ class SessionModelTest {
     static final int SEQUENCES = 50;
     /** The whole run (every sequence) ends within this. */
     static final long TIMEOUT_SECONDS = 300;
+
     private static final int MAX_WORKERS = 8;
 
     private static final AtomicLong EXACT = new AtomicLong();
@@ -109,37 +109,29 @@ class SessionModelTest {
     private static long deadline;
 
     /** One step of a sequence. */
-    sealed interface Op permits Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch,
-            CallThenReRegister {
-    }
+    sealed interface Op
+            permits Register, Join, JoinAll, AllReduce, Close, CrashMidCall, RestartSwitch, CallThenReRegister {}
 
     /** A new registration of the job (a new secret; the same or the next generation). */
-    record Register(boolean nextGeneration) implements Op {
-    }
+    record Register(boolean nextGeneration) implements Op {}
 
     /** One worker joins the current registration (a second time: refused). */
-    record Join(int rank) implements Op {
-    }
+    record Join(int rank) implements Op {}
 
     /** Every worker joins the current registration. */
-    record JoinAll() implements Op {
-    }
+    record JoinAll() implements Op {}
 
     /** Every worker with a session calls allreduce on its own input (ints, or doubles in FP32_BLOCK). */
-    record AllReduce(int length, boolean ints, long seed) implements Op {
-    }
+    record AllReduce(int length, boolean ints, long seed) implements Op {}
 
     /** A worker's socket is closed between calls. */
-    record Close(int rank) implements Op {
-    }
+    record Close(int rank) implements Op {}
 
     /** An allreduce during which one worker's socket is closed after {@code delayMicros}. */
-    record CrashMidCall(int rank, int length, boolean ints, long seed, int delayMicros) implements Op {
-    }
+    record CrashMidCall(int rank, int length, boolean ints, long seed, int delayMicros) implements Op {}
 
     /** The switch process dies and a new one starts on the same ports, knowing no job. */
-    record RestartSwitch() implements Op {
-    }
+    record RestartSwitch() implements Op {}
 
     /**
      * A new registration, every worker joins, and one call; then at once another registration (the same or the
@@ -150,13 +142,14 @@ class SessionModelTest {
      * arrive during the second, while the others' first window waits for the late worker: only the secret, or
      * the generation, tells them apart from the results the window waits for.
      */
-    record CallThenReRegister(int length, boolean ints, long seed, long nextSeed, boolean nextGeneration,
-                              int lateRank) implements Op {
-    }
+    record CallThenReRegister(int length, boolean ints, long seed, long nextSeed, boolean nextGeneration, int lateRank)
+            implements Op {}
 
     /** What the model says of one call. */
     enum Verdict {
-        MUST_COMPLETE, MAY_COMPLETE, CANNOT_COMPLETE
+        MUST_COMPLETE,
+        MAY_COMPLETE,
+        CANNOT_COMPLETE
     }
 
     /**
@@ -186,8 +179,13 @@ class SessionModelTest {
                 own = run.split();
             }
             final int n = own.nextInt(2, MAX_WORKERS + 1);
-            final FaultPlan faults = new FaultPlan(pick(own, 0.0, 0.02, 0.1), pick(own, 0.0, 0.05),
-                    pick(own, 0.0, 0.05, 0.2), 0, own.nextLong(), pick(own, 2_000L, 20_000L, 50_000L));
+            final FaultPlan faults = new FaultPlan(
+                    pick(own, 0.0, 0.02, 0.1),
+                    pick(own, 0.0, 0.05),
+                    pick(own, 0.0, 0.05, 0.2),
+                    0,
+                    own.nextLong(),
+                    pick(own, 2_000L, 20_000L, 50_000L));
             final int steps = own.nextInt(3, 14);
             final List<Op> ops = new ArrayList<>(steps);
             final int[] weights = WEIGHTS.clone();
@@ -212,11 +210,22 @@ class SessionModelTest {
                 case 2 -> new JoinAll();
                 case 3 -> new AllReduce(length(rnd), rnd.nextBoolean(), rnd.nextLong());
                 case 4 -> new Close(rnd.nextInt(MAX_WORKERS));
-                case 5 -> new CrashMidCall(rnd.nextInt(MAX_WORKERS), length(rnd), rnd.nextBoolean(), rnd.nextLong(),
-                        rnd.nextInt(0, 3_001));
+                case 5 ->
+                    new CrashMidCall(
+                            rnd.nextInt(MAX_WORKERS),
+                            length(rnd),
+                            rnd.nextBoolean(),
+                            rnd.nextLong(),
+                            rnd.nextInt(0, 3_001));
                 case 6 -> new RestartSwitch();
-                default -> new CallThenReRegister(rnd.nextInt(1, K * POOL + 1), rnd.nextBoolean(), rnd.nextLong(),
-                        rnd.nextLong(), rnd.nextBoolean(), rnd.nextInt(MAX_WORKERS));
+                default ->
+                    new CallThenReRegister(
+                            rnd.nextInt(1, K * POOL + 1),
+                            rnd.nextBoolean(),
+                            rnd.nextLong(),
+                            rnd.nextLong(),
+                            rnd.nextBoolean(),
+                            rnd.nextInt(MAX_WORKERS));
             };
         }
 
@@ -236,13 +245,26 @@ class SessionModelTest {
 
         /** The whole sequence, the step reached marked (-1: the start, ops.size(): the final check). */
         String describe(final int reached) {
-            final StringBuilder b = new StringBuilder("sequence ").append(index).append(" of the run with seed ")
-                    .append(runSeed).append(" (replay it with -Dswitchml.test.seed=").append(runSeed)
-                    .append(" -Dswitchml.test.sequence=").append(index).append("): ").append(n)
-                    .append(" workers, ").append(faults).append('\n');
+            final StringBuilder b = new StringBuilder("sequence ")
+                    .append(index)
+                    .append(" of the run with seed ")
+                    .append(runSeed)
+                    .append(" (replay it with -Dswitchml.test.seed=")
+                    .append(runSeed)
+                    .append(" -Dswitchml.test.sequence=")
+                    .append(index)
+                    .append("): ")
+                    .append(n)
+                    .append(" workers, ")
+                    .append(faults)
+                    .append('\n');
             b.append(reached == -1 ? " >> " : "    ").append("start: Register[nextGeneration=false], JoinAll[]\n");
             for (int s = 0; s < ops.size(); s++) {
-                b.append(reached == s ? " >> " : "    ").append(s + 1).append(". ").append(ops.get(s)).append('\n');
+                b.append(reached == s ? " >> " : "    ")
+                        .append(s + 1)
+                        .append(". ")
+                        .append(ops.get(s))
+                        .append('\n');
             }
             b.append(reached == ops.size() ? " >> " : "    ").append("then: a new registration sums exactly");
             return b.toString();
@@ -257,12 +279,13 @@ class SessionModelTest {
         for (int i = 1; i <= SEQUENCES; i++) {
             if (only == null || Integer.parseInt(only) == i) {
                 final Sequence s = Sequence.generate(runSeed, i);
-                out.add(Named.of("sequence " + i + ": " + s.n() + " workers, " + s.ops().size() + " steps", s));
+                out.add(Named.of(
+                        "sequence " + i + ": " + s.n() + " workers, " + s.ops().size() + " steps", s));
             }
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("-Dswitchml.test.sequence=" + only + ": a run has sequences 1 to "
-                    + SEQUENCES);
+            throw new IllegalArgumentException(
+                    "-Dswitchml.test.sequence=" + only + ": a run has sequences 1 to " + SEQUENCES);
         }
         return out.stream();
     }
@@ -295,8 +318,8 @@ class SessionModelTest {
             fail(bound + "; sequence " + s.index() + " did not start");
         }
         // On expiry the sequence's thread is interrupted (every wait in it is), and the run fails here.
-        assertTimeoutPreemptively(Duration.ofNanos(left), () -> run(s, reached),
-                () -> bound + ", in " + s.describe(reached.get()));
+        assertTimeoutPreemptively(
+                Duration.ofNanos(left), () -> run(s, reached), () -> bound + ", in " + s.describe(reached.get()));
         FINISHED.incrementAndGet();
     }
 
@@ -399,9 +422,11 @@ class SessionModelTest {
         private final boolean[] closed;
         /** Registrations (generation, secret) each socket joined: a second join of one is refused. */
         private final List<Set<List<Integer>>> joined = new ArrayList<>();
+
         private final JobSession[] sessions;
         /** The registration each session belongs to. */
         private final Registration[] sessionOf;
+
         private final boolean[] broken;
         private JobSpec current;
         private Registration currentRegistration;
@@ -425,8 +450,10 @@ class SessionModelTest {
         }
 
         private SwitchMLClient open(final int r) {
-            return SwitchMLClient.open(ClientOptions.defaults().withResultTimeoutMs(RESULT_TIMEOUT_MS)
-                    .withRetransmitTimeoutMs(5, 40).withFaults(faults.withSeed(faults.seed() * 31 + r + 17L * registrations)));
+            return SwitchMLClient.open(ClientOptions.defaults()
+                    .withResultTimeoutMs(RESULT_TIMEOUT_MS)
+                    .withRetransmitTimeoutMs(5, 40)
+                    .withFaults(faults.withSeed(faults.seed() * 31 + r + 17L * registrations)));
         }
 
         void apply(final Op op) throws Exception {
@@ -489,8 +516,10 @@ class SessionModelTest {
             }
             final List<Integer> id = List.of(current.generation(), current.secret());
             if (joined.get(r).contains(id)) {
-                final IllegalStateException e = assertThrows(IllegalStateException.class,
-                        () -> clients[r].join(current, r, sw.address()), "a second join of one registration");
+                final IllegalStateException e = assertThrows(
+                        IllegalStateException.class,
+                        () -> clients[r].join(current, r, sw.address()),
+                        "a second join of one registration");
                 assertTrue(e.getMessage().contains("already joined"), e.getMessage());
                 return;
             }
@@ -501,7 +530,10 @@ class SessionModelTest {
         }
 
         private boolean usable(final int r) {
-            return sessions[r] != null && !broken[r] && !closed[r] && current != null
+            return sessions[r] != null
+                    && !broken[r]
+                    && !closed[r]
+                    && current != null
                     && sessions[r].spec().equals(current);
         }
 
@@ -517,7 +549,7 @@ class SessionModelTest {
             try {
                 next = SoftwareSwitch.start(new SwitchOptions("127.0.0.1", ports, false, faults));
             } catch (final SwitchMLException e) {
-                next = SoftwareSwitch.start(SwitchOptions.loopback(2).withFaults(faults));   // a port was taken meanwhile
+                next = SoftwareSwitch.start(SwitchOptions.loopback(2).withFaults(faults)); // a port was taken meanwhile
             }
             sw = next;
             current = null;
@@ -530,8 +562,14 @@ class SessionModelTest {
          * hold-back after the others. The action's shape and seed define logical call c of a registration the
          * first time some worker makes its c-th call there.
          */
-        private void allReduce(final int length, final boolean ints, final long seed, final int crash,
-                               final int delayMicros, final int late) throws Exception {
+        private void allReduce(
+                final int length,
+                final boolean ints,
+                final long seed,
+                final int crash,
+                final int delayMicros,
+                final int late)
+                throws Exception {
             final int[] index = new int[n];
             final Shape[] shape = new Shape[n];
             final boolean[] calling = new boolean[n];
@@ -556,14 +594,19 @@ class SessionModelTest {
                 final JobSession s = sessions[r];
                 final Shape sh = shape[r];
                 final int rank = r;
-                final Supplier<Object> call = () -> sh.ints ? s.allReduce(sh.intInput(rank))
-                        : s.allReduce(sh.doubleInput(rank));
-                calls.add(CompletableFuture.supplyAsync(call, r != late ? pool : CompletableFuture.delayedExecutor(
-                        faults.maxReorderDelayMicros(), TimeUnit.MICROSECONDS, pool)));
+                final Supplier<Object> call =
+                        () -> sh.ints ? s.allReduce(sh.intInput(rank)) : s.allReduce(sh.doubleInput(rank));
+                calls.add(CompletableFuture.supplyAsync(
+                        call,
+                        r != late
+                                ? pool
+                                : CompletableFuture.delayedExecutor(
+                                        faults.maxReorderDelayMicros(), TimeUnit.MICROSECONDS, pool)));
             }
             if (crash >= 0) {
                 final SwitchMLClient victim = clients[crash];
-                crasher.schedule(victim::close, delayMicros, TimeUnit.MICROSECONDS).get(10, TimeUnit.SECONDS);
+                crasher.schedule(victim::close, delayMicros, TimeUnit.MICROSECONDS)
+                        .get(10, TimeUnit.SECONDS);
                 closed[crash] = true;
             }
             for (int r = 0; r < n; r++) {
@@ -598,8 +641,11 @@ class SessionModelTest {
                 if (sh.ints) {
                     assertArrayEquals((int[]) sh.sum(), (int[]) got, call + ": not the sum of that call's inputs");
                 } else {
-                    assertArrayEquals((double[]) sh.sum(), (double[]) got, 0.0, call
-                            + ": not the exact sum of that call's inputs");
+                    assertArrayEquals(
+                            (double[]) sh.sum(),
+                            (double[]) got,
+                            0.0,
+                            call + ": not the exact sum of that call's inputs");
                 }
                 EXACT.incrementAndGet();
                 if (verdict[r] == Verdict.MUST_COMPLETE) {
@@ -615,10 +661,13 @@ class SessionModelTest {
             }
             final InetSocketAddress worker = spec.workers().get(rank);
             final String m = c.getMessage();
-            if (!m.contains("job " + spec.jobName()) || !m.contains("rank " + rank)
+            if (!m.contains("job " + spec.jobName())
+                    || !m.contains("rank " + rank)
                     || !m.contains(worker.getHostString() + ":" + worker.getPort())) {
-                throw new AssertionError(call + ": the error does not name job " + spec.jobName() + ", rank " + rank
-                        + " and worker " + worker.getHostString() + ":" + worker.getPort() + ": " + m, c);
+                throw new AssertionError(
+                        call + ": the error does not name job " + spec.jobName() + ", rank " + rank + " and worker "
+                                + worker.getHostString() + ":" + worker.getPort() + ": " + m,
+                        c);
             }
         }
 

@@ -1,5 +1,18 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -17,20 +30,6 @@ import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
 import org.switchml.transport.FaultPlan;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A job split among several switches (shards) returns, on every worker, bit for bit what one switch returns for
@@ -61,8 +60,9 @@ class ShardedAllReduceTest {
     }
 
     /** n workers, their sockets, the hub's session and the sharded session of each. */
-    private record Workers(List<SwitchMLClient> clients, List<JobSession> hub, List<ShardedSession> sharded,
-                           ShardedJob job) implements AutoCloseable {
+    private record Workers(
+            List<SwitchMLClient> clients, List<JobSession> hub, List<ShardedSession> sharded, ShardedJob job)
+            implements AutoCloseable {
         @Override
         public void close() {
             clients.forEach(SwitchMLClient::close);
@@ -77,8 +77,8 @@ class ShardedAllReduceTest {
         final List<SwitchMLClient> clients = new ArrayList<>();
         final List<InetSocketAddress> endpoints = new ArrayList<>();
         for (int r = 0; r < n; r++) {
-            final SwitchMLClient c = SwitchMLClient.open(options.withFaults(options.faults().withSeed(
-                    options.faults().seed() + 7919L * r)));
+            final SwitchMLClient c = SwitchMLClient.open(options.withFaults(
+                    options.faults().withSeed(options.faults().seed() + 7919L * r)));
             clients.add(c);
             endpoints.add(c.localAddress());
         }
@@ -117,8 +117,8 @@ class ShardedAllReduceTest {
     @ParameterizedTest(name = "n={0} weights={1} length={2}")
     @MethodSource("cases")
     void shardedSumsEqualTheHubsBitForBit(final int n, final int[] weights, final int length) {
-        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("sharded n=" + n + " len=" + length,
-                31L * n + length + weights.length));
+        final SplittableRandom rnd = new SplittableRandom(
+                Seeds.seed("sharded n=" + n + " len=" + length, 31L * n + length + weights.length));
         final float[][] fin = new float[n][];
         final double[][] din = new double[n][];
         final int[][] iin = new int[n][];
@@ -128,14 +128,21 @@ class ShardedAllReduceTest {
             iin[r] = rnd.ints(length).toArray();
         }
         try (Workers w = workers(n, weights, ClientOptions.defaults())) {
-            final List<float[]> hubF = TestCluster.parallel(n, r -> w.hub().get(r).allReduce(fin[r]));
-            final List<float[]> shF = TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(fin[r]));
-            final List<double[]> hub64 = TestCluster.parallel(n, r -> w.hub().get(r).allReduce(din[r], true));
-            final List<double[]> sh64 = TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(din[r], true));
-            final List<double[]> hub32 = TestCluster.parallel(n, r -> w.hub().get(r).allReduce(din[r], false));
-            final List<double[]> sh32 = TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(din[r], false));
+            final List<float[]> hubF =
+                    TestCluster.parallel(n, r -> w.hub().get(r).allReduce(fin[r]));
+            final List<float[]> shF =
+                    TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(fin[r]));
+            final List<double[]> hub64 =
+                    TestCluster.parallel(n, r -> w.hub().get(r).allReduce(din[r], true));
+            final List<double[]> sh64 =
+                    TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(din[r], true));
+            final List<double[]> hub32 =
+                    TestCluster.parallel(n, r -> w.hub().get(r).allReduce(din[r], false));
+            final List<double[]> sh32 =
+                    TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(din[r], false));
             final List<int[]> hubI = TestCluster.parallel(n, r -> w.hub().get(r).allReduce(iin[r]));
-            final List<int[]> shI = TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(iin[r]));
+            final List<int[]> shI =
+                    TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(iin[r]));
             final double[][] fd = new double[n][];
             for (int r = 0; r < n; r++) {
                 fd[r] = Vectors.toDoubles(fin[r]);
@@ -173,10 +180,15 @@ class ShardedAllReduceTest {
                 final JobCounters c = shards.get(i).counters(jobId);
                 // Every worker sends each block of the run once, plus the pool's look-ahead packets (FP32); the
                 // switch counts retransmissions among the packets in as well.
-                final long expected = blocks == 0 ? 0
-                        : (long) n * (blocks + Math.min(w.job().parts().get(i).spec().poolSize(), blocks));
-                assertEquals(expected, c.packetsIn() - c.retransmissions(), "shard " + i + " (weight " + weights[i]
-                        + ", " + blocks + " blocks, " + c + ")");
+                final long expected = blocks == 0
+                        ? 0
+                        : (long) n
+                                * (blocks
+                                        + Math.min(w.job().parts().get(i).spec().poolSize(), blocks));
+                assertEquals(
+                        expected,
+                        c.packetsIn() - c.retransmissions(),
+                        "shard " + i + " (weight " + weights[i] + ", " + blocks + " blocks, " + c + ")");
             }
             assertEquals(100, starts[1] - starts[0]);
             assertEquals(200, starts[2] - starts[1]);
@@ -194,9 +206,11 @@ class ShardedAllReduceTest {
         for (int r = 0; r < n; r++) {
             in[r] = Vectors.mixed(rnd, 200_000);
         }
-        try (Workers w = workers(n, new int[] {1, 1, 1, 1}, ClientOptions.defaults().withFaults(faults))) {
+        try (Workers w =
+                workers(n, new int[] {1, 1, 1, 1}, ClientOptions.defaults().withFaults(faults))) {
             for (int call = 0; call < 3; call++) {
-                final List<double[]> out = TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(in[r], true));
+                final List<double[]> out =
+                        TestCluster.parallel(n, r -> w.sharded().get(r).allReduce(in[r], true));
                 final double[] expected = Reference.fp64(in, K);
                 for (int r = 0; r < n; r++) {
                     assertArrayEquals(expected, out.get(r), 0.0, "call " + call + " rank " + r);
@@ -222,8 +236,8 @@ class ShardedAllReduceTest {
             shards.get(1).registerJob(a);
             doomed.registerJob(b);
             assertNotEquals(a.secret(), b.secret(), "each registration draws its own secret");
-            final ShardedJob job = new ShardedJob(List.of(new ShardedJob.Part(shards.get(1).address(), a, 1),
-                    new ShardedJob.Part(doomed.address(), b, 1)));
+            final ShardedJob job = new ShardedJob(List.of(
+                    new ShardedJob.Part(shards.get(1).address(), a, 1), new ShardedJob.Part(doomed.address(), b, 1)));
             final List<ShardedSession> s = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 s.add(clients.get(r).join(job, r, timeoutMs));
@@ -243,12 +257,14 @@ class ShardedAllReduceTest {
                 }
             });
             final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-            final String dead = doomed.address().host() + ":" + doomed.address().lanePorts().get(0);
+            final String dead =
+                    doomed.address().host() + ":" + doomed.address().lanePorts().get(0);
             for (int r = 0; r < n; r++) {
                 final Throwable e = errors.get(r);
                 assertTrue(e instanceof SwitchMLTimeoutException, "rank " + r + ": " + e);
-                assertTrue(e.getMessage().contains(dead), "rank " + r + " must name the dead shard " + dead + ": "
-                        + e.getMessage());
+                assertTrue(
+                        e.getMessage().contains(dead),
+                        "rank " + r + " must name the dead shard " + dead + ": " + e.getMessage());
                 assertTrue(e.getMessage().contains("rank " + r), e.getMessage());
             }
             assertTrue(tookMs < timeoutMs + 3_000, "calls ended after " + tookMs + " ms");

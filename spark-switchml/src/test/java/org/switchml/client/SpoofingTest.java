@@ -1,6 +1,21 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -19,22 +34,6 @@ import org.switchml.protocol.Wire;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.UdpPeer;
-
-import java.net.InetSocketAddress;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Spoofing: datagrams whose source is a registered worker's own endpoint, but without the
@@ -73,21 +72,33 @@ class SpoofingTest {
     /** Sends {@code datagram} through {@code worker}'s own socket and waits until the kernel has it. */
     private static void forge(final SwitchMLClient worker, final byte[] datagram, final InetSocketAddress to)
             throws Exception {
-        worker.loop().submit(() -> {
-            final ByteBuf b = worker.allocate(datagram.length);
-            b.writeBytes(datagram);
-            worker.handler().sender.send(b, to);
-            worker.handler().sender.flush();
-        }).get(WAIT_MS, TimeUnit.MILLISECONDS);
+        worker.loop()
+                .submit(() -> {
+                    final ByteBuf b = worker.allocate(datagram.length);
+                    b.writeBytes(datagram);
+                    worker.handler().sender.send(b, to);
+                    worker.handler().sender.flush();
+                })
+                .get(WAIT_MS, TimeUnit.MILLISECONDS);
     }
 
     /** A contribution of packet g exactly as rank's worker would send it, except for the secret. */
-    private static byte[] contribution(final JobSpec spec, final int rank, final long g, final int secret,
-                                       final int generation, final int fill) {
+    private static byte[] contribution(
+            final JobSpec spec, final int rank, final long g, final int secret, final int generation, final int fill) {
         final int[] payload = new int[K];
         Arrays.fill(payload, fill);
-        return UdpPeer.datagram(Kind.CONTRIBUTION.code(), Wire.setOf(g, POOL), K, spec.jobId(), generation, rank,
-                Wire.slotOf(g, POOL), Wire.EXPONENT_NONE, (int) g, secret, payload);
+        return UdpPeer.datagram(
+                Kind.CONTRIBUTION.code(),
+                Wire.setOf(g, POOL),
+                K,
+                spec.jobId(),
+                generation,
+                rank,
+                Wire.slotOf(g, POOL),
+                Wire.EXPONENT_NONE,
+                (int) g,
+                secret,
+                payload);
     }
 
     @Test
@@ -96,17 +107,23 @@ class SpoofingTest {
         // No retransmission on a quiet loopback (long timeouts), so every count below is exact.
         final ClientOptions options = ClientOptions.defaults().withRetransmitTimeoutsMs(10_000, 10_000, 10_000);
         try (SwitchMLClient w0 = SwitchMLClient.open(options);
-             SwitchMLClient w1 = SwitchMLClient.open(options);
-             UdpPeer fence = new UdpPeer(); UdpPeer stranger = new UdpPeer()) {
+                SwitchMLClient w1 = SwitchMLClient.open(options);
+                UdpPeer fence = new UdpPeer();
+                UdpPeer stranger = new UdpPeer()) {
             final SwitchMLClient[] w = {w0, w1};
-            final JobSpec spec = controller.registerJob(new JobSpec(4242, 2, K, POOL,
-                    List.of(w0.localAddress(), w1.localAddress()))).spec();
-            final JobSpec fenceJob = controller.registerJob(new JobSpec(4243, 0, 1, 1, List.of(fence.address()))).spec();
+            final JobSpec spec = controller
+                    .registerJob(new JobSpec(4242, 2, K, POOL, List.of(w0.localAddress(), w1.localAddress())))
+                    .spec();
+            final JobSpec fenceJob = controller
+                    .registerJob(new JobSpec(4243, 0, 1, 1, List.of(fence.address())))
+                    .spec();
             final InetSocketAddress lane = sw.address().laneAddresses().get(0);
             final List<JobSession> s = List.of(w0.join(spec, 0, sw.address()), w1.join(spec, 1, sw.address()));
 
             // Call 1: INT32, 2 packets per worker (g = 0, 1), both complete: their sets hold stored results.
-            final int[][] a = {rnd.ints(2 * K - 5).toArray(), rnd.ints(2 * K - 5).toArray()};
+            final int[][] a = {
+                rnd.ints(2 * K - 5).toArray(), rnd.ints(2 * K - 5).toArray()
+            };
             final List<int[]> one = TestCluster.parallel(2, r -> s.get(r).allReduce(a[r]));
             assertArrayEquals(sum(a), one.get(0));
             assertArrayEquals(sum(a), one.get(1));
@@ -167,7 +184,10 @@ class SpoofingTest {
             assertArrayEquals(sum(b), two.get(1));
 
             // Call 3 with a forger injecting into both workers' sockets for its whole duration.
-            final double[][] c = {rnd.doubles(40 * K, -1e6, 1e6).toArray(), rnd.doubles(40 * K, -1e6, 1e6).toArray()};
+            final double[][] c = {
+                rnd.doubles(40 * K, -1e6, 1e6).toArray(),
+                rnd.doubles(40 * K, -1e6, 1e6).toArray()
+            };
             final AtomicBoolean running = new AtomicBoolean(true);
             final AtomicLong injected = new AtomicLong();
             final long forgerSeed = rnd.nextLong();
@@ -180,7 +200,10 @@ class SpoofingTest {
                         if (bad == secret) {
                             bad = ~secret;
                         }
-                        forge(w[r], contribution(spec, r, 5 + f.nextInt(200), bad, spec.generation(), f.nextInt()), lane);
+                        forge(
+                                w[r],
+                                contribution(spec, r, 5 + f.nextInt(200), bad, spec.generation(), f.nextInt()),
+                                lane);
                         injected.incrementAndGet();
                     }
                 } catch (final Exception e) {

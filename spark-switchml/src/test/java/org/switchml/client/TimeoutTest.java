@@ -1,17 +1,16 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.SwitchMLException;
 import org.switchml.testing.TestCluster;
-
-import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A worker that never shows up gives a bounded, descriptive error, never a hang. */
 class TimeoutTest {
@@ -30,11 +29,14 @@ class TimeoutTest {
     @Test
     void missingWorkerTimesOutNamingJobRankSwitchAndSlot() {
         final long boundMs = 1_500;
-        try (TestCluster.Job job = cluster.job(77, 3, 3, 64, 16, ClientOptions.defaults().withResultTimeoutMs(boundMs))) {
+        try (TestCluster.Job job =
+                cluster.job(77, 3, 3, 64, 16, ClientOptions.defaults().withResultTimeoutMs(boundMs))) {
             final long start = System.nanoTime();
             // Ranks 0 and 1 run; rank 2 never does.
-            final List<SwitchMLException> errors = TestCluster.parallel(2, r ->
-                    assertThrows(SwitchMLException.class, () -> job.session(r).allReduce(new float[1000])));
+            final List<SwitchMLException> errors = TestCluster.parallel(
+                    2,
+                    r -> assertThrows(
+                            SwitchMLException.class, () -> job.session(r).allReduce(new float[1000])));
             final long tookMs = (System.nanoTime() - start) / 1_000_000;
             assertTrue(tookMs < boundMs + 5_000, "took " + tookMs + " ms");
             for (int r = 0; r < 2; r++) {
@@ -50,8 +52,8 @@ class TimeoutTest {
                 assertTrue(m.contains("127.0.0.1:" + port), m);
             }
             // The session is unusable afterwards, and says so instead of hanging.
-            final SwitchMLException again = assertThrows(SwitchMLException.class,
-                    () -> job.session(0).allReduce(new float[10]));
+            final SwitchMLException again =
+                    assertThrows(SwitchMLException.class, () -> job.session(0).allReduce(new float[10]));
             assertTrue(again.getMessage().contains("broken"), again.getMessage());
             assertEquals(0, cluster.sw.traffic().errors());
         }
@@ -60,10 +62,11 @@ class TimeoutTest {
     @Test
     void switchThatIsGoneTimesOutToo() {
         try (TestCluster other = TestCluster.start(SwitchOptions.loopback(1))) {
-            final TestCluster.Job job = other.job(78, 0, 1, 64, 8, ClientOptions.defaults().withResultTimeoutMs(800));
+            final TestCluster.Job job =
+                    other.job(78, 0, 1, 64, 8, ClientOptions.defaults().withResultTimeoutMs(800));
             other.sw.close();
-            final SwitchMLException e = assertThrows(SwitchMLException.class,
-                    () -> job.session(0).allReduce(new double[100]));
+            final SwitchMLException e =
+                    assertThrows(SwitchMLException.class, () -> job.session(0).allReduce(new double[100]));
             assertTrue(e.getMessage().contains("job 78"), e.getMessage());
             job.close();
         }

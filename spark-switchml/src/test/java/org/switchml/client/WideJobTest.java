@@ -1,5 +1,13 @@
 package org.switchml.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -13,15 +21,6 @@ import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
 import org.switchml.transport.FaultPlan;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Jobs wider than one 64-bit bitmap word, up to every rank the 8-bit field has, through the client API on
@@ -41,8 +40,15 @@ class WideJobTest {
         final SplittableRandom rnd = new SplittableRandom(seed);
         final int length = K * POOL * 2 + 5; // two rounds of the pool, and a short last block
         try (TestCluster c = TestCluster.start(SwitchOptions.loopback(2).withFaults(loss.withSeed(seed + 1)));
-             TestCluster.Job job = c.job(9000 + n, 0, n, K, POOL, ClientOptions.defaults()
-                     .withRetransmitTimeoutMs(20, 400).withFaults(loss))) {
+                TestCluster.Job job = c.job(
+                        9000 + n,
+                        0,
+                        n,
+                        K,
+                        POOL,
+                        ClientOptions.defaults()
+                                .withRetransmitTimeoutMs(20, 400)
+                                .withFaults(loss))) {
             final int[][] ints = new int[n][];
             final float[][] floats = new float[n][];
             final double[][] asDoubles = new double[n][];
@@ -51,14 +57,16 @@ class WideJobTest {
                 floats[r] = Vectors.toFloats(Vectors.mixed(rnd, length));
                 asDoubles[r] = Vectors.toDoubles(floats[r]);
             }
-            final List<int[]> intSums = TestCluster.parallel(n, r -> job.session(r).allReduce(ints[r]));
+            final List<int[]> intSums =
+                    TestCluster.parallel(n, r -> job.session(r).allReduce(ints[r]));
             final int[] expectedInts = new int[length];
             for (final int[] v : ints) {
                 for (int i = 0; i < length; i++) {
                     expectedInts[i] += v[i]; // the switch's sums wrap modulo 2^32, as Java's do
                 }
             }
-            final List<float[]> floatSums = TestCluster.parallel(n, r -> job.session(r).allReduce(floats[r]));
+            final List<float[]> floatSums =
+                    TestCluster.parallel(n, r -> job.session(r).allReduce(floats[r]));
             final float[] expectedFloats = Vectors.toFloats(Reference.fp32(asDoubles, K));
             for (int r = 0; r < n; r++) {
                 assertArrayEquals(expectedInts, intSums.get(r), n + " workers, int32, rank " + r);
@@ -68,7 +76,8 @@ class WideJobTest {
             System.out.println("[wide] " + n + " workers, " + length + " elements, seed " + seed + ": " + counters);
             assertTrue(counters.retransmissions() > 0, "1 % loss caused no retransmission: " + counters);
             final long packetsPerWorker = 2L * ((length + K - 1) / K);
-            assertTrue(counters.packetsIn() >= n * packetsPerWorker,
+            assertTrue(
+                    counters.packetsIn() >= n * packetsPerWorker,
                     "the switch saw " + counters.packetsIn() + " contributions, fewer than " + n * packetsPerWorker);
         }
     }
@@ -79,8 +88,8 @@ class WideJobTest {
         for (int r = 0; r <= Wire.MAX_WORKERS; r++) {
             workers.add(new InetSocketAddress("127.0.0.1", 10_000 + r));
         }
-        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new JobSpec(1, 0, K, POOL, workers));
+        final IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> new JobSpec(1, 0, K, POOL, workers));
         assertTrue(e.getMessage().contains("1..256") && e.getMessage().contains("257"), e.getMessage());
     }
 }

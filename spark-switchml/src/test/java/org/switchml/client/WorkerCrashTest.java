@@ -1,14 +1,12 @@
 package org.switchml.client;
 
-import org.junit.jupiter.api.Test;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchMLException;
-import org.switchml.testing.Reference;
-import org.switchml.testing.Seeds;
-import org.switchml.testing.TestCluster;
-import org.switchml.testing.Vectors;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -29,14 +27,15 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.Test;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.TestCluster;
+import org.switchml.testing.Vectors;
 
 /**
  * A worker process killed with SIGKILL in the middle of a call (real JVM, real UDP): the other workers get
@@ -49,6 +48,7 @@ class WorkerCrashTest {
     private static final int POOL = 16;
     /** Eight windows of the pool: a call cannot finish without the other workers' results. */
     private static final int LENGTH = 8 * K * POOL;
+
     private static final long RESULT_TIMEOUT_MS = 2_000;
     private static final long PROCESS_WAIT_MS = 60_000;
 
@@ -56,37 +56,52 @@ class WorkerCrashTest {
     void aWorkerKilledMidCallFreesItsSlotsAndTheOthersGetTheBoundedErrorThenTheNextCallIsExact() throws Exception {
         final long seed = Seeds.seed("worker crash", 91);
         final ExecutorService callers = Executors.newFixedThreadPool(2);
-        final Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx128m", "-cp", System.getProperty("java.class.path"), CrashWorker.class.getName())
-                .redirectErrorStream(true).start();
+        final Process child = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-Xmx128m",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        CrashWorker.class.getName())
+                .redirectErrorStream(true)
+                .start();
         final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-        final Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String l = r.readLine(); l != null; l = r.readLine()) {
-                    lines.add(l);
-                }
-            } catch (final IOException e) {
-                lines.add("(output closed: " + e + ")");
-            }
-        }, "crash-worker-output");
+        final Thread reader = new Thread(
+                () -> {
+                    try (BufferedReader r =
+                            new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String l = r.readLine(); l != null; l = r.readLine()) {
+                            lines.add(l);
+                        }
+                    } catch (final IOException e) {
+                        lines.add("(output closed: " + e + ")");
+                    }
+                },
+                "crash-worker-output");
         reader.setDaemon(true);
         reader.start();
         final ClientOptions opts = ClientOptions.defaults().withResultTimeoutMs(RESULT_TIMEOUT_MS);
         try (TestCluster cluster = TestCluster.start(SwitchOptions.loopback(2));
-             SwitchMLClient c0 = SwitchMLClient.open(opts); SwitchMLClient c1 = SwitchMLClient.open(opts);
-             SwitchMLClient replacement = SwitchMLClient.open(opts)) {
+                SwitchMLClient c0 = SwitchMLClient.open(opts);
+                SwitchMLClient c1 = SwitchMLClient.open(opts);
+                SwitchMLClient replacement = SwitchMLClient.open(opts)) {
             final String endpoint = await(lines, "ENDPOINT ", child).substring("ENDPOINT ".length());
             final int colon = endpoint.lastIndexOf(':');
-            final List<InetSocketAddress> workers = List.of(c0.localAddress(), c1.localAddress(),
-                    new InetSocketAddress(endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1))));
+            final List<InetSocketAddress> workers = List.of(
+                    c0.localAddress(),
+                    c1.localAddress(),
+                    new InetSocketAddress(
+                            endpoint.substring(0, colon), Integer.parseInt(endpoint.substring(colon + 1))));
             final JobSpec spec = new JobSpec(JOB, 0, K, POOL, workers);
             cluster.sw.registerJob(spec);
             final JobSession s0 = c0.join(spec, 0, cluster.sw.address());
             final JobSession s1 = c1.join(spec, 1, cluster.sw.address());
             final OutputStream toChild = child.getOutputStream();
             toChild.write((spec.jobId() + " " + spec.generation() + " " + spec.secret() + " " + K + " " + POOL + " "
-                    + workers.stream().map(a -> a.getHostString() + ":" + a.getPort()).collect(Collectors.joining(","))
-                    + " 2 " + cluster.sw.address() + " " + LENGTH + "\n").getBytes(StandardCharsets.UTF_8));
+                            + workers.stream()
+                                    .map(a -> a.getHostString() + ":" + a.getPort())
+                                    .collect(Collectors.joining(","))
+                            + " 2 " + cluster.sw.address() + " " + LENGTH + "\n")
+                    .getBytes(StandardCharsets.UTF_8));
             toChild.flush();
             await(lines, "CALLING", child);
             // The child's first window is in the slots (first contributions, retransmissions not counted) ...
@@ -96,14 +111,16 @@ class WorkerCrashTest {
             awaitDistinctContributions(cluster, 2 * POOL);
             child.destroyForcibly(); // SIGKILL: no goodbye, the socket just goes away
             assertTrue(child.waitFor(PROCESS_WAIT_MS, TimeUnit.MILLISECONDS), "the killed worker did not exit");
-            System.out.println("[worker crash] rank 2 (pid " + child.pid() + ") killed mid-call, exit " + child.exitValue());
+            System.out.println(
+                    "[worker crash] rank 2 (pid " + child.pid() + ") killed mid-call, exit " + child.exitValue());
             // Rank 1 comes in: the first window completes, the next never does, as rank 2 is gone.
             final long t0 = System.nanoTime();
             final Future<SwitchMLException> f1 = callers.submit(() -> failure(s1));
             final List<SwitchMLException> errors = List.of(get(f0), get(f1));
             final long tookMs = (System.nanoTime() - t0) / 1_000_000;
             System.out.println("[worker crash] both survivors failed " + tookMs + " ms after rank 1 started");
-            assertTrue(tookMs < RESULT_TIMEOUT_MS + 5_000, "took " + tookMs + " ms, bound " + RESULT_TIMEOUT_MS + " ms");
+            assertTrue(
+                    tookMs < RESULT_TIMEOUT_MS + 5_000, "took " + tookMs + " ms, bound " + RESULT_TIMEOUT_MS + " ms");
             for (int r = 0; r < 2; r++) {
                 final SwitchMLException e = errors.get(r);
                 assertInstanceOf(SwitchMLTimeoutException.class, e, "rank " + r);
@@ -116,18 +133,22 @@ class WorkerCrashTest {
 
             // The controller registers the job again (next generation, new secret) with a replacement worker:
             // the dead worker's half-filled slots are dropped with the old registration, the next call is exact.
-            final List<InetSocketAddress> next = List.of(c0.localAddress(), c1.localAddress(), replacement.localAddress());
+            final List<InetSocketAddress> next =
+                    List.of(c0.localAddress(), c1.localAddress(), replacement.localAddress());
             final JobSpec again = new JobSpec(JOB, 1, K, POOL, next);
             assertTrue(cluster.sw.registerJob(again));
-            final List<JobSession> sessions = List.of(c0.join(again, 0, cluster.sw.address()),
-                    c1.join(again, 1, cluster.sw.address()), replacement.join(again, 2, cluster.sw.address()));
+            final List<JobSession> sessions = List.of(
+                    c0.join(again, 0, cluster.sw.address()),
+                    c1.join(again, 1, cluster.sw.address()),
+                    replacement.join(again, 2, cluster.sw.address()));
             final SplittableRandom rnd = new SplittableRandom(seed);
             final double[][] in = new double[3][];
             for (int r = 0; r < 3; r++) {
                 in[r] = Vectors.toDoubles(Vectors.toFloats(Vectors.mixed(rnd, LENGTH)));
             }
             final double[] expected = Reference.fp32(in, K);
-            final List<float[]> got = TestCluster.parallel(3, r -> sessions.get(r).allReduce(Vectors.toFloats(in[r])));
+            final List<float[]> got =
+                    TestCluster.parallel(3, r -> sessions.get(r).allReduce(Vectors.toFloats(in[r])));
             for (int r = 0; r < 3; r++) {
                 final float[] want = Vectors.toFloats(expected);
                 assertArrayEquals(want, got.get(r), "rank " + r + " after the crash");
@@ -184,7 +205,8 @@ class WorkerCrashTest {
     }
 
     /** Waits (bounded, polling the switch's counters) until the job holds {@code n} first contributions. */
-    private static void awaitDistinctContributions(final TestCluster cluster, final long n) throws InterruptedException {
+    private static void awaitDistinctContributions(final TestCluster cluster, final long n)
+            throws InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PROCESS_WAIT_MS);
         long distinct = 0;
         while (System.nanoTime() - deadline < 0) {

@@ -1,23 +1,9 @@
 package org.switchml.control;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-import org.switchml.client.ClientOptions;
-import org.switchml.client.ClientStats;
-import org.switchml.client.JobSession;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.p4info.P4Names;
-import org.switchml.protocol.DropReason;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchCounters;
-import org.switchml.testing.Seeds;
-import p4.v1.P4RuntimeOuterClass.MulticastGroupEntry;
-import p4.v1.P4RuntimeOuterClass.Replica;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -36,11 +22,24 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.ClientStats;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
+import org.switchml.testing.Seeds;
+import p4.v1.P4RuntimeOuterClass.MulticastGroupEntry;
+import p4.v1.P4RuntimeOuterClass.Replica;
 
 /**
  * Allreduce through a real BMv2 running the p4c-compiled switchml.p4, end to end: the switch on veth
@@ -74,7 +73,8 @@ class Bmv2AllReduceTest {
         final long t0 = System.nanoTime();
         bed = Bmv2Bed.up("ar", 4);
         System.out.println("[bmv2] switch up with 4 hosts, pipeline pushed, in " + ms(t0) + " ms; P4Runtime "
-                + bed.controller.apiVersion() + "; host table " + bed.hostTable.hosts().size() + " hosts");
+                + bed.controller.apiVersion() + "; host table "
+                + bed.hostTable.hosts().size() + " hosts");
     }
 
     @AfterAll
@@ -89,8 +89,7 @@ class Bmv2AllReduceTest {
     }
 
     /** One job of a scenario: its hosts (rank r on host hosts[r]) and UDP port. */
-    record JobPlan(int[] hosts, int udpPort, long seed) {
-    }
+    record JobPlan(int[] hosts, int udpPort, long seed) {}
 
     @ParameterizedTest(name = "n={0}")
     @ValueSource(ints = {2, 3, 4})
@@ -104,15 +103,22 @@ class Bmv2AllReduceTest {
 
     @Test
     void fivePercentLossBothWays() throws Exception {
-        scenario("loss", 5, List.of(new JobPlan(new int[] {1, 2, 3, 4}, 50_001, Seeds.seed("bmv2 allreduce 5% loss", 7200L))));
+        scenario(
+                "loss",
+                5,
+                List.of(new JobPlan(new int[] {1, 2, 3, 4}, 50_001, Seeds.seed("bmv2 allreduce 5% loss", 7200L))));
     }
 
     @Test
     void twoConcurrentJobs() throws Exception {
         final long seed = Seeds.seed("bmv2 two concurrent jobs", 7300L);
         // The second job's ranks run the other way round, on three of the hosts, from another UDP port.
-        scenario("twojobs", 0, List.of(new JobPlan(new int[] {1, 2, 3, 4}, 50_001, seed),
-                new JobPlan(new int[] {4, 3, 2}, 50_002, seed + 1)));
+        scenario(
+                "twojobs",
+                0,
+                List.of(
+                        new JobPlan(new int[] {1, 2, 3, 4}, 50_001, seed),
+                        new JobPlan(new int[] {4, 3, 2}, 50_002, seed + 1)));
     }
 
     private static InetSocketAddress hostEndpoint(final int host, final int port) {
@@ -152,9 +158,13 @@ class Bmv2AllReduceTest {
             final Reference ref = softwareSwitch(spec.numWorkers(), plans.get(j).seed());
             for (int r = 0; r < bmv2.length; r++) {
                 for (int c = 0; c < ref.results.length; c++) {
-                    assertArrayEquals(ref.results[c], bmv2[r].results()[c], label + " job " + j + " rank " + r
-                            + " call " + c + " (" + NamespaceWorker.calls(LENGTHS).get(c) + "): BMv2 result differs "
-                            + "from the software switch's");
+                    assertArrayEquals(
+                            ref.results[c],
+                            bmv2[r].results()[c],
+                            label + " job " + j + " rank " + r
+                                    + " call " + c + " ("
+                                    + NamespaceWorker.calls(LENGTHS).get(c) + "): BMv2 result differs "
+                                    + "from the software switch's");
                 }
             }
             long dropIn = 0;
@@ -164,14 +174,17 @@ class Bmv2AllReduceTest {
                 dropIn += l[0];
                 dropOut += l[1];
             }
-            final List<ClientStats> stats = Arrays.stream(bmv2).map(NamespaceWorker.Output::stats).toList();
+            final List<ClientStats> stats =
+                    Arrays.stream(bmv2).map(NamespaceWorker.Output::stats).toList();
             final JobCounters counters = settledCounters(spec.jobId(), stats, dropOut);
             System.out.println("[bmv2] " + label + " job " + j + " (n=" + spec.numWorkers() + "): BMv2 " + counters
                     + "; workers " + stats + "; nftables dropped " + dropIn + " results, " + dropOut + " contributions"
                     + "; software switch " + ref.counters + "; its workers " + ref.stats);
             checkCounters("BMv2 " + label + " job " + j, counters, stats, dropIn, dropOut);
             checkCounters("software switch " + label + " job " + j, ref.counters, ref.stats, 0, 0);
-            final long retx = stats.stream().mapToLong(ClientStats::retransmissions).sum()
+            final long retx = stats.stream()
+                            .mapToLong(ClientStats::retransmissions)
+                            .sum()
                     + ref.stats.stream().mapToLong(ClientStats::retransmissions).sum();
             if (lossPct == 0 && retx == 0) {
                 // The same traffic (every packet once): the same counts.
@@ -188,7 +201,8 @@ class Bmv2AllReduceTest {
         for (final DropReason d : EnumSet.of(DropReason.MALFORMED, DropReason.UNKNOWN_JOB)) {
             assertEquals(switchBefore.drops(d), switchAfter.drops(d), label + ": switch-wide " + d);
         }
-        assertEquals(switchBefore.notSwitchml(), switchAfter.notSwitchml(), label + ": non-SwitchML frames reached BMv2");
+        assertEquals(
+                switchBefore.notSwitchml(), switchAfter.notSwitchml(), label + ": non-SwitchML frames reached BMv2");
         bed.loss(0);
     }
 
@@ -197,9 +211,16 @@ class Bmv2AllReduceTest {
      * together once each has joined; fails naming the host when one fails. Results land in
      * {@code dir/jobJ-rankR.bin}; returns the wall time from the release to the last exit, in ms.
      */
-    static long launch(final Bmv2Bed bed, final Path dir, final String label, final List<RegisteredJob> jobs,
-                       final List<JobPlan> plans, final int[] lengths, final Map<String, String> extra,
-                       final long retransmitMs) throws IOException, InterruptedException {
+    static long launch(
+            final Bmv2Bed bed,
+            final Path dir,
+            final String label,
+            final List<RegisteredJob> jobs,
+            final List<JobPlan> plans,
+            final int[] lengths,
+            final Map<String, String> extra,
+            final long retransmitMs)
+            throws IOException, InterruptedException {
         final Path go = dir.resolve("go");
         final Map<Integer, Process> procs = new LinkedHashMap<>();
         try {
@@ -217,14 +238,26 @@ class Bmv2AllReduceTest {
                     p.setProperty(pre + "secret", Integer.toUnsignedString(spec.secret()));
                     p.setProperty(pre + "k", Integer.toString(spec.k()));
                     p.setProperty(pre + "pool", Integer.toString(spec.poolSize()));
-                    p.setProperty(pre + "workers", String.join(",", spec.workers().stream()
-                            .map(w -> w.getHostString() + ":" + w.getPort()).toList()));
+                    p.setProperty(
+                            pre + "workers",
+                            String.join(
+                                    ",",
+                                    spec.workers().stream()
+                                            .map(w -> w.getHostString() + ":" + w.getPort())
+                                            .toList()));
                     p.setProperty(pre + "rank", Integer.toString(r));
                     p.setProperty(pre + "seed", Long.toString(plans.get(j).seed()));
-                    p.setProperty(pre + "lengths", String.join(",", Arrays.stream(lengths)
-                            .mapToObj(Integer::toString).toList()));
+                    p.setProperty(
+                            pre + "lengths",
+                            String.join(
+                                    ",",
+                                    Arrays.stream(lengths)
+                                            .mapToObj(Integer::toString)
+                                            .toList()));
                     extra.forEach((k, v) -> p.setProperty(pre + k, v));
-                    p.setProperty(pre + "out", dir.resolve("job" + j + "-rank" + r + ".bin").toString());
+                    p.setProperty(
+                            pre + "out",
+                            dir.resolve("job" + j + "-rank" + r + ".bin").toString());
                 }
             }
             final long t0 = System.nanoTime();
@@ -239,8 +272,13 @@ class Bmv2AllReduceTest {
                 try (OutputStream out = Files.newOutputStream(file)) {
                     p.store(out, "NamespaceWorker of host " + e.getKey());
                 }
-                procs.put(e.getKey(), bed.startJvm(e.getKey(), dir.resolve("h" + e.getKey() + ".log"),
-                        NamespaceWorker.class.getName(), file.toString()));
+                procs.put(
+                        e.getKey(),
+                        bed.startJvm(
+                                e.getKey(),
+                                dir.resolve("h" + e.getKey() + ".log"),
+                                NamespaceWorker.class.getName(),
+                                file.toString()));
             }
             for (final Map.Entry<Integer, Process> e : procs.entrySet()) {
                 awaitLine(e.getValue(), dir.resolve("h" + e.getKey() + ".log"), "READY", 90_000);
@@ -253,7 +291,10 @@ class Bmv2AllReduceTest {
                     throw new AssertionError("host " + e.getKey() + "'s worker did not finish within " + RUN_MS
                             + " ms:\n" + Files.readString(log));
                 }
-                assertEquals(0, e.getValue().exitValue(), "host " + e.getKey() + "'s worker failed:\n" + Files.readString(log));
+                assertEquals(
+                        0,
+                        e.getValue().exitValue(),
+                        "host " + e.getKey() + "'s worker failed:\n" + Files.readString(log));
             }
             System.out.println("[bmv2] " + label + ": workers started in " + (started - t0) / 1_000_000
                     + " ms, allreduce through BMv2 took " + ms(started) + " ms");
@@ -263,23 +304,29 @@ class Bmv2AllReduceTest {
                 p.destroyForcibly();
             }
         }
-
     }
 
     /** The job's table entries and multicast group, as BMv2 reports them, carry the host table's ports. */
     private static void checkInstalled(final RegisteredJob job, final JobPlan plan) {
         final JobSpec spec = job.spec();
         // P4Runtime byte strings are canonical (no leading zero bytes).
-        final long jobEntries = bed.controller.readEntries(P4Names.JOB_TABLE).stream().filter(e -> new BigInteger(1,
-                e.getMatch(0).getExact().getValue().toByteArray()).longValue() == Integer.toUnsignedLong(spec.jobId())).count();
+        final long jobEntries = bed.controller.readEntries(P4Names.JOB_TABLE).stream()
+                .filter(e ->
+                        new BigInteger(1, e.getMatch(0).getExact().getValue().toByteArray()).longValue()
+                                == Integer.toUnsignedLong(spec.jobId()))
+                .count();
         assertEquals(1, jobEntries, "job_table entry of job " + spec.jobName());
         assertTrue(bed.controller.readEntries(P4Names.WORKER_TABLE).size() >= spec.numWorkers());
         assertTrue(bed.controller.readEntries(P4Names.RESULT_TABLE).size() >= spec.numWorkers());
         final MulticastGroupEntry group = bed.controller.readMulticastGroups().stream()
-                .filter(g -> g.getMulticastGroupId() == job.resources().multicastGroup()).findFirst()
-                .orElseThrow(() -> new AssertionError("no multicast group " + job.resources().multicastGroup()));
-        final List<Integer> ports = group.getReplicasList().stream().sorted(Comparator.comparingInt(
-                Replica::getInstance)).map(Replica::getEgressPort).toList();
+                .filter(g -> g.getMulticastGroupId() == job.resources().multicastGroup())
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(
+                        "no multicast group " + job.resources().multicastGroup()));
+        final List<Integer> ports = group.getReplicasList().stream()
+                .sorted(Comparator.comparingInt(Replica::getInstance))
+                .map(Replica::getEgressPort)
+                .toList();
         final List<Integer> expected = Arrays.stream(plan.hosts()).boxed().toList();
         assertEquals(expected, ports, "replica ports (rank order) of job " + spec.jobName());
     }
@@ -314,20 +361,31 @@ class Bmv2AllReduceTest {
      *   <li>no other drop.</li>
      * </ul>
      */
-    static void checkCounters(final String what, final JobCounters c, final List<ClientStats> stats,
-                              final long resultsLost, final long contributionsLost) {
+    static void checkCounters(
+            final String what,
+            final JobCounters c,
+            final List<ClientStats> stats,
+            final long resultsLost,
+            final long contributionsLost) {
         final int n = stats.size();
         final long p = stats.get(0).packetsSent() - stats.get(0).retransmissions();
         for (final ClientStats s : stats) {
             assertEquals(p, s.packetsSent() - s.retransmissions(), what + ": every worker numbers the same packets");
         }
         final long sent = stats.stream().mapToLong(ClientStats::packetsSent).sum();
-        final long received = stats.stream().mapToLong(s -> s.resultsAccepted() + s.resultsIgnored()).sum();
-        final long retxSent = stats.stream().mapToLong(ClientStats::retransmissions).sum();
+        final long received = stats.stream()
+                .mapToLong(s -> s.resultsAccepted() + s.resultsIgnored())
+                .sum();
+        final long retxSent =
+                stats.stream().mapToLong(ClientStats::retransmissions).sum();
         assertEquals(sent - contributionsLost, c.packetsIn(), what + ": packets in = sent - lost");
-        assertEquals(n * p + c.retransmissions() + c.drops(DropReason.STALE_SEQ), c.packetsIn(),
+        assertEquals(
+                n * p + c.retransmissions() + c.drops(DropReason.STALE_SEQ),
+                c.packetsIn(),
                 what + ": packets in = n*P + retransmissions + STALE_SEQ");
-        assertEquals(n * p + c.retransmissions() - c.drops(DropReason.DUPLICATE_PENDING), c.packetsOut(),
+        assertEquals(
+                n * p + c.retransmissions() - c.drops(DropReason.DUPLICATE_PENDING),
+                c.packetsOut(),
                 what + ": packets out = n*P + answered retransmissions");
         assertTrue(c.packetsOut() >= received + resultsLost, what + ": packets out >= received + lost");
         if (retxSent == 0) {
@@ -341,8 +399,7 @@ class Bmv2AllReduceTest {
     }
 
     /** The software switch's results (rank 0's; all ranks are checked equal) and counters for the same calls. */
-    private record Reference(long[][] results, JobCounters counters, List<ClientStats> stats) {
-    }
+    private record Reference(long[][] results, JobCounters counters, List<ClientStats> stats) {}
 
     private static Reference softwareSwitch(final int n, final long seed) throws Exception {
         try (ControlTestBed sw = ControlTestBed.start(1)) {
@@ -350,11 +407,14 @@ class Bmv2AllReduceTest {
             try {
                 final List<InetSocketAddress> endpoints = new ArrayList<>();
                 for (int r = 0; r < n; r++) {
-                    final SwitchMLClient c = SwitchMLClient.open(ClientOptions.defaults().withRetransmitTimeoutMs(1000, 2000));
+                    final SwitchMLClient c =
+                            SwitchMLClient.open(ClientOptions.defaults().withRetransmitTimeoutMs(1000, 2000));
                     clients.add(c);
                     endpoints.add(c.localAddress());
                 }
-                final JobSpec spec = sw.controller.registerJob(new JobSpec(1, 1, K, POOL, endpoints)).spec();
+                final JobSpec spec = sw.controller
+                        .registerJob(new JobSpec(1, 1, K, POOL, endpoints))
+                        .spec();
                 final List<NamespaceWorker.Call> calls = NamespaceWorker.calls(LENGTHS);
                 final long[][][] results = new long[n][][];
                 final List<Thread> threads = new ArrayList<>();
@@ -383,7 +443,8 @@ class Bmv2AllReduceTest {
                         assertArrayEquals(results[0][c], results[r][c], "software switch: rank " + r + " call " + c);
                     }
                 }
-                final List<ClientStats> stats = clients.stream().map(SwitchMLClient::stats).toList();
+                final List<ClientStats> stats =
+                        clients.stream().map(SwitchMLClient::stats).toList();
                 return new Reference(results[0], sw.controller.readJobCounters(spec.jobId()), stats);
             } finally {
                 clients.forEach(SwitchMLClient::close);

@@ -1,8 +1,5 @@
 package org.switchml.control;
 
-import org.junit.jupiter.api.Assumptions;
-import org.switchml.testing.Repo;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,6 +9,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.switchml.testing.Repo;
 
 /**
  * A real BMv2 ({@code simple_switch_grpc}) with N hosts in their own network namespaces, set up by
@@ -33,8 +32,13 @@ final class Bmv2Bed implements AutoCloseable {
     final Path json;
     private final Thread cleanup;
 
-    private Bmv2Bed(final String name, final int hosts, final HostTable hostTable, final SwitchController controller,
-                    final Path json, final Thread cleanup) {
+    private Bmv2Bed(
+            final String name,
+            final int hosts,
+            final HostTable hostTable,
+            final SwitchController controller,
+            final Path json,
+            final Thread cleanup) {
         this.name = name;
         this.hosts = hosts;
         this.hostTable = hostTable;
@@ -84,7 +88,11 @@ final class Bmv2Bed implements AutoCloseable {
     /** p4/compile.sh into target/p4 (fails when the committed P4Info is not p4c's); the BMv2 JSON. */
     static Path compile() throws IOException, InterruptedException {
         final Path out = Path.of("target", "p4").toAbsolutePath();
-        final Run r = run(Map.of("OUT", out.toString()), 120, "bash", Repo.p4Dir().resolve("compile.sh").toString());
+        final Run r = run(
+                Map.of("OUT", out.toString()),
+                120,
+                "bash",
+                Repo.p4Dir().resolve("compile.sh").toString());
         if (r.code != 0) {
             throw new AssertionError("p4/compile.sh failed (" + r.code + "):\n" + r.output);
         }
@@ -103,8 +111,18 @@ final class Bmv2Bed implements AutoCloseable {
         final Thread cleanup = new Thread(() -> down(name), "bmv2-net-down-" + name);
         Runtime.getRuntime().addShutdownHook(cleanup);
         run(Map.of(), 120, "bash", script, "gc"); // topologies of killed runs
-        final Run r = run(Map.of(), 60, "bash", script, "up", name, Integer.toString(hosts), "--grpc", "unix:" + sock,
-                "--owner", Long.toString(ProcessHandle.current().pid()));
+        final Run r = run(
+                Map.of(),
+                60,
+                "bash",
+                script,
+                "up",
+                name,
+                Integer.toString(hosts),
+                "--grpc",
+                "unix:" + sock,
+                "--owner",
+                Long.toString(ProcessHandle.current().pid()));
         if (r.code != 0) {
             down(name);
             throw new AssertionError("bmv2-net.sh up failed (" + r.code + "):\n" + r.output);
@@ -126,17 +144,35 @@ final class Bmv2Bed implements AutoCloseable {
 
     /** {@code ip netns exec NAME-hI java -cp <this JVM's class path> mainClass args}, output to {@code log}. */
     Process startJvm(final int host, final Path log, final String mainClass, final String... args) throws IOException {
-        final List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", name + "-h" + host,
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), mainClass));
+        final List<String> cmd = new ArrayList<>(List.of(
+                "ip",
+                "netns",
+                "exec",
+                name + "-h" + host,
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                mainClass));
         cmd.addAll(List.of(args));
         Files.createDirectories(log.getParent());
-        return new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
     }
 
     /** Every host drops {@code pct} % of the UDP datagrams it sends and receives (0: none). */
     void loss(final int pct) throws IOException, InterruptedException {
-        final Run r = run(Map.of(), 30, "bash", Repo.p4Dir().resolve("bmv2-net.sh").toString(), "loss", name,
+        final Run r = run(
+                Map.of(),
+                30,
+                "bash",
+                Repo.p4Dir().resolve("bmv2-net.sh").toString(),
+                "loss",
+                name,
                 Integer.toString(pct));
         if (r.code != 0) {
             throw new AssertionError("bmv2-net.sh loss failed:\n" + r.output);
@@ -145,7 +181,8 @@ final class Bmv2Bed implements AutoCloseable {
 
     /** Per host (1-based): {datagrams dropped on input, on output} by the loss rules. */
     Map<Integer, long[]> lossCounters() throws IOException, InterruptedException {
-        final Run r = run(Map.of(), 30, "bash", Repo.p4Dir().resolve("bmv2-net.sh").toString(), "loss-counters", name);
+        final Run r =
+                run(Map.of(), 30, "bash", Repo.p4Dir().resolve("bmv2-net.sh").toString(), "loss-counters", name);
         if (r.code != 0) {
             throw new AssertionError("bmv2-net.sh loss-counters failed:\n" + r.output);
         }
@@ -182,8 +219,7 @@ final class Bmv2Bed implements AutoCloseable {
     }
 
     /** A finished command. */
-    record Run(int code, String stdout, String output) {
-    }
+    record Run(int code, String stdout, String output) {}
 
     /** Runs a command, bounded; stdout separately, and stdout+stderr for messages. */
     static Run run(final Map<String, String> env, final long timeoutS, final String... cmd)
@@ -191,7 +227,8 @@ final class Bmv2Bed implements AutoCloseable {
         final Path out = Files.createTempFile("bmv2-cmd", ".out");
         final Path err = Files.createTempFile("bmv2-cmd", ".err");
         try {
-            final ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
+            final ProcessBuilder pb =
+                    new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile());
             pb.environment().putAll(env);
             final Process p = pb.start();
             if (!p.waitFor(timeoutS, TimeUnit.SECONDS)) {

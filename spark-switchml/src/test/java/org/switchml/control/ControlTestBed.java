@@ -13,7 +13,8 @@ final class ControlTestBed implements AutoCloseable {
     final SwitchRuntimeServer server;
     final SwitchController controller;
 
-    private ControlTestBed(final SoftwareSwitch sw, final SwitchRuntimeServer server, final SwitchController controller) {
+    private ControlTestBed(
+            final SoftwareSwitch sw, final SwitchRuntimeServer server, final SwitchController controller) {
         this.sw = sw;
         this.server = server;
         this.controller = controller;

@@ -1,5 +1,14 @@
 package org.switchml.control;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -14,16 +23,6 @@ import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The full allreduce with the job set up through the controller: bit-exact against the reference. */
 class ControllerAllReduceTest {
@@ -45,8 +44,8 @@ class ControllerAllReduceTest {
     @CsvSource({"float, 2, 10000", "float, 5, 100001", "fp64, 3, 10000", "fp64, 8, 50000", "float, 16, 4097"})
     void sumsAreBitExactOnEveryWorker(final String mode, final int n, final int length) {
         final boolean fp64 = mode.equals("fp64");
-        final SplittableRandom rnd = new SplittableRandom(Seeds.seed("controller " + mode + " n=" + n + " len=" + length,
-                1234L * n + length));
+        final SplittableRandom rnd = new SplittableRandom(
+                Seeds.seed("controller " + mode + " n=" + n + " len=" + length, 1234L * n + length));
         final double[][] in = new double[n][];
         final float[][] fin = new float[n][];
         for (int r = 0; r < n; r++) {
@@ -65,19 +64,23 @@ class ControllerAllReduceTest {
         }
         final int jobId = IDS.incrementAndGet();
         try {
-            final JobSpec spec = bed.controller.registerJob(new JobSpec(jobId, 1, K, 128, endpoints)).spec();
+            final JobSpec spec = bed.controller
+                    .registerJob(new JobSpec(jobId, 1, K, 128, endpoints))
+                    .spec();
             final List<JobSession> sessions = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 sessions.add(clients.get(r).join(spec, r, bed.sw.address()));
             }
             if (fp64) {
-                final List<double[]> out = TestCluster.parallel(n, r -> sessions.get(r).allReduce(in[r]));
+                final List<double[]> out =
+                        TestCluster.parallel(n, r -> sessions.get(r).allReduce(in[r]));
                 final double[] expected = Reference.fp64(in, K);
                 for (int r = 0; r < n; r++) {
                     assertArrayEquals(expected, out.get(r), 0.0, "rank " + r + " differs from the reference");
                 }
             } else {
-                final List<float[]> out = TestCluster.parallel(n, r -> sessions.get(r).allReduce(fin[r]));
+                final List<float[]> out =
+                        TestCluster.parallel(n, r -> sessions.get(r).allReduce(fin[r]));
                 final float[] expected = Vectors.toFloats(Reference.fp32(in, K));
                 for (int r = 0; r < n; r++) {
                     assertArrayEquals(expected, out.get(r), "rank " + r + " differs from the reference");

@@ -1,5 +1,14 @@
 package org.switchml.control;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -14,16 +23,6 @@ import org.switchml.protocol.SwitchCounters;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.UdpPeer;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /** Counters read over P4Runtime after real traffic: an allreduce, then bad packets of every kind. */
 class ControllerCountersTest {
@@ -46,7 +45,7 @@ class ControllerCountersTest {
     void anAllreduceCountsEveryPacketInAndEveryResultOut() {
         final int n = 3;
         final int k = 64;
-        final int length = 64 * 50 + 7;   // 51 packets per worker, INT32 (no look-ahead)
+        final int length = 64 * 50 + 7; // 51 packets per worker, INT32 (no look-ahead)
         final int packets = (length + k - 1) / k;
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("counters allreduce", 31));
         // Long retransmission timeouts: on a quiet loopback nothing is lost, so the counts are exact.
@@ -59,7 +58,9 @@ class ControllerCountersTest {
         }
         try {
             final SwitchCounters before = bed.controller.readSwitchCounters();
-            final JobSpec spec = bed.controller.registerJob(new JobSpec(11, 1, k, 8, endpoints)).spec();
+            final JobSpec spec = bed.controller
+                    .registerJob(new JobSpec(11, 1, k, 8, endpoints))
+                    .spec();
             final List<JobSession> sessions = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 sessions.add(clients.get(r).join(spec, r, bed.sw.address()));
@@ -96,26 +97,30 @@ class ControllerCountersTest {
         final int gen = 4;
         final int k = 8;
         final int pool = 2;
-        try (UdpPeer a = new UdpPeer(); UdpPeer b = new UdpPeer(); UdpPeer stranger = new UdpPeer()) {
+        try (UdpPeer a = new UdpPeer();
+                UdpPeer b = new UdpPeer();
+                UdpPeer stranger = new UdpPeer()) {
             final SwitchCounters before = bed.controller.readSwitchCounters();
-            final int secret = bed.controller.registerJob(new JobSpec(job, gen, k, pool,
-                    List.of(a.address(), b.address()))).spec().secret();
+            final int secret = bed.controller
+                    .registerJob(new JobSpec(job, gen, k, pool, List.of(a.address(), b.address())))
+                    .spec()
+                    .secret();
             final InetSocketAddress lane = bed.sw.address().laneAddresses().get(0);
             final int[] v = new int[k];
             Arrays.fill(v, 5);
 
-            a.send(new byte[12], lane);                                                          // MALFORMED
-            a.send(UdpPeer.contribution(999, gen, secret, 0, 0, pool, v), lane);                  // UNKNOWN_JOB
-            a.send(UdpPeer.contribution(job, gen, ~secret, 0, 0, pool, v), lane);                 // BAD_SECRET
-            stranger.send(UdpPeer.contribution(job, gen + 1, secret ^ 1, 0, 0, pool, v), lane);   // BAD_SECRET
-            a.send(UdpPeer.contribution(job, gen + 1, secret, 0, 0, pool, v), lane);              // STALE_GENERATION
-            a.send(UdpPeer.contribution(job, gen, secret, 1, 0, pool, v), lane);                  // UNKNOWN_SENDER
-            stranger.send(UdpPeer.contribution(job, gen, secret, 0, 0, pool, v), lane);           // UNKNOWN_SENDER
-            a.send(UdpPeer.contribution(job, gen, secret, 0, 0, pool, new int[k / 2]), lane);     // WRONG_K
-            a.send(UdpPeer.datagram(1, 0, k, job, gen, 0, pool, -32768, 0, secret, v), lane);     // BAD_SLOT
-            a.send(UdpPeer.contribution(job, gen, secret, 0, 1, pool, v), lane);                  // g=1: consumed
-            a.send(UdpPeer.contribution(job, gen, secret, 0, 1, pool, v), lane);                  // DUPLICATE_PENDING
-            b.send(UdpPeer.contribution(job, gen, secret, 1, 1, pool, v), lane);                  // completes g=1
+            a.send(new byte[12], lane); // MALFORMED
+            a.send(UdpPeer.contribution(999, gen, secret, 0, 0, pool, v), lane); // UNKNOWN_JOB
+            a.send(UdpPeer.contribution(job, gen, ~secret, 0, 0, pool, v), lane); // BAD_SECRET
+            stranger.send(UdpPeer.contribution(job, gen + 1, secret ^ 1, 0, 0, pool, v), lane); // BAD_SECRET
+            a.send(UdpPeer.contribution(job, gen + 1, secret, 0, 0, pool, v), lane); // STALE_GENERATION
+            a.send(UdpPeer.contribution(job, gen, secret, 1, 0, pool, v), lane); // UNKNOWN_SENDER
+            stranger.send(UdpPeer.contribution(job, gen, secret, 0, 0, pool, v), lane); // UNKNOWN_SENDER
+            a.send(UdpPeer.contribution(job, gen, secret, 0, 0, pool, new int[k / 2]), lane); // WRONG_K
+            a.send(UdpPeer.datagram(1, 0, k, job, gen, 0, pool, -32768, 0, secret, v), lane); // BAD_SLOT
+            a.send(UdpPeer.contribution(job, gen, secret, 0, 1, pool, v), lane); // g=1: consumed
+            a.send(UdpPeer.contribution(job, gen, secret, 0, 1, pool, v), lane); // DUPLICATE_PENDING
+            b.send(UdpPeer.contribution(job, gen, secret, 1, 1, pool, v), lane); // completes g=1
             assertNotNull(a.receive(WAIT_MS), "rank 0 gets the result of g=1");
             assertNotNull(b.receive(WAIT_MS), "rank 1 gets the result of g=1");
 
@@ -145,8 +150,10 @@ class ControllerCountersTest {
             bed.controller.removeJob(job);
             a.send(UdpPeer.contribution(job, gen, secret, 0, 2, pool, v), lane);
             final long[] dropReason = bed.controller.readCounter(P4Names.DROP_REASON);
-            assertEquals(2, dropReason[DropReason.UNKNOWN_SENDER.ordinal()]
-                    - before.drops(DropReason.UNKNOWN_SENDER), "removed job's drops still counted");
+            assertEquals(
+                    2,
+                    dropReason[DropReason.UNKNOWN_SENDER.ordinal()] - before.drops(DropReason.UNKNOWN_SENDER),
+                    "removed job's drops still counted");
         }
     }
 }

@@ -1,6 +1,18 @@
 package org.switchml.control;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.grpc.Status;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -10,19 +22,6 @@ import org.switchml.p4info.P4Names;
 import org.switchml.protocol.JobSpec;
 import p4.v1.P4RuntimeOuterClass.MulticastGroupEntry;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
-
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Jobs created and removed through the controller, over real gRPC, on the software switch. */
 class ControllerJobLifecycleTest {
@@ -48,8 +47,10 @@ class ControllerJobLifecycleTest {
 
     private static long countFor(final List<TableEntry> entries, final int jobId) {
         // The job id is the first match field of every SwitchML table.
-        return entries.stream().filter(e -> Bytestrings.decode(e.getMatch(0).getExact().getValue(), 32, "job")
-                == Integer.toUnsignedLong(jobId)).count();
+        return entries.stream()
+                .filter(e -> Bytestrings.decode(e.getMatch(0).getExact().getValue(), 32, "job")
+                        == Integer.toUnsignedLong(jobId))
+                .count();
     }
 
     @Test
@@ -67,7 +68,9 @@ class ControllerJobLifecycleTest {
         assertEquals(3, countFor(c.readEntries(P4Names.WORKER_TABLE), 501));
         assertEquals(3, countFor(c.readEntries(P4Names.RESULT_TABLE), 501));
         final MulticastGroupEntry group = c.readMulticastGroups().stream()
-                .filter(g -> g.getMulticastGroupId() == job.resources().multicastGroup()).findFirst().orElseThrow();
+                .filter(g -> g.getMulticastGroupId() == job.resources().multicastGroup())
+                .findFirst()
+                .orElseThrow();
         assertEquals(3, group.getReplicasCount());
         for (int r = 0; r < 3; r++) {
             assertEquals(r, group.getReplicas(r).getInstance(), "replica instance = rank");
@@ -78,8 +81,8 @@ class ControllerJobLifecycleTest {
         assertEquals(0, countFor(c.readEntries(P4Names.JOB_TABLE), 501));
         assertEquals(0, countFor(c.readEntries(P4Names.WORKER_TABLE), 501));
         assertEquals(0, countFor(c.readEntries(P4Names.RESULT_TABLE), 501));
-        assertTrue(c.readMulticastGroups().stream().noneMatch(g -> g.getMulticastGroupId()
-                == job.resources().multicastGroup()));
+        assertTrue(c.readMulticastGroups().stream()
+                .noneMatch(g -> g.getMulticastGroupId() == job.resources().multicastGroup()));
         assertTrue(bed.server.liveJobs().stream().noneMatch(s -> s.jobId() == 501));
     }
 
@@ -94,13 +97,19 @@ class ControllerJobLifecycleTest {
             assertTrue(a.resources().multicastGroup() != b.resources().multicastGroup());
 
             final JobResources clash = new JobResources(60, a.resources().poolBase() + 10, 8, 900);
-            final SwitchControlException overlap = assertThrows(SwitchControlException.class,
+            final SwitchControlException overlap = assertThrows(
+                    SwitchControlException.class,
                     () -> c.registerJob(new JobSpec(603, 1, 64, 8, endpoints(1, 41_201)), List.of(), clash));
             assertEquals(Status.Code.ALREADY_EXISTS, overlap.code());
-            assertTrue(overlap.getMessage().contains("overlaps") && overlap.getMessage().contains("job 601"),
+            assertTrue(
+                    overlap.getMessage().contains("overlaps")
+                            && overlap.getMessage().contains("job 601"),
                     overlap.getMessage());
-            final SwitchControlException index = assertThrows(SwitchControlException.class,
-                    () -> c.registerJob(new JobSpec(603, 1, 64, 8, endpoints(1, 41_201)), List.of(),
+            final SwitchControlException index = assertThrows(
+                    SwitchControlException.class,
+                    () -> c.registerJob(
+                            new JobSpec(603, 1, 64, 8, endpoints(1, 41_201)),
+                            List.of(),
                             new JobResources(b.resources().jobIndex(), 1500, 8, 901)));
             assertTrue(index.getMessage().contains("job index"), index.getMessage());
             assertEquals(null, c.job(603));
@@ -131,7 +140,8 @@ class ControllerJobLifecycleTest {
         try {
             final RegisteredJob big = c.registerJob(new JobSpec(700, 1, 64, 1900, endpoints(1, 42_000)));
             ids.add(700);
-            final SwitchControlException pool = assertThrows(SwitchControlException.class,
+            final SwitchControlException pool = assertThrows(
+                    SwitchControlException.class,
                     () -> c.registerJob(new JobSpec(701, 1, 64, 200, endpoints(1, 42_001))));
             assertEquals(Status.Code.RESOURCE_EXHAUSTED, pool.code());
             assertTrue(pool.getMessage().contains("pool slots"), pool.getMessage());
@@ -139,11 +149,13 @@ class ControllerJobLifecycleTest {
             final Set<Integer> indices = new HashSet<>();
             for (int j = 1; j < 64; j++) {
                 indices.add(c.registerJob(new JobSpec(700 + j, 1, 64, 1, endpoints(1, 42_100 + j)))
-                        .resources().jobIndex());
+                        .resources()
+                        .jobIndex());
                 ids.add(700 + j);
             }
             assertEquals(63, indices.size());
-            final SwitchControlException full = assertThrows(SwitchControlException.class,
+            final SwitchControlException full = assertThrows(
+                    SwitchControlException.class,
                     () -> c.registerJob(new JobSpec(800, 1, 64, 1, endpoints(1, 42_300))));
             assertEquals(Status.Code.RESOURCE_EXHAUSTED, full.code());
             assertTrue(full.getMessage().contains("job indices"), full.getMessage());
@@ -158,15 +170,17 @@ class ControllerJobLifecycleTest {
     @Test
     void aBmv2PipelineRefusesAnyKButSixtyFour() {
         // The software switch accepts (and ignores) a BMv2 JSON; the controller then applies BMv2's rules.
-        try (ControlTestBed bmv2 = ControlTestBed.start(1, PipelineConfig.bmv2("{\"program\": \"switchml.p4\"}"
-                .getBytes(StandardCharsets.UTF_8)))) {
+        try (ControlTestBed bmv2 = ControlTestBed.start(
+                1, PipelineConfig.bmv2("{\"program\": \"switchml.p4\"}".getBytes(StandardCharsets.UTF_8)))) {
             assertEquals(Target.BMV2, bmv2.controller.target());
-            final List<WorkerAttachment> ports = List.of(new WorkerAttachment(0x020000000001L, 1),
-                    new WorkerAttachment(0x020000000002L, 2));
-            final IllegalArgumentException k = assertThrows(IllegalArgumentException.class,
+            final List<WorkerAttachment> ports =
+                    List.of(new WorkerAttachment(0x020000000001L, 1), new WorkerAttachment(0x020000000002L, 2));
+            final IllegalArgumentException k = assertThrows(
+                    IllegalArgumentException.class,
                     () -> bmv2.controller.registerJob(new JobSpec(1, 1, 32, 4, endpoints(2, 43_001)), ports));
             assertTrue(k.getMessage().contains("k = 32") && k.getMessage().contains("64"), k.getMessage());
-            final IllegalArgumentException noPorts = assertThrows(IllegalArgumentException.class,
+            final IllegalArgumentException noPorts = assertThrows(
+                    IllegalArgumentException.class,
                     () -> bmv2.controller.registerJob(new JobSpec(1, 1, 64, 4, endpoints(2, 43_001))));
             assertTrue(noPorts.getMessage().contains("attachment"), noPorts.getMessage());
             final RegisteredJob ok = bmv2.controller.registerJob(new JobSpec(1, 1, 64, 4, endpoints(2, 43_001)), ports);

@@ -1,11 +1,21 @@
 package org.switchml.control;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.switchml.dataplane.SoftwareSwitch;
@@ -16,17 +26,6 @@ import org.switchml.p4info.P4Names;
 import org.switchml.protocol.JobSpec;
 import p4.v1.P4RuntimeGrpc;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A new shape of a live job whose installation the switch refuses: neither shape stays, on the switch, in the
@@ -47,12 +46,15 @@ class ControllerReshapeTest {
         }
 
         @Override
-        public <Q, A> ServerCall.Listener<Q> interceptCall(final ServerCall<Q, A> call, final Metadata headers,
-                                                          final ServerCallHandler<Q, A> next) {
-            if (call.getMethodDescriptor().getFullMethodName().equals(P4RuntimeGrpc.getWriteMethod().getFullMethodName())
-                    && pass.getAndDecrement() <= 0 && fail.getAndDecrement() > 0) {
+        public <Q, A> ServerCall.Listener<Q> interceptCall(
+                final ServerCall<Q, A> call, final Metadata headers, final ServerCallHandler<Q, A> next) {
+            if (call.getMethodDescriptor()
+                            .getFullMethodName()
+                            .equals(P4RuntimeGrpc.getWriteMethod().getFullMethodName())
+                    && pass.getAndDecrement() <= 0
+                    && fail.getAndDecrement() > 0) {
                 call.close(Status.UNAVAILABLE.withDescription("injected failure"), new Metadata());
-                return new ServerCall.Listener<>() { };
+                return new ServerCall.Listener<>() {};
             }
             return next.startCall(call, headers);
         }
@@ -82,16 +84,18 @@ class ControllerReshapeTest {
     void aReshapeTheSwitchRefusesLeavesNeitherShapeAndFreesItsResources() {
         final FailingWrites faults = new FailingWrites();
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             SwitchRuntimeServer p4 = SwitchRuntimeServer.start(sw, "127.0.0.1", 0, 0,
-                     InsecureServerCredentials.create(), faults);
-             SwitchController c = SwitchController.connect(ControllerOptions.of("127.0.0.1", p4.port()))) {
+                SwitchRuntimeServer p4 =
+                        SwitchRuntimeServer.start(sw, "127.0.0.1", 0, 0, InsecureServerCredentials.create(), faults);
+                SwitchController c = SwitchController.connect(ControllerOptions.of("127.0.0.1", p4.port()))) {
             c.setPipeline(PipelineConfig.softwareSwitch());
             final RegisteredJob two = c.registerJob(spec(7, 2));
             assertEquals(1, p4.liveJobs().size());
             assertEquals(5, entriesOf(c, 7)); // job_table, 2 worker rows, 2 result rows
-            // Three workers instead of two: the old shape is removed (two writes), then the new one's first write fails.
+            // Three workers instead of two: the old shape is removed (two writes), then the new one's first write
+            // fails.
             faults.arm(2, 1);
-            final SwitchControlException e = assertThrows(SwitchControlException.class, () -> c.registerJob(spec(7, 3)));
+            final SwitchControlException e =
+                    assertThrows(SwitchControlException.class, () -> c.registerJob(spec(7, 3)));
             assertTrue(e.getMessage().contains("injected failure"), e.getMessage());
             assertNull(c.job(7), "a phantom job stayed registered");
             assertEquals(0, entriesOf(c, 7));
@@ -110,9 +114,9 @@ class ControllerReshapeTest {
     void whatTheSwitchRefusesToDeleteKeepsItsResourcesUntilALaterCallDeletesIt() {
         final FailingWrites faults = new FailingWrites();
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             SwitchRuntimeServer p4 = SwitchRuntimeServer.start(sw, "127.0.0.1", 0, 0,
-                     InsecureServerCredentials.create(), faults);
-             SwitchController c = SwitchController.connect(ControllerOptions.of("127.0.0.1", p4.port()))) {
+                SwitchRuntimeServer p4 =
+                        SwitchRuntimeServer.start(sw, "127.0.0.1", 0, 0, InsecureServerCredentials.create(), faults);
+                SwitchController c = SwitchController.connect(ControllerOptions.of("127.0.0.1", p4.port()))) {
             c.setPipeline(PipelineConfig.softwareSwitch());
             // The workers, results and group go in; the job_table entry and then the undo are refused.
             faults.arm(1, 2);

@@ -1,13 +1,5 @@
 package org.switchml.control;
 
-import org.switchml.client.ClientOptions;
-import org.switchml.client.ClientStats;
-import org.switchml.client.JobSession;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchAddress;
-import org.switchml.testing.Vectors;
-
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -26,6 +18,13 @@ import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.ClientStats;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.testing.Vectors;
 
 /**
  * One host's workers of the BMv2 end-to-end tests, run as its own JVM inside the host's network namespace
@@ -36,12 +35,10 @@ import java.util.concurrent.TimeUnit;
  * Prints {@code READY} once joined and {@code DONE} at the end; exits 1 on any failure.
  */
 public final class NamespaceWorker {
-    private NamespaceWorker() {
-    }
+    private NamespaceWorker() {}
 
     /** One allreduce of a session: {@code fp64} double[] or float[] of {@code length} elements. */
-    record Call(int length, boolean fp64) {
-    }
+    record Call(int length, boolean fp64) {}
 
     /** The calls of a session, in order: float then fp64 double for each length. */
     static List<Call> calls(final int[] lengths) {
@@ -64,7 +61,8 @@ public final class NamespaceWorker {
 
     /** Rank {@code rank}'s input of call {@code call}: doubles (fp64 calls) or their float values. */
     static double[] input(final long seed, final int rank, final int call, final Call c) {
-        final SplittableRandom rnd = new SplittableRandom(seed ^ (0x9E3779B97F4A7C15L * (rank + 1)) ^ ((long) call << 48));
+        final SplittableRandom rnd =
+                new SplittableRandom(seed ^ (0x9E3779B97F4A7C15L * (rank + 1)) ^ ((long) call << 48));
         final double[] d = Vectors.mixed(rnd, c.length());
         return c.fp64() ? d : Vectors.toDoubles(Vectors.toFloats(d));
     }
@@ -75,8 +73,8 @@ public final class NamespaceWorker {
     }
 
     /** {@link #run(JobSession, long, int, List)}, with each call's wall time in {@code nanos}. */
-    static long[][] run(final JobSession session, final long seed, final int rank, final List<Call> calls,
-                        final long[] nanos) {
+    static long[][] run(
+            final JobSession session, final long seed, final int rank, final List<Call> calls, final long[] nanos) {
         final long[][] out = new long[calls.size()][];
         for (int i = 0; i < calls.size(); i++) {
             final Call c = calls.get(i);
@@ -103,7 +101,7 @@ public final class NamespaceWorker {
     static void write(final Path file, final long[][] results, final ClientStats stats, final long[] nanos)
             throws IOException {
         try (OutputStream f = Files.newOutputStream(file);
-             DataOutputStream out = new DataOutputStream(new BufferedOutputStream(f))) {
+                DataOutputStream out = new DataOutputStream(new BufferedOutputStream(f))) {
             out.writeLong(stats.packetsSent());
             out.writeLong(stats.retransmissions());
             out.writeLong(stats.lossDetected());
@@ -127,14 +125,20 @@ public final class NamespaceWorker {
     }
 
     /** What {@link #write} wrote: stats, each call's wall time, each call's result bits. */
-    record Output(ClientStats stats, long[] nanos, long[][] results) {
-    }
+    record Output(ClientStats stats, long[] nanos, long[][] results) {}
 
     static Output read(final Path file) throws IOException {
-        try (InputStream f = Files.newInputStream(file); DataInputStream in = new DataInputStream(
-                new BufferedInputStream(f))) {
-            final ClientStats stats = new ClientStats(in.readLong(), in.readLong(), in.readLong(), in.readLong(),
-                    in.readLong(), in.readLong(), in.readLong(), in.readLong());
+        try (InputStream f = Files.newInputStream(file);
+                DataInputStream in = new DataInputStream(new BufferedInputStream(f))) {
+            final ClientStats stats = new ClientStats(
+                    in.readLong(),
+                    in.readLong(),
+                    in.readLong(),
+                    in.readLong(),
+                    in.readLong(),
+                    in.readLong(),
+                    in.readLong(),
+                    in.readLong());
             final long[] nanos = new long[in.readInt()];
             for (int i = 0; i < nanos.length; i++) {
                 nanos[i] = in.readLong();
@@ -173,40 +177,50 @@ public final class NamespaceWorker {
             for (final String w : p.getProperty(pre + "workers").split(",")) {
                 workers.add(endpoint(w));
             }
-            final JobSpec spec = new JobSpec(Integer.parseInt(p.getProperty(pre + "jobId")),
+            final JobSpec spec = new JobSpec(
+                    Integer.parseInt(p.getProperty(pre + "jobId")),
                     Integer.parseInt(p.getProperty(pre + "generation")),
                     Integer.parseUnsignedInt(p.getProperty(pre + "secret")),
-                    Integer.parseInt(p.getProperty(pre + "k")), Integer.parseInt(p.getProperty(pre + "pool")), workers);
+                    Integer.parseInt(p.getProperty(pre + "k")),
+                    Integer.parseInt(p.getProperty(pre + "pool")),
+                    workers);
             final int rank = Integer.parseInt(p.getProperty(pre + "rank"));
             final long seed = Long.parseLong(p.getProperty(pre + "seed"));
             final int[] lengths = Arrays.stream(p.getProperty(pre + "lengths").split(","))
-                    .mapToInt(Integer::parseInt).toArray();
+                    .mapToInt(Integer::parseInt)
+                    .toArray();
             final Path out = Path.of(p.getProperty(pre + "out"));
             final int reps = Integer.parseInt(p.getProperty(pre + "reps", "1"));
             final boolean floatOnly = Boolean.parseBoolean(p.getProperty(pre + "floatOnly", "false"));
             final InetSocketAddress me = workers.get(rank);
             final long retransmitMs = Long.parseLong(p.getProperty("retransmitMs"));
-            final ClientOptions opts = new ClientOptions(me.getHostString(), me.getPort(), false,
+            final ClientOptions opts = new ClientOptions(
+                    me.getHostString(),
+                    me.getPort(),
+                    false,
                     // The given timeout is also the floor: without loss the test wants every packet sent once
                     // (BMv2's queueing delay varies by tens of ms, far above the default 1 ms floor).
-                    retransmitMs, retransmitMs,
+                    retransmitMs,
+                    retransmitMs,
                     Math.max(500, 2 * retransmitMs),
                     Long.parseLong(p.getProperty("resultTimeoutMs")),
                     null);
-            final Thread t = new Thread(() -> {
-                try (SwitchMLClient client = SwitchMLClient.open(opts)) {
-                    final JobSession session = client.join(spec, rank, sw);
-                    joined.countDown();
-                    awaitFile(go, goWaitMs);
-                    final List<Call> calls = calls(lengths, reps, floatOnly);
-                    final long[] nanos = new long[calls.size()];
-                    final long[][] results = run(session, seed, rank, calls, nanos);
-                    write(out, results, client.stats(), nanos);
-                } catch (final Throwable e) {
-                    failures.add(e);
-                    joined.countDown();
-                }
-            }, "session-" + s);
+            final Thread t = new Thread(
+                    () -> {
+                        try (SwitchMLClient client = SwitchMLClient.open(opts)) {
+                            final JobSession session = client.join(spec, rank, sw);
+                            joined.countDown();
+                            awaitFile(go, goWaitMs);
+                            final List<Call> calls = calls(lengths, reps, floatOnly);
+                            final long[] nanos = new long[calls.size()];
+                            final long[][] results = run(session, seed, rank, calls, nanos);
+                            write(out, results, client.stats(), nanos);
+                        } catch (final Throwable e) {
+                            failures.add(e);
+                            joined.countDown();
+                        }
+                    },
+                    "session-" + s);
             threads.add(t);
             t.start();
         }

@@ -1,19 +1,18 @@
 package org.switchml.control;
 
-import io.grpc.Status;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.switchml.protocol.JobSpec;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.protocol.JobSpec;
 
 /** How the controller hands out a switch's job indices, slot ranges, multicast groups and worker rows. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
@@ -47,16 +46,20 @@ class ResourceAllocatorTest {
     void whatDoesNotFitIsRefusedNamingWhat() {
         final ResourceAllocator a = new ResourceAllocator(32, 2, 8, 6);
         a.allocate(job(1, 16, 4), null);
-        final SwitchControlException rows = assertThrows(SwitchControlException.class, () -> a.allocate(job(2, 8, 3), null));
+        final SwitchControlException rows =
+                assertThrows(SwitchControlException.class, () -> a.allocate(job(2, 8, 3), null));
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, rows.code());
         assertTrue(rows.getMessage().contains("4 of 6 rows in use"), rows.getMessage());
-        final SwitchControlException slots = assertThrows(SwitchControlException.class, () -> a.allocate(job(3, 17, 1), null));
+        final SwitchControlException slots =
+                assertThrows(SwitchControlException.class, () -> a.allocate(job(3, 17, 1), null));
         assertTrue(slots.getMessage().contains("no free run of 17 pool slots (16 of 32 free)"), slots.getMessage());
         a.allocate(job(4, 8, 1), null);
-        final SwitchControlException indices = assertThrows(SwitchControlException.class, () -> a.allocate(job(5, 1, 1), null));
+        final SwitchControlException indices =
+                assertThrows(SwitchControlException.class, () -> a.allocate(job(5, 1, 1), null));
         assertTrue(indices.getMessage().contains("all 2 job indices are in use"), indices.getMessage());
         assertThrows(IllegalArgumentException.class, () -> a.allocate(job(6, 33, 1), null), "more than the pool");
-        final SwitchControlException twice = assertThrows(SwitchControlException.class, () -> a.allocate(job(1, 1, 1), null));
+        final SwitchControlException twice =
+                assertThrows(SwitchControlException.class, () -> a.allocate(job(1, 1, 1), null));
         assertEquals(Status.Code.ALREADY_EXISTS, twice.code());
     }
 
@@ -64,14 +67,20 @@ class ResourceAllocatorTest {
     void requestedResourcesAreCheckedAgainstLiveJobs() {
         final ResourceAllocator a = new ResourceAllocator(64, 4, 8, 16);
         a.allocate(job(1, 16, 2), new JobResources(2, 8, 16, 5));
-        final SwitchControlException overlap = assertThrows(SwitchControlException.class,
-                () -> a.allocate(job(2, 8, 2), new JobResources(0, 20, 8, 1)));
+        final SwitchControlException overlap = assertThrows(
+                SwitchControlException.class, () -> a.allocate(job(2, 8, 2), new JobResources(0, 20, 8, 1)));
         assertTrue(overlap.getMessage().contains("overlaps the pool"), overlap.getMessage());
-        assertThrows(SwitchControlException.class, () -> a.allocate(job(3, 8, 2), new JobResources(2, 40, 8, 1)),
+        assertThrows(
+                SwitchControlException.class,
+                () -> a.allocate(job(3, 8, 2), new JobResources(2, 40, 8, 1)),
                 "the job index is held");
-        assertThrows(SwitchControlException.class, () -> a.allocate(job(4, 8, 2), new JobResources(1, 40, 8, 5)),
+        assertThrows(
+                SwitchControlException.class,
+                () -> a.allocate(job(4, 8, 2), new JobResources(1, 40, 8, 5)),
                 "the group is held");
-        assertThrows(IllegalArgumentException.class, () -> a.allocate(job(5, 8, 2), new JobResources(1, 60, 8, 1)),
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> a.allocate(job(5, 8, 2), new JobResources(1, 60, 8, 1)),
                 "past the last slot");
         // A positive control: what overlaps nothing is taken as asked.
         assertEquals(new JobResources(1, 24, 8, 1), a.allocate(job(6, 8, 2), new JobResources(1, 24, 8, 1)));

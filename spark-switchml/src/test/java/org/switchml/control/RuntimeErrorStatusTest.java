@@ -1,5 +1,10 @@
 package org.switchml.control;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import io.grpc.Grpc;
@@ -8,6 +13,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,6 +29,7 @@ import org.switchml.p4info.P4Names;
 import org.switchml.protocol.JobSpec;
 import p4.config.v1.P4InfoOuterClass.P4Info;
 import p4.v1.P4RuntimeGrpc;
+import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.CounterEntry;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.FieldMatch;
@@ -29,17 +39,6 @@ import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Uint128;
 import p4.v1.P4RuntimeOuterClass.Update;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
-import p4.v1.P4RuntimeOuterClass;
-
-import java.net.InetSocketAddress;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Every kind of bad request gets a clear gRPC status naming the thing: as P4Runtime specifies, a batch
@@ -52,7 +51,8 @@ class RuntimeErrorStatusTest {
     @BeforeAll
     static void start() {
         bed = ControlTestBed.start(1);
-        raw = Grpc.newChannelBuilderForAddress("127.0.0.1", bed.server.port(), InsecureChannelCredentials.create()).build();
+        raw = Grpc.newChannelBuilderForAddress("127.0.0.1", bed.server.port(), InsecureChannelCredentials.create())
+                .build();
     }
 
     @AfterAll
@@ -67,12 +67,18 @@ class RuntimeErrorStatusTest {
 
     /** A Write as the primary (election id 1; the server trusts the id, as P4Runtime servers do). */
     private static void write(final Update... updates) {
-        stub().write(WriteRequest.newBuilder().setDeviceId(0).setElectionId(Uint128.newBuilder().setLow(1))
-                .addAllUpdates(List.of(updates)).build());
+        stub().write(WriteRequest.newBuilder()
+                .setDeviceId(0)
+                .setElectionId(Uint128.newBuilder().setLow(1))
+                .addAllUpdates(List.of(updates))
+                .build());
     }
 
     private static Update insert(final TableEntry e) {
-        return Update.newBuilder().setType(Update.Type.INSERT).setEntity(Entity.newBuilder().setTableEntry(e)).build();
+        return Update.newBuilder()
+                .setType(Update.Type.INSERT)
+                .setEntity(Entity.newBuilder().setTableEntry(e))
+                .build();
     }
 
     private static StatusRuntimeException status(final Status.Code code, final Executable call) {
@@ -94,29 +100,50 @@ class RuntimeErrorStatusTest {
     }
 
     private static Map<String, Long> jobParams() {
-        return Map.of("generation", 1L, "num_workers", 1L, "pool_base", 0L, "pool_size", 4L, "mcast_grp", 9L,
-                "job_index", 9L, "k", 64L, "secret", 0xCAFEF00DL);
+        return Map.of(
+                "generation",
+                1L,
+                "num_workers",
+                1L,
+                "pool_base",
+                0L,
+                "pool_size",
+                4L,
+                "mcast_grp",
+                9L,
+                "job_index",
+                9L,
+                "k",
+                64L,
+                "secret",
+                0xCAFEF00DL);
     }
 
     @Test
     void unknownTableIsNotFound() throws Exception {
-        final TableEntry bad = jobEntry(jobParams()).toBuilder().setTableId(12345).build();
+        final TableEntry bad =
+                jobEntry(jobParams()).toBuilder().setTableId(12345).build();
         final P4RuntimeOuterClass.Error err = updateError(() -> write(insert(bad)));
         assertEquals(Status.Code.NOT_FOUND.value(), err.getCanonicalCode());
         assertTrue(err.getMessage().contains("table id 12345"), err.getMessage());
         // The controller surfaces the update's code and names the update.
-        final SwitchControlException c = assertThrows(SwitchControlException.class,
-                () -> bed.controller.writeUpdates(List.of(insert(bad))));
+        final SwitchControlException c =
+                assertThrows(SwitchControlException.class, () -> bed.controller.writeUpdates(List.of(insert(bad))));
         assertEquals(Status.Code.UNKNOWN, c.code());
         assertEquals(Status.Code.NOT_FOUND, c.updateErrors().get(0).code());
         assertTrue(c.getMessage().contains("table id 12345"), c.getMessage());
         // Reads answer directly.
-        final StatusRuntimeException read = status(Status.Code.NOT_FOUND, () -> stub().read(ReadRequest.newBuilder()
-                .addEntities(Entity.newBuilder().setTableEntry(TableEntry.newBuilder().setTableId(12345))).build())
-                .hasNext());
+        final StatusRuntimeException read = status(
+                Status.Code.NOT_FOUND,
+                () -> stub().read(ReadRequest.newBuilder()
+                                .addEntities(Entity.newBuilder()
+                                        .setTableEntry(TableEntry.newBuilder().setTableId(12345)))
+                                .build())
+                        .hasNext());
         assertTrue(read.getStatus().getDescription().contains("table id 12345"));
         // And names unknown to the P4Info never leave the controller.
-        final IllegalArgumentException name = assertThrows(IllegalArgumentException.class,
+        final IllegalArgumentException name = assertThrows(
+                IllegalArgumentException.class,
                 () -> bed.controller.insertEntry("SwitchMLIngress.nope", Map.of(), null, Map.of()));
         assertTrue(name.getMessage().contains("SwitchMLIngress.nope"));
     }
@@ -124,22 +151,32 @@ class RuntimeErrorStatusTest {
     @Test
     void wrongFieldOrParameterWidthIsInvalidArgument() throws Exception {
         final TableEntry good = jobEntry(jobParams());
-        final TableEntry wideKey = good.toBuilder().setMatch(0, FieldMatch.newBuilder(good.getMatch(0))
-                .setExact(FieldMatch.Exact.newBuilder().setValue(ByteString.copyFrom(new byte[] {0, 0, 0, 0, 77}))))
+        final TableEntry wideKey = good.toBuilder()
+                .setMatch(
+                        0,
+                        FieldMatch.newBuilder(good.getMatch(0))
+                                .setExact(FieldMatch.Exact.newBuilder()
+                                        .setValue(ByteString.copyFrom(new byte[] {0, 0, 0, 0, 77}))))
                 .build();
         final P4RuntimeOuterClass.Error key = updateError(() -> write(insert(wideKey)));
         assertEquals(Status.Code.INVALID_ARGUMENT.value(), key.getCanonicalCode());
-        assertTrue(key.getMessage().contains("hdr.switchml.job_id") && key.getMessage().contains("5 bytes"),
+        assertTrue(
+                key.getMessage().contains("hdr.switchml.job_id")
+                        && key.getMessage().contains("5 bytes"),
                 key.getMessage());
 
         final P4InfoIndex.Action setJob = bed.controller.p4info().action(P4Names.SET_JOB);
         final int kIndex = setJob.params().indexOf(setJob.param("k"));
         final TableEntry.Builder wideParam = good.toBuilder();
-        wideParam.getActionBuilder().getActionBuilder().getParamsBuilder(kIndex)
+        wideParam
+                .getActionBuilder()
+                .getActionBuilder()
+                .getParamsBuilder(kIndex)
                 .setValue(ByteString.copyFrom(new byte[] {1, 0, 0}));
         final P4RuntimeOuterClass.Error param = updateError(() -> write(insert(wideParam.build())));
         assertEquals(Status.Code.INVALID_ARGUMENT.value(), param.getCanonicalCode());
-        assertTrue(param.getMessage().contains("parameter k") && param.getMessage().contains("3 bytes"),
+        assertTrue(
+                param.getMessage().contains("parameter k") && param.getMessage().contains("3 bytes"),
                 param.getMessage());
 
         final TableEntry.Builder unknownAction = good.toBuilder();
@@ -151,8 +188,12 @@ class RuntimeErrorStatusTest {
 
     @Test
     void entryConflictsAndUnsupportedEntitiesAreNamed() throws Exception {
-        final TableEntry e = jobEntry(jobParams()).toBuilder().setMatch(0, FieldMatch.newBuilder()
-                .setFieldId(1).setExact(FieldMatch.Exact.newBuilder().setValue(ByteString.copyFrom(new byte[] {78}))))
+        final TableEntry e = jobEntry(jobParams()).toBuilder()
+                .setMatch(
+                        0,
+                        FieldMatch.newBuilder()
+                                .setFieldId(1)
+                                .setExact(FieldMatch.Exact.newBuilder().setValue(ByteString.copyFrom(new byte[] {78}))))
                 .build();
         write(insert(e));
         try {
@@ -160,28 +201,55 @@ class RuntimeErrorStatusTest {
             assertEquals(Status.Code.ALREADY_EXISTS.value(), dup.getCanonicalCode());
             assertTrue(dup.getMessage().contains("hdr.switchml.job_id=78"), dup.getMessage());
         } finally {
-            write(Update.newBuilder().setType(Update.Type.DELETE).setEntity(Entity.newBuilder().setTableEntry(e)).build());
+            write(Update.newBuilder()
+                    .setType(Update.Type.DELETE)
+                    .setEntity(Entity.newBuilder().setTableEntry(e))
+                    .build());
         }
         final P4RuntimeOuterClass.Error missing = updateError(() -> write(Update.newBuilder()
-                .setType(Update.Type.DELETE).setEntity(Entity.newBuilder().setTableEntry(e)).build()));
+                .setType(Update.Type.DELETE)
+                .setEntity(Entity.newBuilder().setTableEntry(e))
+                .build()));
         assertEquals(Status.Code.NOT_FOUND.value(), missing.getCanonicalCode());
 
-        status(Status.Code.NOT_FOUND, () -> stub().read(ReadRequest.newBuilder().addEntities(Entity.newBuilder()
-                .setCounterEntry(CounterEntry.newBuilder().setCounterId(4242))).build()).hasNext());
-        final StatusRuntimeException reg = status(Status.Code.UNIMPLEMENTED, () -> stub().read(ReadRequest.newBuilder()
-                .addEntities(Entity.newBuilder().setRegisterEntry(RegisterEntry.newBuilder().setRegisterId(1))).build())
-                .hasNext());
+        status(
+                Status.Code.NOT_FOUND,
+                () -> stub().read(ReadRequest.newBuilder()
+                                .addEntities(Entity.newBuilder()
+                                        .setCounterEntry(
+                                                CounterEntry.newBuilder().setCounterId(4242)))
+                                .build())
+                        .hasNext());
+        final StatusRuntimeException reg = status(
+                Status.Code.UNIMPLEMENTED,
+                () -> stub().read(ReadRequest.newBuilder()
+                                .addEntities(Entity.newBuilder()
+                                        .setRegisterEntry(
+                                                RegisterEntry.newBuilder().setRegisterId(1)))
+                                .build())
+                        .hasNext());
         assertTrue(reg.getStatus().getDescription().contains("register"));
-        status(Status.Code.NOT_FOUND, () -> stub().read(ReadRequest.newBuilder().setDeviceId(7)
-                .addEntities(Entity.newBuilder().setTableEntry(TableEntry.getDefaultInstance())).build()).hasNext());
+        status(
+                Status.Code.NOT_FOUND,
+                () -> stub().read(ReadRequest.newBuilder()
+                                .setDeviceId(7)
+                                .addEntities(Entity.newBuilder().setTableEntry(TableEntry.getDefaultInstance()))
+                                .build())
+                        .hasNext());
     }
 
     @Test
     void writesFromAnElectionIdThatIsNotPrimaryAreDenied() {
-        final StatusRuntimeException e = status(Status.Code.PERMISSION_DENIED, () -> stub().write(WriteRequest
-                .newBuilder().setDeviceId(0).setElectionId(Uint128.newBuilder().setLow(99))
-                .addUpdates(insert(jobEntry(jobParams()))).build()));
-        assertTrue(e.getStatus().getDescription().contains("election id 99"), e.getStatus().getDescription());
+        final StatusRuntimeException e = status(
+                Status.Code.PERMISSION_DENIED,
+                () -> stub().write(WriteRequest.newBuilder()
+                        .setDeviceId(0)
+                        .setElectionId(Uint128.newBuilder().setLow(99))
+                        .addUpdates(insert(jobEntry(jobParams())))
+                        .build()));
+        assertTrue(
+                e.getStatus().getDescription().contains("election id 99"),
+                e.getStatus().getDescription());
     }
 
     @Test
@@ -204,14 +272,33 @@ class RuntimeErrorStatusTest {
                 assertEquals(Status.Code.PERMISSION_DENIED, lower.code());
                 assertTrue(lower.getMessage().contains("election id 5"), lower.getMessage());
                 // The demoted controller is refused (by the switch, or already by itself once told).
-                final SwitchControlException demoted = assertThrows(SwitchControlException.class,
-                        () -> first.registerJob(new JobSpec(2, 1, 64, 4,
-                                List.of(new InetSocketAddress("127.0.0.1", 45_002)))));
+                final SwitchControlException demoted = assertThrows(
+                        SwitchControlException.class,
+                        () -> first.registerJob(
+                                new JobSpec(2, 1, 64, 4, List.of(new InetSocketAddress("127.0.0.1", 45_002)))));
                 assertEquals(Status.Code.PERMISSION_DENIED, demoted.code(), demoted.getMessage());
                 assertFalse(first.isPrimary());
-                second.insertEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 3L), P4Names.SET_JOB, Map.of(
-                        "generation", 1L, "num_workers", 1L, "pool_base", 100L, "pool_size", 4L, "mcast_grp", 50L,
-                        "job_index", 50L, "k", 64L, "secret", 7L));
+                second.insertEntry(
+                        P4Names.JOB_TABLE,
+                        Map.of(P4Names.F_JOB_ID, 3L),
+                        P4Names.SET_JOB,
+                        Map.of(
+                                "generation",
+                                1L,
+                                "num_workers",
+                                1L,
+                                "pool_base",
+                                100L,
+                                "pool_size",
+                                4L,
+                                "mcast_grp",
+                                50L,
+                                "job_index",
+                                50L,
+                                "k",
+                                64L,
+                                "secret",
+                                7L));
             }
             assertTrue(first.awaitPrimary(10_000), "primary again once the higher controller left");
             assertTrue(first.removeJob(1));
@@ -222,31 +309,35 @@ class RuntimeErrorStatusTest {
     @Test
     void noPipelineMeansFailedPreconditionAndAForeignP4InfoIsRefused() throws InterruptedException {
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
-             SwitchController c = SwitchController.connect(ControlTestBed.optionsFor(server))) {
-            final SwitchControlException write = assertThrows(SwitchControlException.class,
-                    () -> c.writeUpdates(List.of(insert(c.tableEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 1L),
-                            P4Names.SET_JOB, jobParams())))));
+                SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, "127.0.0.1", 0);
+                SwitchController c = SwitchController.connect(ControlTestBed.optionsFor(server))) {
+            final SwitchControlException write = assertThrows(
+                    SwitchControlException.class,
+                    () -> c.writeUpdates(List.of(insert(c.tableEntry(
+                            P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 1L), P4Names.SET_JOB, jobParams())))));
             assertEquals(Status.Code.FAILED_PRECONDITION, write.code());
             assertTrue(write.getMessage().contains("SetForwardingPipelineConfig"), write.getMessage());
-            final SwitchControlException read = assertThrows(SwitchControlException.class,
-                    () -> c.readCounter(P4Names.DROP_REASON));
+            final SwitchControlException read =
+                    assertThrows(SwitchControlException.class, () -> c.readCounter(P4Names.DROP_REASON));
             assertEquals(Status.Code.FAILED_PRECONDITION, read.code());
-            assertThrows(IllegalStateException.class, () -> c.registerJob(new JobSpec(1, 1, 64, 4,
-                    List.of(new InetSocketAddress("127.0.0.1", 45_003)))));
+            assertThrows(
+                    IllegalStateException.class,
+                    () -> c.registerJob(new JobSpec(1, 1, 64, 4, List.of(new InetSocketAddress("127.0.0.1", 45_003)))));
 
             final P4Info.Builder other = c.p4info().p4info().toBuilder();
             other.getTablesBuilder(1).getPreambleBuilder().setName("SwitchMLIngress.sender_table");
-            try (SwitchController foreign = SwitchController.connect(ControlTestBed.optionsFor(server).withElectionId(2)
-                    .withP4Info(new P4InfoIndex(other.build())))) {
-                final SwitchControlException p4 = assertThrows(SwitchControlException.class,
-                        () -> foreign.setPipeline(PipelineConfig.softwareSwitch()));
+            try (SwitchController foreign = SwitchController.connect(
+                    ControlTestBed.optionsFor(server).withElectionId(2).withP4Info(new P4InfoIndex(other.build())))) {
+                final SwitchControlException p4 = assertThrows(
+                        SwitchControlException.class, () -> foreign.setPipeline(PipelineConfig.softwareSwitch()));
                 assertEquals(Status.Code.INVALID_ARGUMENT, p4.code());
                 assertTrue(p4.getMessage().contains("SwitchMLIngress.worker_table is missing"), p4.getMessage());
             }
         }
-        final SwitchControlException device = assertThrows(SwitchControlException.class,
-                () -> SwitchController.connect(ControlTestBed.optionsFor(bed.server).withDeviceId(7).withElectionId(9)));
+        final SwitchControlException device = assertThrows(
+                SwitchControlException.class,
+                () -> SwitchController.connect(
+                        ControlTestBed.optionsFor(bed.server).withDeviceId(7).withElectionId(9)));
         assertEquals(Status.Code.NOT_FOUND, device.code());
         assertTrue(device.getMessage().contains("device 0"), device.getMessage());
     }

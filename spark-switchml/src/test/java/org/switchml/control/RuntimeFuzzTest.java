@@ -1,5 +1,10 @@
 package org.switchml.control;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
@@ -15,6 +20,23 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
@@ -24,6 +46,7 @@ import org.switchml.protocol.JobSpec;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import p4.v1.P4RuntimeGrpc;
+import p4.v1.P4RuntimeOuterClass;
 import p4.v1.P4RuntimeOuterClass.Action;
 import p4.v1.P4RuntimeOuterClass.CounterEntry;
 import p4.v1.P4RuntimeOuterClass.Entity;
@@ -45,30 +68,6 @@ import p4.v1.P4RuntimeOuterClass.TableEntry;
 import p4.v1.P4RuntimeOuterClass.Uint128;
 import p4.v1.P4RuntimeOuterClass.Update;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
-import p4.v1.P4RuntimeOuterClass;
-
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.EnumMap;
-import java.util.HashSet;
-import java.util.Iterator;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.SplittableRandom;
-import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Malformed P4Runtime requests: thousands of Write, Read, SetForwardingPipelineConfig,
@@ -94,7 +93,14 @@ class RuntimeFuzzTest {
     private static final String ESCAPED = "Application error processing RPC";
 
     /** The request kinds fuzzed. */
-    enum Rpc { WRITE, READ, SET_PIPELINE, GET_PIPELINE, RAW_BYTES, STREAM }
+    enum Rpc {
+        WRITE,
+        READ,
+        SET_PIPELINE,
+        GET_PIPELINE,
+        RAW_BYTES,
+        STREAM
+    }
 
     @Test
     void malformedRequestsGetErrorStatusesAndNeverKillTheServer() throws Exception {
@@ -105,15 +111,16 @@ class RuntimeFuzzTest {
         final Level level = grpc.getLevel();
         grpc.setLevel(Level.OFF);
         try (ControlTestBed bed = ControlTestBed.start(1)) {
-            final ManagedChannel raw = Grpc.newChannelBuilderForAddress("127.0.0.1", bed.server.port(),
-                    InsecureChannelCredentials.create()).build();
+            final ManagedChannel raw = Grpc.newChannelBuilderForAddress(
+                            "127.0.0.1", bed.server.port(), InsecureChannelCredentials.create())
+                    .build();
             try {
                 final Fuzz fuzz = new Fuzz(bed, raw, rnd);
                 for (int i = 0; i < REQUESTS; i++) {
                     fuzz.one(i);
                 }
-                System.out.println("[p4runtime fuzz] " + REQUESTS + " requests; by kind " + fuzz.kinds
-                        + "; answers " + fuzz.codes);
+                System.out.println("[p4runtime fuzz] " + REQUESTS + " requests; by kind " + fuzz.kinds + "; answers "
+                        + fuzz.codes);
                 assertTrue(fuzz.codes.size() > 3, "the fuzz produced too few kinds of answer: " + fuzz.codes);
             } finally {
                 raw.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -123,8 +130,9 @@ class RuntimeFuzzTest {
             assertTrue(bed.controller.awaitPrimary(DEADLINE_MS), "the primary controller is primary again");
             bed.controller.setPipeline(PipelineConfig.softwareSwitch());
             exactAllReduce(bed);
-            final ManagedChannel again = Grpc.newChannelBuilderForAddress("127.0.0.1", bed.server.port(),
-                    InsecureChannelCredentials.create()).build();
+            final ManagedChannel again = Grpc.newChannelBuilderForAddress(
+                            "127.0.0.1", bed.server.port(), InsecureChannelCredentials.create())
+                    .build();
             try {
                 new Fuzz(bed, again, rnd).malformedWritesAreRefusedAndChangeNothing(MALFORMED);
             } finally {
@@ -137,9 +145,10 @@ class RuntimeFuzzTest {
 
     private static void exactAllReduce(final ControlTestBed bed) {
         try (SwitchMLClient a = SwitchMLClient.open(ClientOptions.defaults());
-             SwitchMLClient b = SwitchMLClient.open(ClientOptions.defaults())) {
-            final JobSpec spec = bed.controller.registerJob(new JobSpec(5150, 1, 64, 8,
-                    List.of(a.localAddress(), b.localAddress()))).spec();
+                SwitchMLClient b = SwitchMLClient.open(ClientOptions.defaults())) {
+            final JobSpec spec = bed.controller
+                    .registerJob(new JobSpec(5150, 1, 64, 8, List.of(a.localAddress(), b.localAddress())))
+                    .spec();
             final List<JobSession> s = List.of(a.join(spec, 0, bed.sw.address()), b.join(spec, 1, bed.sw.address()));
             final List<int[]> out = TestCluster.parallel(2, r -> s.get(r).allReduce(new int[] {r + 1, 1_000, -7}));
             assertArrayEquals(new int[] {3, 2_000, -14}, out.get(0));
@@ -166,52 +175,100 @@ class RuntimeFuzzTest {
             this.raw = raw;
             this.rnd = rnd;
             final SwitchController c = bed.controller;
-            final Map<String, Long> job = Map.of("generation", 1L, "num_workers", 2L, "pool_base", 0L, "pool_size", 4L,
-                    "mcast_grp", 3L, "job_index", 3L, "k", 64L, "secret", 0xABCDEFL);
+            final Map<String, Long> job = Map.of(
+                    "generation",
+                    1L,
+                    "num_workers",
+                    2L,
+                    "pool_base",
+                    0L,
+                    "pool_size",
+                    4L,
+                    "mcast_grp",
+                    3L,
+                    "job_index",
+                    3L,
+                    "k",
+                    64L,
+                    "secret",
+                    0xABCDEFL);
             entries = List.of(
                     c.tableEntry(P4Names.JOB_TABLE, Map.of(P4Names.F_JOB_ID, 77L), P4Names.SET_JOB, job),
-                    c.tableEntry(P4Names.WORKER_TABLE, Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_SRC_ADDR, 0x7F000001L,
-                            P4Names.F_SRC_PORT, 40_000L), P4Names.SET_WORKER, Map.of(P4Names.P_RANK, 0L,
-                            P4Names.P_BITMAP_BIT, 1L)),
-                    c.tableEntry(P4Names.WORKER_TABLE, Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_SRC_ADDR, 0x7F000001L,
-                            P4Names.F_SRC_PORT, 40_001L), P4Names.SET_WORKER, Map.of(P4Names.P_RANK, 1L,
-                            P4Names.P_BITMAP_BIT, 2L)),
-                    c.tableEntry(P4Names.RESULT_TABLE, Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_EGRESS_RID, 0L),
-                            P4Names.SET_RESULT_DEST, Map.of(P4Names.P_DST_MAC, 1L, P4Names.P_DST_IP, 0x7F000001L,
-                                    P4Names.P_DST_PORT, 40_000L)));
+                    c.tableEntry(
+                            P4Names.WORKER_TABLE,
+                            Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_SRC_ADDR, 0x7F000001L, P4Names.F_SRC_PORT, 40_000L),
+                            P4Names.SET_WORKER,
+                            Map.of(P4Names.P_RANK, 0L, P4Names.P_BITMAP_BIT, 1L)),
+                    c.tableEntry(
+                            P4Names.WORKER_TABLE,
+                            Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_SRC_ADDR, 0x7F000001L, P4Names.F_SRC_PORT, 40_001L),
+                            P4Names.SET_WORKER,
+                            Map.of(P4Names.P_RANK, 1L, P4Names.P_BITMAP_BIT, 2L)),
+                    c.tableEntry(
+                            P4Names.RESULT_TABLE,
+                            Map.of(P4Names.F_JOB_ID, 77L, P4Names.F_EGRESS_RID, 0L),
+                            P4Names.SET_RESULT_DEST,
+                            Map.of(P4Names.P_DST_MAC, 1L, P4Names.P_DST_IP, 0x7F000001L, P4Names.P_DST_PORT, 40_000L)));
             for (final Update.Type type : List.of(Update.Type.INSERT, Update.Type.MODIFY, Update.Type.DELETE)) {
                 for (final TableEntry e : entries) {
-                    updates.add(Update.newBuilder().setType(type).setEntity(Entity.newBuilder().setTableEntry(e)).build());
+                    updates.add(Update.newBuilder()
+                            .setType(type)
+                            .setEntity(Entity.newBuilder().setTableEntry(e))
+                            .build());
                 }
-                updates.add(Update.newBuilder().setType(type).setEntity(Entity.newBuilder()
-                        .setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder().setMulticastGroupEntry(
-                                MulticastGroupEntry.newBuilder().setMulticastGroupId(3)
-                                        .addReplicas(Replica.newBuilder().setEgressPort(1).setInstance(0))))).build());
+                updates.add(Update.newBuilder()
+                        .setType(type)
+                        .setEntity(Entity.newBuilder()
+                                .setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder()
+                                        .setMulticastGroupEntry(MulticastGroupEntry.newBuilder()
+                                                .setMulticastGroupId(3)
+                                                .addReplicas(Replica.newBuilder()
+                                                        .setEgressPort(1)
+                                                        .setInstance(0)))))
+                        .build());
             }
             for (final org.switchml.p4info.P4InfoIndex.Counter k : c.p4info().counters()) {
-                reads.add(Entity.newBuilder().setCounterEntry(CounterEntry.newBuilder().setCounterId(k.id())).build());
+                reads.add(Entity.newBuilder()
+                        .setCounterEntry(CounterEntry.newBuilder().setCounterId(k.id()))
+                        .build());
                 for (final long at : new long[] {0, k.size() - 1, k.size()}) {
-                    reads.add(Entity.newBuilder().setCounterEntry(CounterEntry.newBuilder().setCounterId(k.id())
-                            .setIndex(Index.newBuilder().setIndex(at))).build());
+                    reads.add(Entity.newBuilder()
+                            .setCounterEntry(CounterEntry.newBuilder()
+                                    .setCounterId(k.id())
+                                    .setIndex(Index.newBuilder().setIndex(at)))
+                            .build());
                 }
             }
             for (final TableEntry e : entries) {
-                reads.add(Entity.newBuilder().setTableEntry(TableEntry.newBuilder().setTableId(e.getTableId())).build());
+                reads.add(Entity.newBuilder()
+                        .setTableEntry(TableEntry.newBuilder().setTableId(e.getTableId()))
+                        .build());
                 reads.add(Entity.newBuilder().setTableEntry(e).build());
             }
-            reads.add(Entity.newBuilder().setTableEntry(TableEntry.getDefaultInstance()).build());
-            reads.add(Entity.newBuilder().setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder()
-                    .setMulticastGroupEntry(MulticastGroupEntry.getDefaultInstance())).build());
-            reads.add(Entity.newBuilder().setRegisterEntry(RegisterEntry.getDefaultInstance()).build());
+            reads.add(Entity.newBuilder()
+                    .setTableEntry(TableEntry.getDefaultInstance())
+                    .build());
+            reads.add(Entity.newBuilder()
+                    .setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder()
+                            .setMulticastGroupEntry(MulticastGroupEntry.getDefaultInstance()))
+                    .build());
+            reads.add(Entity.newBuilder()
+                    .setRegisterEntry(RegisterEntry.getDefaultInstance())
+                    .build());
         }
 
         private Uint128 election() {
-            return rnd.nextInt(10) < 8 ? Uint128.newBuilder().setLow(1).build()
-                    : Uint128.newBuilder().setHigh(rnd.nextInt(2)).setLow(rnd.nextLong()).build();
+            return rnd.nextInt(10) < 8
+                    ? Uint128.newBuilder().setLow(1).build()
+                    : Uint128.newBuilder()
+                            .setHigh(rnd.nextInt(2))
+                            .setLow(rnd.nextLong())
+                            .build();
         }
 
         private WriteRequest write() {
-            final WriteRequest.Builder w = WriteRequest.newBuilder().setDeviceId(0).setElectionId(election());
+            final WriteRequest.Builder w =
+                    WriteRequest.newBuilder().setDeviceId(0).setElectionId(election());
             final int n = 1 + rnd.nextInt(4);
             for (int i = 0; i < n; i++) {
                 w.addUpdates(updates.get(rnd.nextInt(updates.size())));
@@ -233,24 +290,32 @@ class RuntimeFuzzTest {
             final SetForwardingPipelineConfigRequest.Action action = rnd.nextInt(10) == 0
                     ? SetForwardingPipelineConfigRequest.Action.VERIFY_AND_COMMIT
                     : SetForwardingPipelineConfigRequest.Action.VERIFY;
-            return SetForwardingPipelineConfigRequest.newBuilder().setDeviceId(0).setElectionId(election())
-                    .setAction(action).setConfig(ForwardingPipelineConfig.newBuilder()
+            return SetForwardingPipelineConfigRequest.newBuilder()
+                    .setDeviceId(0)
+                    .setElectionId(election())
+                    .setAction(action)
+                    .setConfig(ForwardingPipelineConfig.newBuilder()
                             .setP4Info(bed.controller.p4info().p4info())
-                            .setP4DeviceConfig(ByteString.copyFromUtf8("{}"))).build();
+                            .setP4DeviceConfig(ByteString.copyFromUtf8("{}")))
+                    .build();
         }
 
         void one(final int i) {
             final Rpc kind = Rpc.values()[rnd.nextInt(Rpc.values().length)];
             kinds.merge(kind, 1, Integer::sum);
-            final P4RuntimeGrpc.P4RuntimeBlockingStub stub = P4RuntimeGrpc.newBlockingStub(raw)
-                    .withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS);
+            final P4RuntimeGrpc.P4RuntimeBlockingStub stub =
+                    P4RuntimeGrpc.newBlockingStub(raw).withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS);
             try {
                 switch (kind) {
                     case WRITE -> stub.write(mutate(write(), 0));
                     case READ -> drain(stub.read(mutate(read(), 0)));
                     case SET_PIPELINE -> stub.setForwardingPipelineConfig(mutate(setPipeline(), 0));
-                    case GET_PIPELINE -> stub.getForwardingPipelineConfig(mutate(
-                            GetForwardingPipelineConfigRequest.newBuilder().setDeviceId(0).build(), 0));
+                    case GET_PIPELINE ->
+                        stub.getForwardingPipelineConfig(mutate(
+                                GetForwardingPipelineConfigRequest.newBuilder()
+                                        .setDeviceId(0)
+                                        .build(),
+                                0));
                     case RAW_BYTES -> rawBytes();
                     case STREAM -> stream();
                     default -> throw new IllegalStateException();
@@ -283,20 +348,23 @@ class RuntimeFuzzTest {
 
         /** What the switch forwards by: every table entry and multicast group, read over P4Runtime. */
         private Set<Entity> state() {
-            final ReadRequest all = ReadRequest.newBuilder().setDeviceId(0)
+            final ReadRequest all = ReadRequest.newBuilder()
+                    .setDeviceId(0)
                     .addEntities(Entity.newBuilder().setTableEntry(TableEntry.getDefaultInstance()))
-                    .addEntities(Entity.newBuilder().setPacketReplicationEngineEntry(PacketReplicationEngineEntry
-                            .newBuilder().setMulticastGroupEntry(MulticastGroupEntry.getDefaultInstance())))
+                    .addEntities(Entity.newBuilder()
+                            .setPacketReplicationEngineEntry(PacketReplicationEngineEntry.newBuilder()
+                                    .setMulticastGroupEntry(MulticastGroupEntry.getDefaultInstance())))
                     .build();
             final Set<Entity> out = new HashSet<>();
-            P4RuntimeGrpc.newBlockingStub(raw).withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS).read(all)
+            P4RuntimeGrpc.newBlockingStub(raw)
+                    .withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS)
+                    .read(all)
                     .forEachRemaining(r -> out.addAll(r.getEntitiesList()));
             return out;
         }
 
         /** An update that fails on its own, and the status the switch must give it. */
-        private record Bad(String what, Update update, Status.Code code) {
-        }
+        private record Bad(String what, Update update, Status.Code code) {}
 
         private static Update update(final Update.Type type, final Entity.Builder e) {
             return Update.newBuilder().setType(type).setEntity(e).build();
@@ -312,34 +380,89 @@ class RuntimeFuzzTest {
             final TableEntry worker = entries.get(1);
             final ByteString wide = ByteString.copyFrom(new byte[] {1, 2, 3, 4, 5});
             return List.of(
-                    new Bad("no update type", update(Update.Type.UNSPECIFIED, table(job.toBuilder())),
+                    new Bad(
+                            "no update type",
+                            update(Update.Type.UNSPECIFIED, table(job.toBuilder())),
                             Status.Code.INVALID_ARGUMENT),
-                    new Bad("unknown table", update(Update.Type.INSERT, table(job.toBuilder().setTableId(1))),
+                    new Bad(
+                            "unknown table",
+                            update(Update.Type.INSERT, table(job.toBuilder().setTableId(1))),
                             Status.Code.NOT_FOUND),
-                    new Bad("a 5-byte job id", update(Update.Type.INSERT, table(worker.toBuilder().setMatch(0,
-                            worker.getMatch(0).toBuilder().setExact(FieldMatch.Exact.newBuilder().setValue(wide))))),
+                    new Bad(
+                            "a 5-byte job id",
+                            update(
+                                    Update.Type.INSERT,
+                                    table(worker.toBuilder()
+                                            .setMatch(
+                                                    0,
+                                                    worker.getMatch(0).toBuilder()
+                                                            .setExact(FieldMatch.Exact.newBuilder()
+                                                                    .setValue(wide))))),
                             Status.Code.INVALID_ARGUMENT),
-                    new Bad("a match field the table lacks", update(Update.Type.INSERT, table(worker.toBuilder()
-                            .setMatch(0, worker.getMatch(0).toBuilder().setFieldId(99)))), Status.Code.INVALID_ARGUMENT),
-                    new Bad("unknown action", update(Update.Type.INSERT, table(job.toBuilder().setAction(
-                            TableAction.newBuilder().setAction(Action.newBuilder().setActionId(1))))),
+                    new Bad(
+                            "a match field the table lacks",
+                            update(
+                                    Update.Type.INSERT,
+                                    table(worker.toBuilder()
+                                            .setMatch(
+                                                    0,
+                                                    worker.getMatch(0).toBuilder()
+                                                            .setFieldId(99)))),
+                            Status.Code.INVALID_ARGUMENT),
+                    new Bad(
+                            "unknown action",
+                            update(
+                                    Update.Type.INSERT,
+                                    table(job.toBuilder()
+                                            .setAction(TableAction.newBuilder()
+                                                    .setAction(
+                                                            Action.newBuilder().setActionId(1))))),
                             Status.Code.NOT_FOUND),
-                    new Bad("a 5-byte parameter", update(Update.Type.INSERT, table(job.toBuilder().setAction(
-                            job.getAction().toBuilder().setAction(job.getAction().getAction().toBuilder().setParams(
-                                    job.getAction().getAction().getParamsCount() - 1, job.getAction().getAction()
-                                            .getParams(job.getAction().getAction().getParamsCount() - 1).toBuilder()
-                                            .setValue(wide)))))), Status.Code.INVALID_ARGUMENT),
-                    new Bad("a priority on an exact table", update(Update.Type.INSERT, table(job.toBuilder()
-                            .setPriority(5))), Status.Code.INVALID_ARGUMENT),
-                    new Bad("the default action", update(Update.Type.MODIFY, table(job.toBuilder()
-                            .setIsDefaultAction(true))), Status.Code.UNIMPLEMENTED),
-                    new Bad("modify a missing entry", update(Update.Type.MODIFY, table(job.toBuilder())),
+                    new Bad(
+                            "a 5-byte parameter",
+                            update(
+                                    Update.Type.INSERT,
+                                    table(job.toBuilder()
+                                            .setAction(job.getAction().toBuilder()
+                                                    .setAction(job.getAction().getAction().toBuilder()
+                                                            .setParams(
+                                                                    job.getAction()
+                                                                                    .getAction()
+                                                                                    .getParamsCount()
+                                                                            - 1,
+                                                                    job
+                                                                            .getAction()
+                                                                            .getAction()
+                                                                            .getParams(job.getAction()
+                                                                                            .getAction()
+                                                                                            .getParamsCount()
+                                                                                    - 1)
+                                                                            .toBuilder()
+                                                                            .setValue(wide)))))),
+                            Status.Code.INVALID_ARGUMENT),
+                    new Bad(
+                            "a priority on an exact table",
+                            update(Update.Type.INSERT, table(job.toBuilder().setPriority(5))),
+                            Status.Code.INVALID_ARGUMENT),
+                    new Bad(
+                            "the default action",
+                            update(Update.Type.MODIFY, table(job.toBuilder().setIsDefaultAction(true))),
+                            Status.Code.UNIMPLEMENTED),
+                    new Bad(
+                            "modify a missing entry",
+                            update(Update.Type.MODIFY, table(job.toBuilder())),
                             Status.Code.NOT_FOUND),
-                    new Bad("delete a missing entry", update(Update.Type.DELETE, table(worker.toBuilder())),
+                    new Bad(
+                            "delete a missing entry",
+                            update(Update.Type.DELETE, table(worker.toBuilder())),
                             Status.Code.NOT_FOUND),
                     new Bad("no entity", update(Update.Type.INSERT, Entity.newBuilder()), Status.Code.UNIMPLEMENTED),
-                    new Bad("a register write", update(Update.Type.MODIFY, Entity.newBuilder().setRegisterEntry(
-                            RegisterEntry.getDefaultInstance())), Status.Code.UNIMPLEMENTED));
+                    new Bad(
+                            "a register write",
+                            update(
+                                    Update.Type.MODIFY,
+                                    Entity.newBuilder().setRegisterEntry(RegisterEntry.getDefaultInstance())),
+                            Status.Code.UNIMPLEMENTED));
         }
 
         /**
@@ -354,7 +477,8 @@ class RuntimeFuzzTest {
             final Uint128 primary = Uint128.newBuilder().setLow(1).build();
             final Map<String, Integer> seen = new TreeMap<>();
             for (int i = 0; i < rounds; i++) {
-                final WriteRequest.Builder w = WriteRequest.newBuilder().setDeviceId(0).setElectionId(primary);
+                final WriteRequest.Builder w =
+                        WriteRequest.newBuilder().setDeviceId(0).setElectionId(primary);
                 final List<Bad> sent = new ArrayList<>();
                 final String what;
                 final Status.Code expected;
@@ -400,7 +524,8 @@ class RuntimeFuzzTest {
                 }
                 final StatusRuntimeException e;
                 try {
-                    P4RuntimeGrpc.newBlockingStub(raw).withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS)
+                    P4RuntimeGrpc.newBlockingStub(raw)
+                            .withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS)
                             .write(w.build());
                     fail("malformed write " + i + " (" + what + ") was answered OK");
                     return;
@@ -410,7 +535,8 @@ class RuntimeFuzzTest {
                 assertEquals(expected, e.getStatus().getCode(), "write " + i + " (" + what + "): " + e.getStatus());
                 if (expected == Status.Code.UNKNOWN) {
                     final com.google.rpc.Status detail = StatusProto.fromThrowable(e);
-                    assertTrue(detail != null && detail.getDetailsCount() == sent.size(),
+                    assertTrue(
+                            detail != null && detail.getDetailsCount() == sent.size(),
                             "write " + i + " (" + what + "): one error per update: " + detail);
                     for (int u = 0; u < sent.size(); u++) {
                         final P4RuntimeOuterClass.Error error;
@@ -419,8 +545,11 @@ class RuntimeFuzzTest {
                         } catch (final InvalidProtocolBufferException x) {
                             throw new AssertionError("write " + i + ": detail " + u + " is no p4.v1.Error", x);
                         }
-                        assertEquals(sent.get(u).code().value(), error.getCanonicalCode(),
-                                "write " + i + ", update " + u + " (" + sent.get(u).what() + "): " + error);
+                        assertEquals(
+                                sent.get(u).code().value(),
+                                error.getCanonicalCode(),
+                                "write " + i + ", update " + u + " ("
+                                        + sent.get(u).what() + "): " + error);
                         assertTrue(!error.getMessage().isBlank(), "write " + i + ", update " + u + ": no message");
                     }
                 }
@@ -452,11 +581,15 @@ class RuntimeFuzzTest {
             } catch (final InvalidProtocolBufferException e) {
                 rawParses = false;
             }
-            final MethodDescriptor<?, ?> real = which == 0 ? P4RuntimeGrpc.getWriteMethod()
+            final MethodDescriptor<?, ?> real = which == 0
+                    ? P4RuntimeGrpc.getWriteMethod()
                     : which == 1 ? P4RuntimeGrpc.getReadMethod() : P4RuntimeGrpc.getSetForwardingPipelineConfigMethod();
             final MethodDescriptor<byte[], byte[]> method = MethodDescriptor.<byte[], byte[]>newBuilder()
-                    .setType(real.getType()).setFullMethodName(real.getFullMethodName())
-                    .setRequestMarshaller(BYTES).setResponseMarshaller(BYTES).build();
+                    .setType(real.getType())
+                    .setFullMethodName(real.getFullMethodName())
+                    .setRequestMarshaller(BYTES)
+                    .setResponseMarshaller(BYTES)
+                    .build();
             final CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(DEADLINE_MS, TimeUnit.MILLISECONDS);
             if (real.getType() == MethodDescriptor.MethodType.SERVER_STREAMING) {
                 drain(ClientCalls.blockingServerStreamingCall(raw, method, options, sent));
@@ -486,9 +619,11 @@ class RuntimeFuzzTest {
                             end.complete(Status.OK);
                         }
                     });
-            final MasterArbitrationUpdate.Builder a = MasterArbitrationUpdate.newBuilder().setDeviceId(0)
+            final MasterArbitrationUpdate.Builder a = MasterArbitrationUpdate.newBuilder()
+                    .setDeviceId(0)
                     .setElectionId(Uint128.newBuilder().setLow(rnd.nextInt(3) == 0 ? 0 : 2 + rnd.nextInt(50)));
-            out.onNext(mutate(StreamMessageRequest.newBuilder().setArbitration(a).build(), 0));
+            out.onNext(
+                    mutate(StreamMessageRequest.newBuilder().setArbitration(a).build(), 0));
             final Status s;
             try {
                 s = end.get(DEADLINE_MS, TimeUnit.MILLISECONDS);
@@ -522,8 +657,9 @@ class RuntimeFuzzTest {
                 final int count = b.getRepeatedFieldCount(f);
                 switch (rnd.nextInt(4)) {
                     case 0 -> b.clearField(f);
-                    case 1 -> b.addRepeatedField(f, value(f, count > 0 ? b.getRepeatedField(f, rnd.nextInt(count)) : null,
-                            depth));
+                    case 1 ->
+                        b.addRepeatedField(
+                                f, value(f, count > 0 ? b.getRepeatedField(f, rnd.nextInt(count)) : null, depth));
                     case 2 -> {
                         if (count > 0) {
                             final int at = rnd.nextInt(count);
@@ -532,7 +668,7 @@ class RuntimeFuzzTest {
                     }
                     default -> {
                         if (count > 0) {
-                            b.addRepeatedField(f, b.getRepeatedField(f, rnd.nextInt(count)));   // a duplicate
+                            b.addRepeatedField(f, b.getRepeatedField(f, rnd.nextInt(count))); // a duplicate
                         }
                     }
                 }
@@ -541,8 +677,14 @@ class RuntimeFuzzTest {
             if (rnd.nextInt(6) == 0) {
                 b.clearField(f);
             } else {
-                b.setField(f, value(f, b.hasField(f) || f.getJavaType() != FieldDescriptor.JavaType.MESSAGE
-                        ? b.getField(f) : null, depth));
+                b.setField(
+                        f,
+                        value(
+                                f,
+                                b.hasField(f) || f.getJavaType() != FieldDescriptor.JavaType.MESSAGE
+                                        ? b.getField(f)
+                                        : null,
+                                depth));
             }
         }
 
@@ -574,12 +716,14 @@ class RuntimeFuzzTest {
                 }
                 case ENUM: {
                     final List<EnumValueDescriptor> values = f.getEnumType().getValues();
-                    return rnd.nextInt(8) == 0 ? f.getEnumType().findValueByNumberCreatingIfUnknown(100 + rnd.nextInt(50))
+                    return rnd.nextInt(8) == 0
+                            ? f.getEnumType().findValueByNumberCreatingIfUnknown(100 + rnd.nextInt(50))
                             : values.get(rnd.nextInt(values.size()));
                 }
                 case MESSAGE: {
                     // A generated builder converts a DynamicMessage of the field's type when it is set.
-                    final Message start = current instanceof Message ? (Message) current
+                    final Message start = current instanceof Message
+                            ? (Message) current
                             : com.google.protobuf.DynamicMessage.getDefaultInstance(f.getMessageType());
                     return depth >= 5 ? start : mutate(start, depth + 1);
                 }

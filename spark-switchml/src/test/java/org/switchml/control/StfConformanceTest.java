@@ -1,15 +1,8 @@
 package org.switchml.control;
 
-import org.junit.jupiter.api.DynamicTest;
-import org.junit.jupiter.api.TestFactory;
-import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
-import org.switchml.p4info.P4Names;
-import org.switchml.protocol.DropReason;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchCounters;
-import org.switchml.testing.Repo;
-import org.switchml.testing.UdpPeer;
-import p4.v1.P4RuntimeOuterClass.Update;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -29,10 +22,16 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchCounters;
+import org.switchml.testing.Repo;
+import org.switchml.testing.UdpPeer;
+import p4.v1.P4RuntimeOuterClass.Update;
 
 /**
  * Replays every p4/tests/*.stf trace (the P4 program's conformance traces) against the software switch,
@@ -71,12 +70,12 @@ class StfConformanceTest {
     }
 
     /** One parsed line of a trace. */
-    private record Line(int number, String text, String comment) {
-    }
+    private record Line(int number, String text, String comment) {}
 
     private static void replay(final Path trace) throws IOException {
         final List<String> raw = Files.readAllLines(trace, StandardCharsets.UTF_8);
-        try (ControlTestBed bed = ControlTestBed.start(1); Runner run = new Runner(bed, trace.getFileName().toString())) {
+        try (ControlTestBed bed = ControlTestBed.start(1);
+                Runner run = new Runner(bed, trace.getFileName().toString())) {
             String comment = "";
             final List<Line> lines = new ArrayList<>();
             for (int i = 0; i < raw.size(); i++) {
@@ -97,8 +96,8 @@ class StfConformanceTest {
                 switch (w[0]) {
                     case "add" -> run.add(line);
                     case "mc_mgrp_create" -> run.groups.put(Integer.parseInt(w[1]), new ArrayList<>());
-                    case "mc_node_create" -> run.nodes.add(new MulticastReplica(Integer.parseInt(w[2]),
-                            Integer.parseInt(w[1])));
+                    case "mc_node_create" ->
+                        run.nodes.add(new MulticastReplica(Integer.parseInt(w[2]), Integer.parseInt(w[1])));
                     case "mc_node_associate" -> {
                         run.groups.get(Integer.parseInt(w[1])).add(run.nodes.get(Integer.parseInt(w[2])));
                         run.dirty.add(Integer.parseInt(w[1]));
@@ -140,8 +139,13 @@ class StfConformanceTest {
             this.name = name;
             this.lane = bed.sw.address().laneAddresses().get(0);
             // The fence job holds resources no trace uses (job index 63, the last pool slot, group 4095).
-            fenceSecret = bed.controller.registerJob(new JobSpec(FENCE_JOB, 1, 1, 1, List.of(fence.address())),
-                    List.of(), new JobResources(63, 2047, 1, 4095)).spec().secret();
+            fenceSecret = bed.controller
+                    .registerJob(
+                            new JobSpec(FENCE_JOB, 1, 1, 1, List.of(fence.address())),
+                            List.of(),
+                            new JobResources(63, 2047, 1, 4095))
+                    .spec()
+                    .secret();
         }
 
         String where(final Line line) {
@@ -157,7 +161,8 @@ class StfConformanceTest {
             if ((field.equals(P4Names.F_SRC_ADDR) || field.equals(P4Names.P_DST_IP)) && value >>> 8 == 0x0A0000) {
                 return 0x7F000001L;
             }
-            if ((field.equals(P4Names.F_SRC_PORT) || field.equals(P4Names.P_DST_PORT)) && value > 50_000
+            if ((field.equals(P4Names.F_SRC_PORT) || field.equals(P4Names.P_DST_PORT))
+                    && value > 50_000
                     && value <= 50_008) {
                 return port((int) (value - 50_000)).address().getPort();
             }
@@ -192,17 +197,20 @@ class StfConformanceTest {
         /** Writes the multicast groups built since the last packet (INSERT, or MODIFY once written). */
         void flushGroups() {
             for (final int g : dirty) {
-                bed.controller.writeMulticastGroup(written.add(g) ? Update.Type.INSERT : Update.Type.MODIFY, g,
-                        groups.get(g));
+                bed.controller.writeMulticastGroup(
+                        written.add(g) ? Update.Type.INSERT : Update.Type.MODIFY, g, groups.get(g));
             }
             if (!dirty.isEmpty()) {
                 // Read back: each group holds its replicas (port, instance = rank) as the trace built them.
                 for (final p4.v1.P4RuntimeOuterClass.MulticastGroupEntry e : bed.controller.readMulticastGroups()) {
                     final List<MulticastReplica> got = e.getReplicasList().stream()
-                            .map(r -> new MulticastReplica(r.getEgressPort(), r.getInstance())).toList();
+                            .map(r -> new MulticastReplica(r.getEgressPort(), r.getInstance()))
+                            .toList();
                     if (groups.containsKey(e.getMulticastGroupId())) {
-                        assertEquals(groups.get(e.getMulticastGroupId()), got, name + ": multicast group "
-                                + e.getMulticastGroupId() + " read back");
+                        assertEquals(
+                                groups.get(e.getMulticastGroupId()),
+                                got,
+                                name + ": multicast group " + e.getMulticastGroupId() + " read back");
                     }
                 }
             }
@@ -235,11 +243,13 @@ class StfConformanceTest {
                 final String[] x = e.text().split("\\s+", 3);
                 final byte[] want = HexFormat.of().parseHex(x[2].replace(" ", ""));
                 final byte[] got = port(Integer.parseInt(x[1])).receive(RECEIVE_TIMEOUT_MS);
-                assertNotNull(got, where(e) + ": nothing arrived on STF port " + x[1] + " within "
-                        + RECEIVE_TIMEOUT_MS + " ms");
+                assertNotNull(
+                        got,
+                        where(e) + ": nothing arrived on STF port " + x[1] + " within " + RECEIVE_TIMEOUT_MS + " ms");
                 final byte[] part = Arrays.copyOfRange(want, 42, want.length);
                 if (!Arrays.equals(part, got)) {
-                    fail(where(e) + ": STF port " + x[1] + " received " + HexFormat.of().formatHex(got)
+                    fail(where(e) + ": STF port " + x[1] + " received "
+                            + HexFormat.of().formatHex(got)
                             + "\n  expected " + HexFormat.of().formatHex(part) + "\n  (first difference at byte "
                             + (42 + Arrays.mismatch(part, got)) + " of the frame)");
                 }
@@ -249,7 +259,9 @@ class StfConformanceTest {
 
         /** The socket a frame comes from: its STF port's, or an unregistered one for any other source. */
         UdpPeer sender(final byte[] frame) {
-            final long ip = ((frame[26] & 0xFFL) << 24) | ((frame[27] & 0xFFL) << 16) | ((frame[28] & 0xFFL) << 8)
+            final long ip = ((frame[26] & 0xFFL) << 24)
+                    | ((frame[27] & 0xFFL) << 16)
+                    | ((frame[28] & 0xFFL) << 8)
                     | (frame[29] & 0xFFL);
             final int sport = ((frame[34] & 0xFF) << 8) | (frame[35] & 0xFF);
             final int p = (int) (ip & 0xFF);
@@ -320,16 +332,23 @@ class StfConformanceTest {
             final StringBuilder want = new StringBuilder();
             for (final DropReason r : DropReason.values()) {
                 if (expectedDrops[r.ordinal()] > 0) {
-                    want.append(want.length() == 0 ? "" : ", ").append(r).append('=').append(expectedDrops[r.ordinal()]);
+                    want.append(want.length() == 0 ? "" : ", ")
+                            .append(r)
+                            .append('=')
+                            .append(expectedDrops[r.ordinal()]);
                 }
             }
             if (skipped == 0 && summary != null) {
-                assertEquals(summary, want.length() == 0 ? "none" : want.toString(),
+                assertEquals(
+                        summary,
+                        want.length() == 0 ? "none" : want.toString(),
                         name + ": per-packet comments disagree with the trace's summary");
             }
             for (final DropReason r : DropReason.values()) {
-                assertEquals(expectedDrops[r.ordinal()], counters.drops(r), name + ": drop_reason[" + r.ordinal()
-                        + "] (" + r + ") read over P4Runtime");
+                assertEquals(
+                        expectedDrops[r.ordinal()],
+                        counters.drops(r),
+                        name + ": drop_reason[" + r.ordinal() + "] (" + r + ") read over P4Runtime");
             }
             assertEquals(0, counters.notSwitchml(), name + ": NOT_SWITCHML");
             System.out.println("[stf] " + name + ": passed (" + skipped + " frames skipped; drops " + want + ")");

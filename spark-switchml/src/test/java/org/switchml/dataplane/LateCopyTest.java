@@ -1,20 +1,19 @@
 package org.switchml.dataplane;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import org.junit.jupiter.api.Test;
-import org.switchml.protocol.Encoding;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Kind;
-import org.switchml.protocol.Wire;
-
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.Test;
+import org.switchml.protocol.Encoding;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Kind;
+import org.switchml.protocol.Wire;
 
 /**
  * A late copy of a worker's contribution (a network duplicate, or a retransmission overtaken by the
@@ -30,15 +29,16 @@ class LateCopyTest {
     @Test
     void aLateCopyOfAnAnsweredContributionDoesNotStallTheSlot() throws Exception {
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             DatagramSocket w0 = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0));
-             DatagramSocket w1 = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
+                DatagramSocket w0 = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0));
+                DatagramSocket w1 = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
             final DatagramSocket[] w = {w0, w1};
             w0.setSoTimeout(5_000);
             w1.setSoTimeout(5_000);
             final InetSocketAddress to = sw.address().laneAddresses().get(0);
             // n = 2, k = 1, one slot: packet g uses set g mod 2.
-            sw.registerJob(new JobSpec(JOB, 0, SECRET, 1, 1, List.of((InetSocketAddress) w0.getLocalSocketAddress(),
-                    (InetSocketAddress) w1.getLocalSocketAddress())));
+            sw.registerJob(new JobSpec(
+                    JOB, 0, SECRET, 1, 1, List.of((InetSocketAddress) w0.getLocalSocketAddress(), (InetSocketAddress)
+                            w1.getLocalSocketAddress())));
 
             send(w[0], to, 0, 0, 10);
             send(w[1], to, 1, 0, 20);
@@ -54,16 +54,31 @@ class LateCopyTest {
             // Rank 1 contributes to g=1: the slot must complete.
             send(w[1], to, 1, 1, 2);
             assertEquals(3, receiveSum(w[1], 1), "g=1 completes");
-            assertEquals(1, sw.counters(JOB).drops(org.switchml.protocol.DropReason.STALE_SEQ),
+            assertEquals(
+                    1,
+                    sw.counters(JOB).drops(org.switchml.protocol.DropReason.STALE_SEQ),
                     "the late copy is dropped as STALE_SEQ");
         }
     }
 
-    private static void send(final DatagramSocket s, final InetSocketAddress to, final int rank, final int g,
-                             final int value) throws Exception {
+    private static void send(
+            final DatagramSocket s, final InetSocketAddress to, final int rank, final int g, final int value)
+            throws Exception {
         final ByteBuf b = Unpooled.buffer(Wire.datagramLength(1));
-        Wire.writeHeader(b, 0, Kind.CONTRIBUTION, Wire.setOf(g, 1), Encoding.INT32, 1, JOB, 0, rank, 0,
-                Wire.EXPONENT_NONE, g, SECRET);
+        Wire.writeHeader(
+                b,
+                0,
+                Kind.CONTRIBUTION,
+                Wire.setOf(g, 1),
+                Encoding.INT32,
+                1,
+                JOB,
+                0,
+                rank,
+                0,
+                Wire.EXPONENT_NONE,
+                g,
+                SECRET);
         b.setInt(Wire.PAYLOAD_OFFSET, value);
         final byte[] a = new byte[Wire.datagramLength(1)];
         b.getBytes(0, a);

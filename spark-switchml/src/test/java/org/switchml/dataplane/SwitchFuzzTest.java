@@ -1,19 +1,9 @@
 package org.switchml.dataplane;
 
-import org.junit.jupiter.api.Test;
-import org.switchml.client.ClientOptions;
-import org.switchml.client.JobSession;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.protocol.DropReason;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Kind;
-import org.switchml.protocol.Wire;
-import org.switchml.testing.Reference;
-import org.switchml.testing.Seeds;
-import org.switchml.testing.TestCluster;
-import org.switchml.testing.UdpPeer;
-import org.switchml.testing.Vectors;
-import org.switchml.transport.Transports;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -30,11 +20,20 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Kind;
+import org.switchml.protocol.Wire;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.TestCluster;
+import org.switchml.testing.UdpPeer;
+import org.switchml.testing.Vectors;
+import org.switchml.transport.Transports;
 
 /**
  * Fuzzing: a million random and mutated datagrams at a live two-lane switch while two
@@ -60,21 +59,40 @@ class SwitchFuzzTest {
 
     /** What a fuzz datagram had done to it (each counted, and each must occur). */
     enum Mutation {
-        VERSION, KIND, SET, FLAG_RESERVED, ENCODING, K_FIELD, K_CONSISTENT, JOB_ID, GENERATION, RANK,
-        RANK_RESERVED, SLOT, EXPONENT, SEQ, SEQ_WRAP, SECRET, TRUNCATE, EXTEND, PAYLOAD, RANDOM_BYTES,
-        WRONG_LANE, WRONG_SOURCE, DUPLICATE
+        VERSION,
+        KIND,
+        SET,
+        FLAG_RESERVED,
+        ENCODING,
+        K_FIELD,
+        K_CONSISTENT,
+        JOB_ID,
+        GENERATION,
+        RANK,
+        RANK_RESERVED,
+        SLOT,
+        EXPONENT,
+        SEQ,
+        SEQ_WRAP,
+        SECRET,
+        TRUNCATE,
+        EXTEND,
+        PAYLOAD,
+        RANDOM_BYTES,
+        WRONG_LANE,
+        WRONG_SOURCE,
+        DUPLICATE
     }
 
     /** A job the fuzzer aims at; {@code sockets} are its ranks' endpoints when the fuzzer owns them. */
-    private record Target(JobSpec spec, DatagramChannel[] sockets) {
-    }
+    private record Target(JobSpec spec, DatagramChannel[] sockets) {}
 
     @Test
     void aMillionRandomAndMutatedDatagramsWhileRealJobsRun() throws Exception {
         final long seed = Seeds.seed("switch fuzz", 20_240_909L);
         final SplittableRandom rnd = new SplittableRandom(seed);
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(LANES));
-             Fuzzer fuzz = new Fuzzer(sw, rnd.split())) {
+                Fuzzer fuzz = new Fuzzer(sw, rnd.split())) {
             final SwitchTraffic start = sw.traffic();
             // Real jobs: FP32 with look-ahead, and INT32 with another k and pool.
             final List<SwitchMLClient> a = open(3);
@@ -116,9 +134,10 @@ class SwitchFuzzTest {
                     workerSent += c.stats().packetsSent();
                 }
                 final long received = end.received() - start.received();
-                System.out.printf("[fuzz] %,d fuzz datagrams in %.2f s: %,.0f datagrams/s (plus %,d fence and %,d worker"
-                                + " datagrams); exact calls: job A %d, job B %d%n", fuzz.sent, seconds, fuzz.sent / seconds,
-                        fuzz.fenceSent, workerSent, callsA, callsB);
+                System.out.printf(
+                        "[fuzz] %,d fuzz datagrams in %.2f s: %,.0f datagrams/s (plus %,d fence and %,d worker"
+                                + " datagrams); exact calls: job A %d, job B %d%n",
+                        fuzz.sent, seconds, fuzz.sent / seconds, fuzz.fenceSent, workerSent, callsA, callsB);
                 System.out.println("[fuzz] switch " + end);
                 System.out.println("[fuzz] mutations " + fuzz.applied);
                 System.out.println("[fuzz] decoy results received " + fuzz.decoyResults + ", job A "
@@ -127,7 +146,9 @@ class SwitchFuzzTest {
                 assertTrue(fuzz.sent >= DATAGRAMS, "sent " + fuzz.sent);
                 assertEquals(0, end.errors(), "handler errors: the switch raised on some datagram");
                 assertTrue(end.balanced(), "received != accepted + drops: " + end);
-                assertEquals(fuzz.sent + fuzz.fenceSent + fuzz.setupSent + workerSent, received,
+                assertEquals(
+                        fuzz.sent + fuzz.fenceSent + fuzz.setupSent + workerSent,
+                        received,
                         "every datagram sent reached the switch and was counted once");
                 assertEquals(0, fuzz.strangerReceived, "a socket that is no job's worker received something");
                 for (final DropReason r : DropReason.values()) {
@@ -159,7 +180,8 @@ class SwitchFuzzTest {
         return clients.stream().map(SwitchMLClient::localAddress).toList();
     }
 
-    private static List<JobSession> join(final List<SwitchMLClient> clients, final JobSpec spec, final SoftwareSwitch sw) {
+    private static List<JobSession> join(
+            final List<SwitchMLClient> clients, final JobSpec spec, final SoftwareSwitch sw) {
         final List<JobSession> sessions = new ArrayList<>();
         for (int r = 0; r < clients.size(); r++) {
             sessions.add(clients.get(r).join(spec, r, sw.address()));
@@ -225,6 +247,7 @@ class SwitchFuzzTest {
         private final List<InetSocketAddress> lanes;
         /** Decoy ranks 0 and 1 of D1, rank 0 of D2, then strangers. */
         private final DatagramChannel[] sockets = new DatagramChannel[5];
+
         private final UdpPeer fencePeer = new UdpPeer();
         private final JobSpec fenceJob;
         private final List<Target> targets = new ArrayList<>();
@@ -237,6 +260,7 @@ class SwitchFuzzTest {
         long fenceSent;
         /** Well-formed datagrams of the set-up checks. */
         long setupSent;
+
         long decoyResults;
         long strangerReceived;
         private long fenceSeq;
@@ -320,7 +344,8 @@ class SwitchFuzzTest {
             b.put(Wire.RANK_OFFSET, (byte) rank);
             b.put(Wire.RANK_OFFSET + 1, (byte) 0);
             b.putShort(Wire.SLOT_OFFSET, (short) Wire.slotOf(g, s.poolSize()));
-            b.putShort(Wire.EXPONENT_OFFSET, rnd.nextInt(4) == 0 ? Wire.EXPONENT_NONE : (short) (rnd.nextInt(200) - 100));
+            b.putShort(
+                    Wire.EXPONENT_OFFSET, rnd.nextInt(4) == 0 ? Wire.EXPONENT_NONE : (short) (rnd.nextInt(200) - 100));
             b.putInt(Wire.SEQ_OFFSET, (int) g);
             b.putInt(Wire.SECRET_OFFSET, s.secret());
             for (int i = 0; i < s.k(); i++) {
@@ -373,7 +398,7 @@ class SwitchFuzzTest {
                             case WRONG_LANE -> to = lanes.get(rnd.nextInt(LANES));
                             case WRONG_SOURCE -> from = sockets[rnd.nextInt(sockets.length)];
                             case DUPLICATE, SEQ_WRAP -> {
-                                continue;   // applied above, per datagram
+                                continue; // applied above, per datagram
                             }
                             default -> len = mutate(what, len);
                         }
@@ -416,15 +441,21 @@ class SwitchFuzzTest {
                 case JOB_ID -> {
                     if (header) {
                         final int pick = rnd.nextInt(3);
-                        b.putInt(Wire.JOB_ID_OFFSET, pick == 0 ? rnd.nextInt()
-                                : targets.get(rnd.nextInt(targets.size())).spec().jobId() + (pick == 1 ? 0 : 1));
+                        b.putInt(
+                                Wire.JOB_ID_OFFSET,
+                                pick == 0
+                                        ? rnd.nextInt()
+                                        : targets.get(rnd.nextInt(targets.size()))
+                                                        .spec()
+                                                        .jobId()
+                                                + (pick == 1 ? 0 : 1));
                     }
                 }
                 case GENERATION -> {
                     if (header) {
                         final int gen = b.getShort(Wire.GENERATION_OFFSET) & 0xFFFF;
-                        b.putShort(Wire.GENERATION_OFFSET, (short) (rnd.nextBoolean() ? gen + 1 - 2 * rnd.nextInt(2)
-                                : rnd.nextInt(1 << 16)));
+                        b.putShort(Wire.GENERATION_OFFSET, (short)
+                                (rnd.nextBoolean() ? gen + 1 - 2 * rnd.nextInt(2) : rnd.nextInt(1 << 16)));
                     }
                 }
                 case RANK -> {
@@ -440,11 +471,12 @@ class SwitchFuzzTest {
                 case SLOT -> {
                     if (header) {
                         final int slot = b.getShort(Wire.SLOT_OFFSET) & 0xFFFF;
-                        b.putShort(Wire.SLOT_OFFSET, (short) switch (rnd.nextInt(3)) {
-                            case 0 -> slot + 1;
-                            case 1 -> 1 + rnd.nextInt(70);
-                            default -> rnd.nextInt(1 << 16);
-                        });
+                        b.putShort(Wire.SLOT_OFFSET, (short)
+                                switch (rnd.nextInt(3)) {
+                                    case 0 -> slot + 1;
+                                    case 1 -> 1 + rnd.nextInt(70);
+                                    default -> rnd.nextInt(1 << 16);
+                                });
                     }
                 }
                 case EXPONENT -> {
@@ -455,23 +487,30 @@ class SwitchFuzzTest {
                 case SEQ -> {
                     if (header) {
                         final int seq = b.getInt(Wire.SEQ_OFFSET);
-                        b.putInt(Wire.SEQ_OFFSET, switch (rnd.nextInt(4)) {
-                            case 0 -> seq - 1 - rnd.nextInt(20);
-                            case 1 -> seq + 1 + rnd.nextInt(20);
-                            case 2 -> Integer.MIN_VALUE + rnd.nextInt(8) - 4;
-                            default -> rnd.nextInt();
-                        });
+                        b.putInt(
+                                Wire.SEQ_OFFSET,
+                                switch (rnd.nextInt(4)) {
+                                    case 0 -> seq - 1 - rnd.nextInt(20);
+                                    case 1 -> seq + 1 + rnd.nextInt(20);
+                                    case 2 -> Integer.MIN_VALUE + rnd.nextInt(8) - 4;
+                                    default -> rnd.nextInt();
+                                });
                     }
                 }
                 case SECRET -> {
                     if (header) {
                         final int secret = b.getInt(Wire.SECRET_OFFSET);
-                        b.putInt(Wire.SECRET_OFFSET, switch (rnd.nextInt(4)) {
-                            case 0 -> secret ^ (1 << rnd.nextInt(32));
-                            case 1 -> targets.get(rnd.nextInt(targets.size())).spec().secret();
-                            case 2 -> 0;
-                            default -> rnd.nextInt();
-                        });
+                        b.putInt(
+                                Wire.SECRET_OFFSET,
+                                switch (rnd.nextInt(4)) {
+                                    case 0 -> secret ^ (1 << rnd.nextInt(32));
+                                    case 1 ->
+                                        targets.get(rnd.nextInt(targets.size()))
+                                                .spec()
+                                                .secret();
+                                    case 2 -> 0;
+                                    default -> rnd.nextInt();
+                                });
                     }
                 }
                 case TRUNCATE -> {
@@ -515,8 +554,16 @@ class SwitchFuzzTest {
             final long first = fenceSeq;
             for (int l = 0; l < LANES; l++) {
                 final long g = fenceSeq++;
-                fencePeer.send(UdpPeer.contribution(fenceJob.jobId(), fenceJob.generation(), fenceJob.secret(), 0,
-                        (int) g, fenceJob.poolSize(), new int[] {(int) g}), lanes.get(Wire.slotOf(g, LANES)));
+                fencePeer.send(
+                        UdpPeer.contribution(
+                                fenceJob.jobId(),
+                                fenceJob.generation(),
+                                fenceJob.secret(),
+                                0,
+                                (int) g,
+                                fenceJob.poolSize(),
+                                new int[] {(int) g}),
+                        lanes.get(Wire.slotOf(g, LANES)));
                 fenceSent++;
             }
             final boolean[] got = new boolean[LANES];

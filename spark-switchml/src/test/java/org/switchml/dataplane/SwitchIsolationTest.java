@@ -1,7 +1,18 @@
 package org.switchml.dataplane;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -15,18 +26,6 @@ import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.TestCluster;
 import org.switchml.testing.Vectors;
-
-import java.net.DatagramPacket;
-import java.net.DatagramSocket;
-import java.net.InetSocketAddress;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Jobs on one switch stay isolated, and bad datagrams are dropped and counted, never aggregated. */
 class SwitchIsolationTest {
@@ -57,7 +56,8 @@ class SwitchIsolationTest {
             b[r] = Vectors.mixed(rnd, 70_001);
         }
         try (TestCluster.Job j1 = cluster.job(1, 0, n1, K, 64, ClientOptions.defaults());
-             TestCluster.Job j2 = cluster.job(2, 0, n2, K, 32, ClientOptions.defaults().withFp64(true))) {
+                TestCluster.Job j2 =
+                        cluster.job(2, 0, n2, K, 32, ClientOptions.defaults().withFp64(true))) {
             final CompletableFuture<List<double[]>> f1 = CompletableFuture.supplyAsync(
                     () -> TestCluster.parallel(n1, r -> j1.session(r).allReduce(a[r])));
             final CompletableFuture<List<double[]>> f2 = CompletableFuture.supplyAsync(
@@ -79,7 +79,7 @@ class SwitchIsolationTest {
         final int n = 2;
         final double[][] in = {Vectors.mixed(rnd, 10_000), Vectors.mixed(rnd, 10_000)};
         try (TestCluster.Job job = cluster.job(9, 4, n, K, 16, ClientOptions.defaults());
-             DatagramSocket intruder = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
+                DatagramSocket intruder = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0))) {
             final SwitchTraffic before = cluster.sw.traffic();
             final InetSocketAddress lane0 = cluster.sw.address().laneAddresses().get(0);
             final InetSocketAddress lane1 = cluster.sw.address().laneAddresses().get(1);
@@ -101,7 +101,8 @@ class SwitchIsolationTest {
                 send(stranger, contribution(9, 4, secret, 1, 1, 0, K), lane1);
             }
 
-            final List<double[]> results = TestCluster.parallel(n, r -> job.session(r).allReduce(in[r]));
+            final List<double[]> results =
+                    TestCluster.parallel(n, r -> job.session(r).allReduce(in[r]));
             final double[] expected = Reference.fp32(in, K);
             for (final double[] got : results) {
                 assertArrayEquals(expected, got, 0.0);
@@ -126,9 +127,9 @@ class SwitchIsolationTest {
             final int secret = 31_000_031;
             cluster.sw.registerJob(new org.switchml.protocol.JobSpec(31, 0, secret, K, 8, List.of(me)));
             final InetSocketAddress lane0 = cluster.sw.address().laneAddresses().get(0);
-            send(w0, contribution(31, 0, secret, 0, 0, 0, K / 2), lane0);  // wrong k
-            send(w0, contribution(31, 0, secret, 0, 8, 0, K), lane0);      // slot outside the pool of 8
-            send(w0, contribution(31, 0, secret, 0, 1, 0, K), lane0);      // slot 1 belongs to lane 1
+            send(w0, contribution(31, 0, secret, 0, 0, 0, K / 2), lane0); // wrong k
+            send(w0, contribution(31, 0, secret, 0, 8, 0, K), lane0); // slot outside the pool of 8
+            send(w0, contribution(31, 0, secret, 0, 1, 0, K), lane0); // slot 1 belongs to lane 1
             // A valid one, so the counters are read after all four were handled (same lane, in order).
             send(w0, contribution(31, 0, secret, 0, 0, 0, K), lane0);
             w0.setSoTimeout(5_000);
@@ -150,11 +151,17 @@ class SwitchIsolationTest {
     }
 
     /** A well-formed contribution with payload 1, 2, 3, ... */
-    static byte[] contribution(final int job, final int gen, final int secret, final int rank, final int slot,
-                               final int seq, final int k) {
+    static byte[] contribution(
+            final int job,
+            final int gen,
+            final int secret,
+            final int rank,
+            final int slot,
+            final int seq,
+            final int k) {
         final ByteBuf b = Unpooled.buffer(Wire.datagramLength(k));
-        Wire.writeHeader(b, 0, Kind.CONTRIBUTION, 0, Encoding.INT32, k, job, gen, rank, slot, Wire.EXPONENT_NONE, seq,
-                secret);
+        Wire.writeHeader(
+                b, 0, Kind.CONTRIBUTION, 0, Encoding.INT32, k, job, gen, rank, slot, Wire.EXPONENT_NONE, seq, secret);
         for (int i = 0; i < k; i++) {
             b.setInt(Wire.PAYLOAD_OFFSET + 4 * i, i + 1);
         }

@@ -1,29 +1,28 @@
 package org.switchml.optim;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import breeze.linalg.DenseMatrix$;
-import breeze.linalg.DenseVector$;
 import breeze.linalg.DenseVector;
+import breeze.linalg.DenseVector$;
 import breeze.optimize.CachedDiffFunction;
-import breeze.optimize.DiffFunction$;
 import breeze.optimize.DiffFunction;
+import breeze.optimize.DiffFunction$;
 import breeze.optimize.FirstOrderMinimizer;
 import breeze.optimize.LBFGS;
 import breeze.optimize.LBFGSB;
 import breeze.optimize.OWLQN;
 import breeze.optimize.proximal.LogisticGenerator;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.switchml.testing.Seeds;
 import scala.Function1;
 import scala.collection.Iterator;
 import scala.reflect.ClassTag$;
-
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The step machines against breeze 2.1.0 itself, without Spark: breeze's own logistic cost
@@ -60,7 +59,9 @@ class BreezeParityTest {
         DiffFunction<DenseVector<Object>> breeze(final double l2) {
             final DiffFunction<DenseVector<Object>> cost = new LogisticGenerator.Cost(
                     DenseMatrix$.MODULE$.create(rows, cols, data.clone(), 0, rows, false), dv(labels));
-            return l2 == 0 ? cost : DiffFunction$.MODULE$.withL2Regularization(cost, l2, DenseVector$.MODULE$.space_Double());
+            return l2 == 0
+                    ? cost
+                    : DiffFunction$.MODULE$.withL2Regularization(cost, l2, DenseVector$.MODULE$.space_Double());
         }
 
         /** The same function in Java: sum of log losses, plus l2/2 |x|^2. */
@@ -101,12 +102,11 @@ class BreezeParityTest {
     }
 
     /** breeze's emitted states: adjusted values, and the last x and iter. */
-    private record BreezeRun(double[] history, double[] x, int iter) {
-    }
+    private record BreezeRun(double[] history, double[] x, int iter) {}
 
     @SuppressWarnings({"rawtypes", "unchecked"})
-    private static BreezeRun breeze(final FirstOrderMinimizer opt, final DiffFunction<DenseVector<Object>> f,
-                                    final double[] x0) {
+    private static BreezeRun breeze(
+            final FirstOrderMinimizer opt, final DiffFunction<DenseVector<Object>> f, final double[] x0) {
         final CachedDiffFunction<DenseVector<Object>> cached =
                 new CachedDiffFunction<>(f, DenseVector$.MODULE$.canCopyDenseVector(ClassTag$.MODULE$.Double()));
         final Iterator<FirstOrderMinimizer.State> it = opt.iterations(cached, dv(x0));
@@ -119,14 +119,23 @@ class BreezeParityTest {
         return new BreezeRun(values.stream().mapToDouble(Double::doubleValue).toArray(), array(last.x()), last.iter());
     }
 
-    private static void compare(final String name, final BreezeRun b, final QuasiNewton opt, final double[] state,
-                                final double tolerance) {
+    private static void compare(
+            final String name, final BreezeRun b, final QuasiNewton opt, final double[] state, final double tolerance) {
         final double[] h = opt.objectiveHistory(state);
         final double[] x = opt.solution(state);
-        System.out.printf("[breeze-parity] %s: breeze %d states (iter %d), ours %d states (iter %d, %s, %d evaluations);"
-                        + " final objective %.17g vs %.17g; x rel diff %.2e%n", name, b.history().length, b.iter(),
-                h.length, opt.iterations(state), opt.reason(state), opt.evaluations(state),
-                b.history()[b.history().length - 1], h[h.length - 1], relDiff(b.x(), x));
+        System.out.printf(
+                "[breeze-parity] %s: breeze %d states (iter %d), ours %d states (iter %d, %s, %d evaluations);"
+                        + " final objective %.17g vs %.17g; x rel diff %.2e%n",
+                name,
+                b.history().length,
+                b.iter(),
+                h.length,
+                opt.iterations(state),
+                opt.reason(state),
+                opt.evaluations(state),
+                b.history()[b.history().length - 1],
+                h[h.length - 1],
+                relDiff(b.x(), x));
         for (int i = 0; i < Math.min(h.length, b.history().length); i++) {
             assertEquals(b.history()[i], h[i], tolerance * Math.abs(b.history()[i]) + 1e-300, name + ": state " + i);
         }
@@ -145,10 +154,17 @@ class BreezeParityTest {
         return Math.sqrt(num) / Math.max(Math.sqrt(den), 1e-300);
     }
 
-    private static void lbfgs(final String name, final Problem p, final double l2, final int m, final int maxIter,
-                              final double tol, final double[] x0, final boolean vectorFree) {
-        final BreezeRun b = breeze(new LBFGS<DenseVector<Object>>(maxIter, m, tol, DenseVector$.MODULE$.space_Double()),
-                p.breeze(l2), x0);
+    private static void lbfgs(
+            final String name,
+            final Problem p,
+            final double l2,
+            final int m,
+            final int maxIter,
+            final double tol,
+            final double[] x0,
+            final boolean vectorFree) {
+        final BreezeRun b = breeze(
+                new LBFGS<DenseVector<Object>>(maxIter, m, tol, DenseVector$.MODULE$.space_Double()), p.breeze(l2), x0);
         final Lbfgs ours = new Lbfgs(p.cols(), m, maxIter, tol, vectorFree);
         // The vector-free form rounds differently; the nearly separable case ends at 1e-5 of its start, where the
         // last states differ at ~2e-10 relative.
@@ -182,12 +198,19 @@ class BreezeParityTest {
         lbfgs("lbfgs-separable-far-start" + v, Problem.generate(seed + 4, 200, 12, 0.01), 0.0, 10, 100, 1e-6, far, vf);
     }
 
-    private static void owlqn(final String name, final Problem p, final double l2, final double[] l1,
-                              final int maxIter, final double tol) {
+    private static void owlqn(
+            final String name,
+            final Problem p,
+            final double l2,
+            final double[] l1,
+            final int maxIter,
+            final double tol) {
         final double[] x0 = new double[p.cols()];
         final Function1<Object, Object> fn = i -> l1[(Integer) i];
-        final BreezeRun b = breeze(new OWLQN<Object, DenseVector<Object>>(maxIter, 10, fn, tol,
-                DenseVector$.MODULE$.space_Double()), p.breeze(l2), x0);
+        final BreezeRun b = breeze(
+                new OWLQN<Object, DenseVector<Object>>(maxIter, 10, fn, tol, DenseVector$.MODULE$.space_Double()),
+                p.breeze(l2),
+                x0);
         final Owlqn ours = new Owlqn(p.cols(), 10, maxIter, tol, i -> l1[i]);
         compare(name, b, ours, ours.minimize((x, g) -> p.value(x, g, l2), x0), 1e-10);
     }
@@ -210,8 +233,13 @@ class BreezeParityTest {
         owlqn("owlqn-mixed-weights", Problem.generate(seed + 3, 300, 25, 0.3), 0.1, mixed, 60, 1e-8);
     }
 
-    private static void lbfgsb(final String name, final Problem p, final double l2, final double[] lower,
-                               final double[] upper, final int maxIter) {
+    private static void lbfgsb(
+            final String name,
+            final Problem p,
+            final double l2,
+            final double[] lower,
+            final double[] upper,
+            final int maxIter) {
         final double[] x0 = new double[p.cols()];
         for (int i = 0; i < x0.length; i++) {
             x0[i] = Math.min(Math.max(0.0, lower[i]), upper[i]);

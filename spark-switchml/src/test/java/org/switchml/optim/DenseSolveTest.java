@@ -1,21 +1,21 @@
 package org.switchml.optim;
 
-import org.junit.jupiter.api.Test;
-import org.switchml.testing.Seeds;
-
-import java.util.SplittableRandom;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.switchml.testing.Seeds;
+
 /** L-BFGS-B's small dense solver: LU with partial pivoting, against exact answers and its own residuals. */
 class DenseSolveTest {
 
     /** The 3 x 3 Hilbert matrix, whose inverse is known in integers. */
     private static final double[] HILBERT = {1, 1.0 / 2, 1.0 / 3, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 3, 1.0 / 4, 1.0 / 5};
+
     private static final double[] HILBERT_INVERSE = {9, -36, 30, -36, 192, -180, 30, -180, 180};
 
     @Test

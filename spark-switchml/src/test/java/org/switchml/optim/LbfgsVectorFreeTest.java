@@ -1,14 +1,13 @@
 package org.switchml.optim;
 
-import org.junit.jupiter.api.Test;
-import org.switchml.testing.Seeds;
-
-import java.util.SplittableRandom;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.switchml.testing.Seeds;
 
 /**
  * The vector-free L-BFGS direction against the two-loop one: the same iterates up to rounding, over
@@ -74,7 +73,8 @@ class LbfgsVectorFreeTest {
                 den += xa[j] * xa[j];
             }
             assertTrue(Math.sqrt(num / den) < 1e-9, "m=" + m + ": x rel diff " + Math.sqrt(num / den));
-            System.out.printf("[lbfgs vector-free] m=%d: %d iterations, final objective %.15g vs %.15g, x rel diff %.2e%n",
+            System.out.printf(
+                    "[lbfgs vector-free] m=%d: %d iterations, final objective %.15g vs %.15g, x rel diff %.2e%n",
                     m, vectorFree.iterations(b), ha[ha.length - 1], hb[hb.length - 1], Math.sqrt(num / den));
         }
     }

@@ -1,20 +1,19 @@
 package org.switchml.p4info;
 
-import com.google.protobuf.ByteString;
-import com.google.protobuf.TextFormat;
-import org.junit.jupiter.api.Test;
-import org.switchml.protocol.DropReason;
-import org.switchml.testing.Repo;
-import p4.config.v1.P4InfoOuterClass.P4Info;
-
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.TextFormat;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.switchml.protocol.DropReason;
+import org.switchml.testing.Repo;
+import p4.config.v1.P4InfoOuterClass.P4Info;
 
 /** P4Info text parsing with Spark on the classpath, name resolution, and P4Runtime byte strings. */
 class P4InfoIndexTest {
@@ -44,7 +43,7 @@ class P4InfoIndexTest {
     void namesResolveToTheP4InfoIdsAndWidths() throws Exception {
         final P4InfoIndex p4 = P4InfoIndex.bundled();
         final P4InfoIndex.Table worker = p4.table("SwitchMLIngress.worker_table");
-        assertEquals(worker, p4.table("worker_table"));   // alias
+        assertEquals(worker, p4.table("worker_table")); // alias
         // Ids and widths as p4/switchml.p4info.txt states them.
         assertEquals(41575116, worker.id());
         assertEquals(3, worker.field("hdr.udp.src_port").id());
@@ -53,15 +52,19 @@ class P4InfoIndexTest {
         assertEquals(23654529, setJob.id());
         assertEquals(33285165, p4.action("SwitchMLIngress.set_worker").id());
         assertEquals(302339003, p4.counter("SwitchMLIngress.drop_reason").id());
-        assertTrue(worker.actionIds().contains(p4.action("SwitchMLIngress.set_worker").id()));
+        assertTrue(worker.actionIds()
+                .contains(p4.action("SwitchMLIngress.set_worker").id()));
         assertEquals(16, setJob.param("k").bitwidth());
         assertEquals(32, setJob.param("secret").bitwidth());
         // One cell per DropReason, then NOT_SWITCHML (P4 only).
         assertEquals(DropReason.values().length, P4Names.NOT_SWITCHML_INDEX);
         assertEquals(10, p4.counter("SwitchMLIngress.drop_reason").size());
-        assertEquals(P4Names.NOT_SWITCHML_INDEX + 1, p4.counter("SwitchMLIngress.drop_reason").size());
+        assertEquals(
+                P4Names.NOT_SWITCHML_INDEX + 1,
+                p4.counter("SwitchMLIngress.drop_reason").size());
         assertEquals(2048, p4.registerSize("SwitchMLIngress.aggregator.slot_owner"));
-        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> p4.table("no_such_table"));
+        final IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> p4.table("no_such_table"));
         assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
         assertEquals(List.of(), p4.differencesFrom(new P4InfoIndex(repositoryP4Info())));
     }
@@ -71,8 +74,12 @@ class P4InfoIndexTest {
         final P4InfoIndex p4 = P4InfoIndex.bundled();
         final P4Info.Builder b = p4.p4info().toBuilder();
         b.getTablesBuilder(0).getPreambleBuilder().setName("SwitchMLIngress.other_table");
-        b.getActionsBuilderList().stream().filter(a -> a.getPreamble().getName().equals("SwitchMLIngress.set_job"))
-                .findFirst().orElseThrow().getParamsBuilder(0).setBitwidth(8);
+        b.getActionsBuilderList().stream()
+                .filter(a -> a.getPreamble().getName().equals("SwitchMLIngress.set_job"))
+                .findFirst()
+                .orElseThrow()
+                .getParamsBuilder(0)
+                .setBitwidth(8);
         final String diff = String.join("; ", p4.differencesFrom(new P4InfoIndex(b.build())));
         assertTrue(diff.contains("table SwitchMLIngress.job_table is missing"), diff);
         assertTrue(diff.contains("action SwitchMLIngress.set_job has parameters"), diff);
@@ -82,15 +89,19 @@ class P4InfoIndexTest {
     void byteStringsAreCanonicalAndChecked() {
         assertArrayEquals(new byte[] {0}, Bytestrings.encode(0, 32, "x").toByteArray());
         assertArrayEquals(new byte[] {1, 0}, Bytestrings.encode(256, 16, "x").toByteArray());
-        assertArrayEquals(new byte[] {(byte) 0xC3, 0x51}, Bytestrings.encode(50001, 16, "x").toByteArray());
+        assertArrayEquals(
+                new byte[] {(byte) 0xC3, 0x51},
+                Bytestrings.encode(50001, 16, "x").toByteArray());
         assertEquals(0x0200000000FEL, Bytestrings.decode(Bytestrings.encode(0x0200000000FEL, 48, "mac"), 48, "mac"));
         assertEquals(7, Bytestrings.decode(ByteString.copyFrom(new byte[] {0, 0, 0, 7}), 32, "padded"));
         assertThrows(IllegalArgumentException.class, () -> Bytestrings.encode(65536, 16, "port"));
-        final IllegalArgumentException wide = assertThrows(IllegalArgumentException.class,
+        final IllegalArgumentException wide = assertThrows(
+                IllegalArgumentException.class,
                 () -> Bytestrings.decode(ByteString.copyFrom(new byte[5]), 32, "job id"));
         assertTrue(wide.getMessage().contains("job id") && wide.getMessage().contains("5 bytes"), wide.getMessage());
         assertThrows(IllegalArgumentException.class, () -> Bytestrings.decode(ByteString.EMPTY, 8, "rank"));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> Bytestrings.decode(ByteString.copyFrom(new byte[] {2}), 1, "bit"));
     }
 }

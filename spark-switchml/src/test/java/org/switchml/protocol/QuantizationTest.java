@@ -1,7 +1,13 @@
 package org.switchml.protocol;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -9,13 +15,6 @@ import org.switchml.testing.ExactSum;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.Vectors;
-
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The quantization edge cases: headroom, zeros, subnormals, extremes, bad input, fp64 precision. */
 class QuantizationTest {
@@ -61,8 +60,16 @@ class QuantizationTest {
     void quantizedValuesStayWithinHeadroom(final int n) {
         final int b = Quantization.scaleBits(n);
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("headroom n=" + n, n));
-        final double[] extremes = {Double.MAX_VALUE, -Double.MAX_VALUE, Float.MAX_VALUE, Double.MIN_VALUE,
-            Double.MIN_NORMAL, Math.nextDown(1.0), 1.0, Math.nextDown(Double.MIN_NORMAL)};
+        final double[] extremes = {
+            Double.MAX_VALUE,
+            -Double.MAX_VALUE,
+            Float.MAX_VALUE,
+            Double.MIN_VALUE,
+            Double.MIN_NORMAL,
+            Math.nextDown(1.0),
+            1.0,
+            Math.nextDown(Double.MIN_NORMAL)
+        };
         for (final double x : extremes) {
             final short e = Quantization.exponentOf(Math.abs(x));
             final long q = Quantization.quantize32(x, Quantization.shift32(e, b));
@@ -70,8 +77,11 @@ class QuantizationTest {
             final long q64 = Quantization.quantize64(x, Quantization.shift64(e, b));
             assertTrue(Math.abs(Quantization.high(q64, b)) <= 1L << b);
             assertTrue(Math.abs(Quantization.low(q64, b)) <= 1L << b);
-            assertEquals(x, Quantization.dequantize64(Quantization.high(q64, b), Quantization.low(q64, b), e, b),
-                    Math.ulp(x), "fp64 round trip of " + x);
+            assertEquals(
+                    x,
+                    Quantization.dequantize64(Quantization.high(q64, b), Quantization.low(q64, b), e, b),
+                    Math.ulp(x),
+                    "fp64 round trip of " + x);
         }
         for (int i = 0; i < 100_000; i++) {
             final double max = Math.scalb(1 + rnd.nextDouble(), rnd.nextInt(-1070, 1023));
@@ -150,13 +160,13 @@ class QuantizationTest {
         final float[] f = new float[300];
         f[200] = Float.POSITIVE_INFINITY;
         f[250] = Float.NaN;
-        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> VectorCodec.forFloats(f, new float[300], 64, 2));
+        final IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> VectorCodec.forFloats(f, new float[300], 64, 2));
         assertTrue(e.getMessage().contains("element 200"), e.getMessage());
         final double[] d = new double[10];
         d[3] = Double.NaN;
-        final IllegalArgumentException e2 = assertThrows(IllegalArgumentException.class,
-                () -> VectorCodec.forDoubles(d, new double[10], 64, 2, true));
+        final IllegalArgumentException e2 = assertThrows(
+                IllegalArgumentException.class, () -> VectorCodec.forDoubles(d, new double[10], 64, 2, true));
         assertTrue(e2.getMessage().contains("element 3"), e2.getMessage());
         assertThrows(IllegalArgumentException.class, () -> VectorCodec.forFloats(f, new float[3], 64, 2));
         assertThrows(IllegalArgumentException.class, () -> VectorCodec.forDoubles(d, new double[10], 63, 2, true));
@@ -175,7 +185,8 @@ class QuantizationTest {
             final double back = Quantization.dequantize32((int) sum, e, b);
             assertEquals(Double.MAX_VALUE, back, Quantization.errorBound(Encoding.FP32_BLOCK, n, e), "n=" + n);
             final long q = Quantization.quantize64(x, Quantization.shift64(e, b));
-            final double back64 = Quantization.dequantize64(n * Quantization.high(q, b), n * Quantization.low(q, b), e, b);
+            final double back64 =
+                    Quantization.dequantize64(n * Quantization.high(q, b), n * Quantization.low(q, b), e, b);
             assertEquals(Double.MAX_VALUE, back64, Math.ulp(Double.MAX_VALUE), "fp64 n=" + n);
         }
     }

@@ -1,31 +1,30 @@
 package org.switchml.protocol;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
 /** The split of a sharded job's blocks, and the weights that balance every link's load. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
 class ShardedJobTest {
-    private static final List<InetSocketAddress> WORKERS = List.of(new InetSocketAddress("127.0.0.1", 1000),
-            new InetSocketAddress("127.0.0.1", 1001));
+    private static final List<InetSocketAddress> WORKERS =
+            List.of(new InetSocketAddress("127.0.0.1", 1000), new InetSocketAddress("127.0.0.1", 1001));
 
     private static ShardedJob job(final int... weights) {
         final List<ShardedJob.Part> parts = new ArrayList<>();
         for (int i = 0; i < weights.length; i++) {
-            parts.add(new ShardedJob.Part(new SwitchAddress("127.0.0.1", List.of(2000 + i)),
-                    new JobSpec(7, 0, 64, 8, WORKERS), weights[i]));
+            parts.add(new ShardedJob.Part(
+                    new SwitchAddress("127.0.0.1", List.of(2000 + i)), new JobSpec(7, 0, 64, 8, WORKERS), weights[i]));
         }
         return new ShardedJob(parts);
     }
@@ -50,12 +49,16 @@ class ShardedJobTest {
     @Test
     void everyShardNeedsTheSameWorkersAndK() {
         final SwitchAddress a = new SwitchAddress("127.0.0.1", List.of(1));
-        assertThrows(IllegalArgumentException.class, () -> new ShardedJob(List.of(
-                new ShardedJob.Part(a, new JobSpec(7, 0, 64, 8, WORKERS), 1),
-                new ShardedJob.Part(a, new JobSpec(7, 0, 32, 8, WORKERS), 1))));
-        assertThrows(IllegalArgumentException.class, () -> new ShardedJob(List.of(
-                new ShardedJob.Part(a, new JobSpec(7, 0, 64, 8, WORKERS), 1),
-                new ShardedJob.Part(a, new JobSpec(7, 0, 64, 8, WORKERS.subList(0, 1)), 1))));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new ShardedJob(List.of(
+                        new ShardedJob.Part(a, new JobSpec(7, 0, 64, 8, WORKERS), 1),
+                        new ShardedJob.Part(a, new JobSpec(7, 0, 32, 8, WORKERS), 1))));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> new ShardedJob(List.of(
+                        new ShardedJob.Part(a, new JobSpec(7, 0, 64, 8, WORKERS), 1),
+                        new ShardedJob.Part(a, new JobSpec(7, 0, 64, 8, WORKERS.subList(0, 1)), 1))));
         assertThrows(IllegalArgumentException.class, () -> job(0, 0), "weights that add up to nothing");
         assertThrows(IllegalArgumentException.class, () -> job(1, -1));
     }

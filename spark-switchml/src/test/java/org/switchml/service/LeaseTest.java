@@ -1,10 +1,26 @@
 package org.switchml.service;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.grpc.InsecureServerCredentials;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,23 +36,6 @@ import org.switchml.protocol.JobSpec;
 import org.switchml.service.standalone.SwitchMain;
 import org.switchml.testing.LatencyProxy;
 import p4.v1.P4RuntimeGrpc;
-
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.net.InetSocketAddress;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Leases under a slow switch and a slow network: a controller whose writes stall for longer than a lease, and a
@@ -61,9 +60,11 @@ class LeaseTest {
         }
 
         @Override
-        public <Q, A> ServerCall.Listener<Q> interceptCall(final ServerCall<Q, A> call, final Metadata headers,
-                                                          final ServerCallHandler<Q, A> next) {
-            if (call.getMethodDescriptor().getFullMethodName().equals(P4RuntimeGrpc.getWriteMethod().getFullMethodName())) {
+        public <Q, A> ServerCall.Listener<Q> interceptCall(
+                final ServerCall<Q, A> call, final Metadata headers, final ServerCallHandler<Q, A> next) {
+            if (call.getMethodDescriptor()
+                    .getFullMethodName()
+                    .equals(P4RuntimeGrpc.getWriteMethod().getFullMethodName())) {
                 try {
                     if (!gate.await(60, TimeUnit.SECONDS)) {
                         throw new AssertionError("the write gate stayed closed for 60 s");
@@ -86,18 +87,27 @@ class LeaseTest {
         final WriteGate gate = new WriteGate();
         final BearerToken token = BearerToken.of("lease-test-token-0123456789");
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             SwitchRuntimeServer p4 = SwitchRuntimeServer.start(sw, "127.0.0.1", 0, 0,
-                     InsecureServerCredentials.create(), gate)) {
+                SwitchRuntimeServer p4 =
+                        SwitchRuntimeServer.start(sw, "127.0.0.1", 0, 0, InsecureServerCredentials.create(), gate)) {
             final SwitchController controller = SwitchController.connect(ControllerOptions.of("127.0.0.1", p4.port()));
             controller.setPipeline(PipelineConfig.softwareSwitch());
-            final JobDesk desk = new JobDesk(controller, new SwitchDescription(sw.address(), 0, 0, true,
-                    controller.poolSlots(), controller.jobIndices(), controller.maxWorkersPerJob()),
-                    new JobDesk.Options(renewMs, 30_000, 2_000, Quotas.DEFAULT), "the stalling switch");
-            try (JobServiceServer server = JobServiceServer.start(desk, "127.0.0.1", 0,
-                    InsecureServerCredentials.create(), token);
-                 JobServiceClient raw = client(server.port(), token);
-                 LeasedSession live = new LeasedSession(client(server.port(), token), "live");
-                 LeasedSession asker = new LeasedSession(client(server.port(), token), "asker")) {
+            final JobDesk desk = new JobDesk(
+                    controller,
+                    new SwitchDescription(
+                            sw.address(),
+                            0,
+                            0,
+                            true,
+                            controller.poolSlots(),
+                            controller.jobIndices(),
+                            controller.maxWorkersPerJob()),
+                    new JobDesk.Options(renewMs, 30_000, 2_000, Quotas.DEFAULT),
+                    "the stalling switch");
+            try (JobServiceServer server =
+                            JobServiceServer.start(desk, "127.0.0.1", 0, InsecureServerCredentials.create(), token);
+                    JobServiceClient raw = client(server.port(), token);
+                    LeasedSession live = new LeasedSession(client(server.port(), token), "live");
+                    LeasedSession asker = new LeasedSession(client(server.port(), token), "asker")) {
                 final JobSpec liveJob = live.create(job(live.grant().jobIdBase(), 45000), 0);
                 final long deadOpened = System.nanoTime();
                 final JobDesk.Grant dead = raw.open("dead");
@@ -123,7 +133,8 @@ class LeaseTest {
                             // The prober renews by hand, timed: a renewal is answered at once during the stall.
                             final long t0 = System.nanoTime();
                             raw.renew(prober.sessionId());
-                            slowestRenewMs = Math.max(slowestRenewMs, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                            slowestRenewMs =
+                                    Math.max(slowestRenewMs, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
                             nextRenew = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(renewMs);
                         }
                         assertNull(live.lostReason(), "the live session was lost while the switch stalled");
@@ -131,7 +142,8 @@ class LeaseTest {
                         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
                     }
                     final long lapseMs = TimeUnit.NANOSECONDS.toMillis(deadLapsedAt - deadOpened);
-                    System.out.println("[lease] controller stalled " + stallMs + " ms (lease " + live.grant().leaseMs()
+                    System.out.println("[lease] controller stalled " + stallMs + " ms (lease "
+                            + live.grant().leaseMs()
                             + " ms): slowest renewal " + slowestRenewMs + " ms; the dead session lapsed " + lapseMs
                             + " ms after its last renewal");
                     assertTrue(deadLapsedAt != 0, "the dead session did not lapse while the switch stalled");
@@ -144,13 +156,17 @@ class LeaseTest {
                     gate.open(); // a failed check must not leave the switch's writes held
                 }
                 // The switch answers again: the waiting install completes, the dead job leaves, the live one stays.
-                assertEquals(asker.grant().jobIdBase(), stalled.get(30, TimeUnit.SECONDS).jobId());
+                assertEquals(
+                        asker.grant().jobIdBase(),
+                        stalled.get(30, TimeUnit.SECONDS).jobId());
                 await(() -> controller.job(deadJob.jobId()) == null, 30_000);
                 assertTrue(live.counters(liveJob.jobId()).isPresent(), "the live session's job is gone");
                 assertNull(live.lostReason());
                 assertEquals(1, desk.occupancy().leasesExpired());
-                assertEquals(JobServiceException.Kind.SESSION_LOST,
-                        assertThrows(JobServiceException.class, () -> raw.renew(dead.sessionId())).kind());
+                assertEquals(
+                        JobServiceException.Kind.SESSION_LOST,
+                        assertThrows(JobServiceException.class, () -> raw.renew(dead.sessionId()))
+                                .kind());
             }
         }
     }
@@ -158,16 +174,27 @@ class LeaseTest {
     @Test
     void renewalsThroughASlowAndThenStalledPathKeepTheLeaseAndAVanishedClientStillLapses() throws Exception {
         final long renewMs = 1_000;
-        try (SwitchMain.Running sw = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
-                "--lanes", "1", "--service-port", "0", "--token-file", dir.resolve("token").toString(),
-                "--renew-interval-ms", Long.toString(renewMs))) {
+        try (SwitchMain.Running sw = SwitchMain.start(
+                new PrintStream(new ByteArrayOutputStream()),
+                "--port",
+                "0",
+                "--lanes",
+                "1",
+                "--service-port",
+                "0",
+                "--token-file",
+                dir.resolve("token").toString(),
+                "--renew-interval-ms",
+                Long.toString(renewMs))) {
             final BearerToken token = BearerToken.read(sw.tokenFile());
-            final InetSocketAddress service = new InetSocketAddress("127.0.0.1", sw.jobs().port());
+            final InetSocketAddress service =
+                    new InetSocketAddress("127.0.0.1", sw.jobs().port());
             final JobDesk desk = sw.jobs().desk();
             // 300 ms each way: a renewal's round trip is over half its deadline (half a lease, 1250 ms).
-            try (LatencyProxy slow = LatencyProxy.start(service, 300); LatencyProxy doomed = LatencyProxy.start(service, 300);
-                 LeasedSession live = new LeasedSession(client(slow.port(), token), "over a slow path");
-                 LeasedSession vanishing = new LeasedSession(client(doomed.port(), token), "about to vanish")) {
+            try (LatencyProxy slow = LatencyProxy.start(service, 300);
+                    LatencyProxy doomed = LatencyProxy.start(service, 300);
+                    LeasedSession live = new LeasedSession(client(slow.port(), token), "over a slow path");
+                    LeasedSession vanishing = new LeasedSession(client(doomed.port(), token), "about to vanish")) {
                 final JobSpec liveJob = live.create(job(live.grant().jobIdBase(), 46000), 0);
                 vanishing.create(job(vanishing.grant().jobIdBase(), 46001), 0);
                 observe(live, 3 * renewMs, "latency only");
@@ -191,21 +218,25 @@ class LeaseTest {
                 slow.thaw();
                 observe(live, renewMs, "thawed");
                 assertEquals(lastLapses, desk.occupancy().leasesExpired(), "a lease lapsed while the path was frozen");
-                assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozeAt) > live.grant().leaseMs());
+                assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frozeAt)
+                        > live.grant().leaseMs());
                 System.out.println("[lease] over a 300 ms path the vanished session lapsed " + lapseMs + " ms after "
-                        + "its path went; over a 50 ms path the live one renewed through " + (slow.connectionsAccepted()
-                        - before) + " new connection(s) while its first stayed frozen");
+                        + "its path went; over a 50 ms path the live one renewed through "
+                        + (slow.connectionsAccepted() - before) + " new connection(s) while its first stayed frozen");
                 assertTrue(slow.connectionsAccepted() > before, "the live client never reconnected");
                 assertEquals(1, desk.occupancy().leasesExpired(), "only the vanished session lapsed");
                 assertTrue(live.counters(liveJob.jobId()).isPresent());
-                assertEquals(JobServiceException.Kind.SESSION_LOST, assertThrows(JobServiceException.class,
-                        () -> vanishingRenewDirect(sw, token, vanishing)).kind());
+                assertEquals(
+                        JobServiceException.Kind.SESSION_LOST,
+                        assertThrows(JobServiceException.class, () -> vanishingRenewDirect(sw, token, vanishing))
+                                .kind());
             }
         }
     }
 
     /** Renews the vanished session over a direct path: the service says it is gone. */
-    private static void vanishingRenewDirect(final SwitchMain.Running sw, final BearerToken token, final LeasedSession s) {
+    private static void vanishingRenewDirect(
+            final SwitchMain.Running sw, final BearerToken token, final LeasedSession s) {
         try (JobServiceClient c = client(sw.jobs().port(), token)) {
             c.renew(s.grant().sessionId());
         }
@@ -221,8 +252,8 @@ class LeaseTest {
     }
 
     private static JobServiceClient client(final int port, final BearerToken token) {
-        return JobServiceClient.connect("127.0.0.1", port, TlsFiles.client("", "", "", token, "127.0.0.1",
-                "the job service"));
+        return JobServiceClient.connect(
+                "127.0.0.1", port, TlsFiles.client("", "", "", token, "127.0.0.1", "the job service"));
     }
 
     private static void await(final BooleanSupplier done, final long limitMs) {

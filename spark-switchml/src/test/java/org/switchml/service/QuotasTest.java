@@ -1,12 +1,11 @@
 package org.switchml.service;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
-import java.util.concurrent.TimeUnit;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
+
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** A switch of one token serves one tenant: its share and its sessions are the switch's own. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)

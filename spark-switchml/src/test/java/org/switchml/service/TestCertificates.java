@@ -27,14 +27,36 @@ public record TestCertificates(Path cert, Path key) {
      * Makes a new key pair and certificate for {@code cn} under {@code dir}, valid for {@code san} (keytool's
      * form, e.g. {@code ip:127.0.0.1,dns:switch.test}).
      */
-    public static TestCertificates make(final Path dir, final String cn, final String san) throws IOException,
-            InterruptedException, GeneralSecurityException {
+    public static TestCertificates make(final Path dir, final String cn, final String san)
+            throws IOException, InterruptedException, GeneralSecurityException {
         final Path store = dir.resolve(cn + ".p12");
-        final String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
-        final Process p = new ProcessBuilder(List.of(keytool, "-genkeypair", "-alias", cn, "-keyalg", "EC",
-                "-groupname", "secp256r1", "-dname", "CN=" + cn, "-ext", "SAN=" + san,
-                "-validity", "2", "-storetype", "PKCS12", "-keystore", store.toString(), "-storepass", "test-pass",
-                "-keypass", "test-pass")).redirectErrorStream(true).start();
+        final String keytool =
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+        final Process p = new ProcessBuilder(List.of(
+                        keytool,
+                        "-genkeypair",
+                        "-alias",
+                        cn,
+                        "-keyalg",
+                        "EC",
+                        "-groupname",
+                        "secp256r1",
+                        "-dname",
+                        "CN=" + cn,
+                        "-ext",
+                        "SAN=" + san,
+                        "-validity",
+                        "2",
+                        "-storetype",
+                        "PKCS12",
+                        "-keystore",
+                        store.toString(),
+                        "-storepass",
+                        "test-pass",
+                        "-keypass",
+                        "test-pass"))
+                .redirectErrorStream(true)
+                .start();
         final String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
             throw new IOException("keytool failed: " + output);
@@ -51,7 +73,7 @@ public record TestCertificates(Path cert, Path key) {
     }
 
     private static String pem(final String type, final byte[] der) {
-        return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
-                + "\n-----END " + type + "-----\n";
+        return "-----BEGIN " + type + "-----\n"
+                + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der) + "\n-----END " + type + "-----\n";
     }
 }

@@ -1,10 +1,9 @@
 package org.switchml.spark;
 
-import org.switchml.spark.config.ConfigEntry;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.driver.StageLauncher;
-import org.switchml.testing.Repo;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,11 +17,11 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.switchml.spark.config.ConfigEntry;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.driver.StageLauncher;
+import org.switchml.testing.Repo;
 
 /**
  * docs/configuration.md is generated from {@link SwitchMLConfig}; this test fails when the committed
@@ -42,14 +41,17 @@ class ConfigurationDocTest {
             main(new String[0]);
         }
         assertTrue(Files.exists(DOC), DOC.toAbsolutePath() + " is missing; run with -Dswitchml.docs.write=true");
-        assertEquals(SwitchMLConfig.markdown(), Files.readString(DOC, StandardCharsets.UTF_8),
+        assertEquals(
+                SwitchMLConfig.markdown(),
+                Files.readString(DOC, StandardCharsets.UTF_8),
                 "docs/configuration.md is stale: regenerate with mvn -pl spark-switchml test "
                         + "-Dtest=ConfigurationDocTest -Dswitchml.docs.write=true");
     }
 
     @Test
     void everyKeyIsDocumentedOnceAndDefaultsParse() {
-        final long distinct = SwitchMLConfig.ENTRIES.stream().map(ConfigEntry::key).distinct().count();
+        final long distinct =
+                SwitchMLConfig.ENTRIES.stream().map(ConfigEntry::key).distinct().count();
         assertEquals(SwitchMLConfig.ENTRIES.size(), distinct);
         for (final ConfigEntry<?> e : SwitchMLConfig.ENTRIES) {
             assertTrue(e.key().startsWith("spark.switchml."), e.key());
@@ -60,8 +62,8 @@ class ConfigurationDocTest {
 
     @Test
     void badValuesAndUnknownKeysAreRejectedWithTheKey() {
-        final IllegalArgumentException k = assertThrows(IllegalArgumentException.class,
-                () -> SwitchMLConfig.K.parse("100000"));
+        final IllegalArgumentException k =
+                assertThrows(IllegalArgumentException.class, () -> SwitchMLConfig.K.parse("100000"));
         assertTrue(k.getMessage().contains("spark.switchml.k") && k.getMessage().contains("100000"), k.getMessage());
         assertThrows(IllegalArgumentException.class, () -> SwitchMLConfig.FALLBACK.parse("maybe"));
         assertThrows(IllegalArgumentException.class, () -> SwitchMLConfig.SWITCH_ADDRESS.parse("nohost"));
@@ -69,7 +71,8 @@ class ConfigurationDocTest {
         assertEquals(1500L, SwitchMLConfig.RESULT_TIMEOUT.parse("1500ms"));
         assertEquals(2000L, SwitchMLConfig.RESULT_TIMEOUT.parse("2s"));
         final Map<String, String> unknown = Map.of("spark.switchml.typo", "1");
-        final IllegalArgumentException u = assertThrows(IllegalArgumentException.class,
+        final IllegalArgumentException u = assertThrows(
+                IllegalArgumentException.class,
                 () -> SwitchMLConfig.validate(SwitchMLConfig.of(unknown), unknown.keySet()));
         assertTrue(u.getMessage().contains("spark.switchml.typo"), u.getMessage());
     }
@@ -88,8 +91,17 @@ class ConfigurationDocTest {
         final Path root = Repo.root();
         final Set<String> named = new TreeSet<>();
         final List<String> unknown = new ArrayList<>();
-        for (final String dir : new String[] {"spark-switchml/src/main", "examples/src/main", "integration-tests/src",
-            "docs", "notebooks", "bin", "examples/bin", "examples/testbed", "README.md"}) {
+        for (final String dir : new String[] {
+            "spark-switchml/src/main",
+            "examples/src/main",
+            "integration-tests/src",
+            "docs",
+            "notebooks",
+            "bin",
+            "examples/bin",
+            "examples/testbed",
+            "README.md"
+        }) {
             try (Stream<Path> files = Files.walk(root.resolve(dir))) {
                 for (final Path f : files.filter(Files::isRegularFile).toList()) {
                     // Latin-1 reads any bytes (PNGs among the docs); a key is ASCII either way.
@@ -118,10 +130,13 @@ class ConfigurationDocTest {
         assertEquals(0L, SwitchMLConfig.SLOT_WAIT.parse("500us"), "less than a millisecond is 0");
         // Below the bound once in milliseconds, and what Spark's parser refuses: one line naming key, value and rule.
         for (final String bad : new String[] {"500us", "1.5s", "10 s", "ten seconds", "-1s"}) {
-            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> SwitchMLConfig.RESULT_TIMEOUT.parse(bad), bad);
-            assertTrue(e.getMessage().startsWith("spark.switchml.resultTimeout='" + bad + "' is invalid: must be a "
-                    + "duration >= 1ms"), e.getMessage());
+            final IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> SwitchMLConfig.RESULT_TIMEOUT.parse(bad), bad);
+            assertTrue(
+                    e.getMessage()
+                            .startsWith("spark.switchml.resultTimeout='" + bad + "' is invalid: must be a "
+                                    + "duration >= 1ms"),
+                    e.getMessage());
             assertFalse(e.getMessage().contains("\n"), e.getMessage());
         }
     }

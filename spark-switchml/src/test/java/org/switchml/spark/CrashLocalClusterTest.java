@@ -1,5 +1,18 @@
 package org.switchml.spark;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -15,20 +28,6 @@ import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
-
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Optional;
-import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Crashes in the middle of a replicated loop on local-cluster (two executor JVMs), with a standalone switch
@@ -46,6 +45,7 @@ class CrashLocalClusterTest {
     private static final int CHECKPOINT = 100;
     /** The crash comes early in the second stage, so the stage is surely running. */
     private static final int CRASH_AT = 110;
+
     private static final long RESULT_TIMEOUT_MS = 2_000;
 
     private static JavaSparkContext jsc;
@@ -88,8 +88,13 @@ class CrashLocalClusterTest {
     }
 
     private static ReplicatedLoop.Result run(final ReplicatedLoop.Progress progress) {
-        return ReplicatedLoop.run(data.rdd(), new double[Exact.WIDTH], Exact.WIDTH, new Exact(),
-                new ReplicatedLoop.Options(ITERATIONS, CHECKPOINT, 0), progress);
+        return ReplicatedLoop.run(
+                data.rdd(),
+                new double[Exact.WIDTH],
+                Exact.WIDTH,
+                new Exact(),
+                new ReplicatedLoop.Options(ITERATIONS, CHECKPOINT, 0),
+                progress);
     }
 
     /** Calls {@code action} once, on the progress thread, when iteration {@code at} is reported. */
@@ -122,9 +127,11 @@ class CrashLocalClusterTest {
         assertArrayEquals(expected, r.state(), 0.0, "exact, as computed in this JVM");
         // The stage that lost its executor ran again under the next generation; every other stage once.
         final int crashed = r.jobIds().get(CRASH_AT / CHECKPOINT);
-        final List<Integer> generations = runtime().generationsOf(crashed).stream().distinct().toList();
+        final List<Integer> generations =
+                runtime().generationsOf(crashed).stream().distinct().toList();
         System.out.println("[crash] generations of the crashed stage's job: " + generations);
-        assertTrue(generations.size() >= 2 && generations.get(0) == 0, "no retry under a new generation: " + generations);
+        assertTrue(
+                generations.size() >= 2 && generations.get(0) == 0, "no retry under a new generation: " + generations);
         assertEquals(List.of(100, 200, 300, 400, 500), r.checkpoints(), "resumed from the checkpoint before the crash");
     }
 
@@ -138,7 +145,8 @@ class CrashLocalClusterTest {
         final ReplicatedLoop.Result r = run((iteration, scalars, nanos) -> {
             try {
                 if (iteration == CRASH_AT) {
-                    System.out.println("[crash] killing the switch (pid " + switchProcess.pid() + ") at iteration " + CRASH_AT);
+                    System.out.println(
+                            "[crash] killing the switch (pid " + switchProcess.pid() + ") at iteration " + CRASH_AT);
                     SwitchProcess.kill(switchProcess);
                     CompletableFuture.runAsync(() -> {
                         try {
@@ -158,8 +166,9 @@ class CrashLocalClusterTest {
             }
         });
         final long ms = (System.nanoTime() - t0) / 1_000_000;
-        System.out.println("[crash] switch kill + restart: loop done in " + ms + " ms, jobs " + r.jobIds()
-                + ", checkpoints " + r.checkpoints() + ", fallbacks " + (runtime().fallbackCount() - fallbacks));
+        System.out.println(
+                "[crash] switch kill + restart: loop done in " + ms + " ms, jobs " + r.jobIds() + ", checkpoints "
+                        + r.checkpoints() + ", fallbacks " + (runtime().fallbackCount() - fallbacks));
         assertTrue(restarted.isDone(), "the listener never fired");
         assertEquals(ITERATIONS, r.iterations());
         assertArrayEquals(expected, r.state(), 0.0, "exact, as computed in this JVM");
@@ -188,7 +197,8 @@ class CrashLocalClusterTest {
             lastReport[0] = now;
             if (iteration == CRASH_AT) {
                 try {
-                    System.out.println("[crash] killing the switch (pid " + switchProcess.pid() + ") for good at iteration " + CRASH_AT);
+                    System.out.println("[crash] killing the switch (pid " + switchProcess.pid()
+                            + ") for good at iteration " + CRASH_AT);
                     SwitchProcess.kill(switchProcess);
                 } catch (final InterruptedException e) {
                     throw new IllegalStateException(e);
@@ -198,11 +208,13 @@ class CrashLocalClusterTest {
         });
         final long ms = (System.nanoTime() - t0) / 1_000_000;
         System.out.println("[crash] switch killed for good: loop done in " + ms + " ms, jobs " + r.jobIds()
-                + ", checkpoints " + r.checkpoints() + ", fallbacks " + (runtime().fallbackCount() - fallbacks)
+                + ", checkpoints " + r.checkpoints() + ", fallbacks "
+                + (runtime().fallbackCount() - fallbacks)
                 + "; longest pause between two iterations after the kill " + longestSilence[0] / 1_000_000 + " ms");
         // Never stuck: the loss is noticed within the result timeout (plus Spark's scheduling and the failed
         // registrations of the next stages, generous for a busy 2-core machine).
-        assertTrue(longestSilence[0] < TimeUnit.MILLISECONDS.toNanos(RESULT_TIMEOUT_MS + 20_000),
+        assertTrue(
+                longestSilence[0] < TimeUnit.MILLISECONDS.toNanos(RESULT_TIMEOUT_MS + 20_000),
                 "the loop stood still for " + longestSilence[0] / 1_000_000 + " ms after the switch died");
         assertFalse(switchProcess.isAlive());
         assertEquals(ITERATIONS, r.iterations());
@@ -214,8 +226,12 @@ class CrashLocalClusterTest {
 
     /** The executor JVMs of this local-cluster: child processes of this JVM (its in-process Workers start them). */
     private static List<ProcessHandle> executors() {
-        final List<ProcessHandle> out = ProcessHandle.current().descendants()
-                .filter(h -> h.info().commandLine().map(c -> c.contains("CoarseGrainedExecutorBackend")).orElse(false))
+        final List<ProcessHandle> out = ProcessHandle.current()
+                .descendants()
+                .filter(h -> h.info()
+                        .commandLine()
+                        .map(c -> c.contains("CoarseGrainedExecutorBackend"))
+                        .orElse(false))
                 .toList();
         assertEquals(2, out.size(), "executor JVMs: " + out);
         return out;
@@ -242,8 +258,10 @@ class CrashLocalClusterTest {
 
         @Override
         public ReplicatedLoop.Step update(final double[] state, final double[] sum, final int iteration) {
-            return new ReplicatedLoop.Step(new double[] {(state[0] + sum[0]) % 1_000_000_007L, state[1] + sum[1]},
-                    new double[] {sum[0]}, false);
+            return new ReplicatedLoop.Step(
+                    new double[] {(state[0] + sum[0]) % 1_000_000_007L, state[1] + sum[1]},
+                    new double[] {sum[0]},
+                    false);
         }
 
         /** The loop run here, record by record. */

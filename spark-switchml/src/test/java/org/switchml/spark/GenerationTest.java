@@ -1,5 +1,10 @@
 package org.switchml.spark;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.switchml.client.ClientOptions;
 import org.switchml.client.JobSession;
@@ -10,12 +15,6 @@ import org.switchml.dataplane.SwitchOptions;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobSpec;
 
-import java.net.InetSocketAddress;
-import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * What a stage retry relies on: once the job is registered under the next generation (the retried
  * stage attempt, with the new secret every registration draws), a late worker of the dead attempt is
@@ -25,8 +24,9 @@ class GenerationTest {
     @Test
     void packetsOfTheDeadAttemptAreDropped() {
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             SwitchMLClient zombie = SwitchMLClient.open(ClientOptions.defaults().withFp64(true).withResultTimeoutMs(300));
-             SwitchMLClient other = SwitchMLClient.open(ClientOptions.defaults())) {
+                SwitchMLClient zombie = SwitchMLClient.open(
+                        ClientOptions.defaults().withFp64(true).withResultTimeoutMs(300));
+                SwitchMLClient other = SwitchMLClient.open(ClientOptions.defaults())) {
             final List<InetSocketAddress> workers = List.of(zombie.localAddress(), other.localAddress());
             final JobSpec attempt0 = new JobSpec(77, 0, 64, 8, workers);
             sw.registerJob(attempt0);

@@ -1,21 +1,20 @@
 package org.switchml.spark;
 
-import org.switchml.spark.messages.TaskOutcome;
-import org.switchml.spark.messages.TaskSettings;
-import org.apache.spark.SparkConf;
-import org.apache.spark.serializer.KryoSerializer;
-import org.apache.spark.serializer.SerializerInstance;
-import org.junit.jupiter.api.Test;
-import scala.reflect.ClassTag$;
-import scala.reflect.ClassTag;
-
-import java.util.Set;
-import java.util.stream.Collectors;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.spark.SparkConf;
+import org.apache.spark.serializer.KryoSerializer;
+import org.apache.spark.serializer.SerializerInstance;
+import org.junit.jupiter.api.Test;
+import org.switchml.spark.messages.TaskOutcome;
+import org.switchml.spark.messages.TaskSettings;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
 
 /** Every class of ours that crosses the wire round-trips through Kryo with registration required. */
 class KryoRegistrationTest {
@@ -23,8 +22,9 @@ class KryoRegistrationTest {
 
     private static SerializerInstance kryo() {
         return new KryoSerializer(new SparkConf()
-                .set("spark.kryo.registrationRequired", "true")
-                .set("spark.kryo.registrator", SwitchMLKryoRegistrator.class.getName())).newInstance();
+                        .set("spark.kryo.registrationRequired", "true")
+                        .set("spark.kryo.registrator", SwitchMLKryoRegistrator.class.getName()))
+                .newInstance();
     }
 
     @SuppressWarnings("unchecked")
@@ -35,8 +35,8 @@ class KryoRegistrationTest {
     @Test
     void everyWireClassRoundTrips() {
         final SerializerInstance k = kryo();
-        final TaskOutcome sent = new TaskOutcome(3, TaskOutcome.OK, "m", new double[] {1, -2.5}, 7, true,
-                new double[] {0.25}, 1);
+        final TaskOutcome sent =
+                new TaskOutcome(3, TaskOutcome.OK, "m", new double[] {1, -2.5}, 7, true, new double[] {0.25}, 1);
         sent.workers = 5;
         sent.shards = 6;
         sent.inMemory = true;
@@ -57,13 +57,20 @@ class KryoRegistrationTest {
         assertEquals(s, roundTrip(k, s));
         final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(3, 1, 0.5);
         assertEquals(opts, roundTrip(k, opts));
-        final ReplicatedLoop.Step step = roundTrip(k, new ReplicatedLoop.Step(new double[] {1}, new double[] {2}, true));
+        final ReplicatedLoop.Step step =
+                roundTrip(k, new ReplicatedLoop.Step(new double[] {1}, new double[] {2}, true));
         assertArrayEquals(new double[] {1}, step.state());
         // The estimator's input blocks and broadcast statistics come in through its KryoClasses service.
-        assertEquals(Set.of(TaskOutcome.class.getName(), TaskSettings.class.getName(),
-                        ReplicatedLoop.Step.class.getName(), ReplicatedLoop.Options.class.getName(),
+        assertEquals(
+                Set.of(
+                        TaskOutcome.class.getName(),
+                        TaskSettings.class.getName(),
+                        ReplicatedLoop.Step.class.getName(),
+                        ReplicatedLoop.Options.class.getName(),
                         "org.switchml.spark.ml.linear.InstanceBatch",
                         "org.switchml.spark.ml.linear.MeanStd"),
-                SwitchMLKryoRegistrator.registeredClasses().stream().map(Class::getName).collect(Collectors.toSet()));
+                SwitchMLKryoRegistrator.registeredClasses().stream()
+                        .map(Class::getName)
+                        .collect(Collectors.toSet()));
     }
 }

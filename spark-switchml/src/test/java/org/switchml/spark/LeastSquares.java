@@ -1,9 +1,8 @@
 package org.switchml.spark;
 
+import java.util.List;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.TaskContext;
-
-import java.util.List;
 
 /**
  * Gradient descent on least squares, as a {@link ReplicatedLoop.Body}: records are {@code [x..., y]}.
@@ -29,8 +28,10 @@ final class LeastSquares implements ReplicatedLoop.Body<double[]> {
     @Override
     public double[] contribution(final List<double[]> partition, final double[] w, final int iteration) {
         final TaskContext ctx = TaskContext.get();
-        if (iteration == failAtIteration && ctx instanceof BarrierTaskContext
-                && "0".equals(ctx.getLocalProperty(SwitchMLAggregator.ATTEMPT_PROPERTY)) && ctx.partitionId() == 1) {
+        if (iteration == failAtIteration
+                && ctx instanceof BarrierTaskContext
+                && "0".equals(ctx.getLocalProperty(SwitchMLAggregator.ATTEMPT_PROPERTY))
+                && ctx.partitionId() == 1) {
             // The other tasks have already sent this iteration's vector: they are mid-allreduce.
             throw new IllegalStateException("injected failure at iteration " + iteration);
         }

@@ -1,5 +1,15 @@
 package org.switchml.spark;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -14,17 +24,6 @@ import org.switchml.protocol.JobCounters;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.testing.Seeds;
 
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * A local master runs every task of a stage in one executor, which then computes the switch's sum itself
  * ({@code spark.switchml.localShortcut}): no packet, no switch job, and the same bits as through the
@@ -35,6 +34,7 @@ class LocalShortcutTest {
     private static final int TASKS = 4;
     /** Several blocks per vector, so that each block's own exponent matters. */
     private static final int K = 256;
+
     private static JavaSparkContext jsc;
     /** The state each task of the loop saw, by "shortcut iteration task" (local mode: one JVM). */
     static final Map<String, double[]> SEEN = new ConcurrentHashMap<>();
@@ -70,16 +70,17 @@ class LocalShortcutTest {
         final long seed = Seeds.seed("local shortcut " + precision, 4242);
         final int dim = 3_001; // the last block is partial
         // More partitions than tasks: each task folds several, and the executor adds the tasks' folds.
-        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 90, dim, 11).cache();
+        final JavaRDD<double[]> rdd =
+                SparkTestSupport.rows(jsc, seed, 90, dim, 11).cache();
         rdd.count();
         jsc.setLocalProperty(SwitchMLConfig.PRECISION.key(), precision);
 
         shortcut(false);
-        final SwitchMLAggregator.Result viaSwitch = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim,
-                new double[dim], SparkTestSupport::addRow);
+        final SwitchMLAggregator.Result viaSwitch =
+                SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim], SparkTestSupport::addRow);
         shortcut(true);
-        final SwitchMLAggregator.Result inMemory = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim,
-                new double[dim], SparkTestSupport::addRow);
+        final SwitchMLAggregator.Result inMemory =
+                SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim], SparkTestSupport::addRow);
 
         assertFalse(viaSwitch.inMemory());
         assertTrue(viaSwitch.viaSwitch(), viaSwitch.fallbackReason());
@@ -96,8 +97,8 @@ class LocalShortcutTest {
         assertSameBits(viaSwitch.sum(), inMemory.sum(), precision + ": shortcut against switch");
         // Not a trivial sum: it is the data's, within the quantization bound of treeAggregate's.
         final double[] tree = SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow);
-        SparkTestSupport.assertWithinBlockRelative(tree, inMemory.sum(), precision.equals("fp64") ? K / 2 : K,
-                precision.equals("fp64") ? 1e-12 : 1e-6);
+        SparkTestSupport.assertWithinBlockRelative(
+                tree, inMemory.sum(), precision.equals("fp64") ? K / 2 : K, precision.equals("fp64") ? 1e-12 : 1e-6);
         assertEquals(0, driver().fallbackCount());
         rdd.unpersist(true);
     }
@@ -107,15 +108,16 @@ class LocalShortcutTest {
         final long seed = Seeds.seed("local shortcut loop", 4343);
         final int dim = 1_000;
         final int iterations = 4;
-        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 40, dim, TASKS).cache();
+        final JavaRDD<double[]> rdd =
+                SparkTestSupport.rows(jsc, seed, 40, dim, TASKS).cache();
         rdd.count();
         SEEN.clear();
         shortcut(false);
-        final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(rdd, new double[dim], dim, new Recording("off"),
-                new ReplicatedLoop.Options(iterations, 0, 0));
+        final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(
+                rdd, new double[dim], dim, new Recording("off"), new ReplicatedLoop.Options(iterations, 0, 0));
         shortcut(true);
-        final ReplicatedLoop.Result inMemory = ReplicatedLoop.run(rdd, new double[dim], dim, new Recording("on"),
-                new ReplicatedLoop.Options(iterations, 0, 0));
+        final ReplicatedLoop.Result inMemory = ReplicatedLoop.run(
+                rdd, new double[dim], dim, new Recording("on"), new ReplicatedLoop.Options(iterations, 0, 0));
 
         assertEquals(0, viaSwitch.inMemoryStages());
         assertEquals(1, inMemory.inMemoryStages());
@@ -171,7 +173,9 @@ class LocalShortcutTest {
         assertEquals(expected.length, actual.length, what + ": length");
         for (int i = 0; i < expected.length; i++) {
             final int at = i;
-            assertEquals(Double.doubleToRawLongBits(expected[i]), Double.doubleToRawLongBits(actual[i]),
+            assertEquals(
+                    Double.doubleToRawLongBits(expected[i]),
+                    Double.doubleToRawLongBits(actual[i]),
                     () -> what + ": element " + at + " is " + actual[at] + ", expected " + expected[at]);
         }
     }

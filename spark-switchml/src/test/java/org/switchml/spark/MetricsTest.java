@@ -1,26 +1,9 @@
 package org.switchml.spark;
 
-import com.codahale.metrics.Counter;
-import org.apache.spark.SparkEnv;
-import org.apache.spark.api.java.JavaRDD;
-import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.ml.classification.LogisticRegressionModel;
-import org.apache.spark.ml.feature.LabeledPoint;
-import org.apache.spark.ml.linalg.Vectors;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.apache.spark.metrics.source.Source;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.switchml.spark.driver.DriverRuntime;
-import org.switchml.spark.driver.DriverRuntimes;
-import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
-import org.switchml.testing.Seeds;
-import scala.jdk.javaapi.CollectionConverters;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.codahale.metrics.Counter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -30,9 +13,25 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.metrics.source.Source;
+import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.feature.LabeledPoint;
+import org.apache.spark.ml.linalg.Vectors;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
+import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
+import org.switchml.testing.Seeds;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The plugin's metrics reach Spark's own sinks: with Spark's CSV sink configured, a fit of the drop-in estimator
@@ -49,7 +48,8 @@ class MetricsTest {
     @BeforeAll
     static void start() throws IOException {
         sinkDir = Files.createTempDirectory("switchml-metrics");
-        spark = SparkSession.builder().config(SparkTestSupport.conf("switchml-metrics", "local[2]", true)
+        spark = SparkSession.builder()
+                .config(SparkTestSupport.conf("switchml-metrics", "local[2]", true)
                         // Through the switch: one executor would otherwise sum in memory and send no packet.
                         .set("spark.switchml.localShortcut", "false")
                         .set("spark.metrics.conf.*.sink.csv.class", "org.apache.spark.metrics.sink.CsvSink")
@@ -70,7 +70,8 @@ class MetricsTest {
         final SplittableRandom rnd = new SplittableRandom(seed);
         final JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
         final int dim = 5_000;
-        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, seed, 40, dim, 4).cache();
+        final JavaRDD<double[]> rows =
+                SparkTestSupport.rows(jsc, seed, 40, dim, 4).cache();
         for (int i = 0; i < 3; i++) {
             assertTrue(SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim], SparkTestSupport::addRow)
                     .viaSwitch());
@@ -80,7 +81,8 @@ class MetricsTest {
             final double[] x = {rnd.nextGaussian(), rnd.nextGaussian(), rnd.nextGaussian()};
             points.add(new LabeledPoint(x[0] - 0.5 * x[1] + 0.3 * rnd.nextGaussian() > 0 ? 1 : 0, Vectors.dense(x)));
         }
-        final Dataset<Row> data = spark.createDataFrame(points, LabeledPoint.class).repartition(4);
+        final Dataset<Row> data =
+                spark.createDataFrame(points, LabeledPoint.class).repartition(4);
 
         // While the fit runs (one switch job for the whole fit), the driver's switch counters already count its
         // packets: more than the finished jobs' totals, read before and after the counter with no job finishing
@@ -106,8 +108,9 @@ class MetricsTest {
 
         SparkEnv.get().metricsSystem().report(); // the sinks write now, not at their next period
         final long allreduces = last("allreduces")[0];
-        assertTrue(allreduces >= 3 + iterations, allreduces + " allreduces for 3 aggregations and a fit of "
-                + iterations + " iterations");
+        assertTrue(
+                allreduces >= 3 + iterations,
+                allreduces + " allreduces for 3 aggregations and a fit of " + iterations + " iterations");
         assertTrue(last("allreduceBytes")[0] >= 3L * dim * Double.BYTES, "allreduceBytes " + last("allreduceBytes")[0]);
         // A timer: count, then max in the sink's duration unit (ms), with rates.
         final String[] timer = lastRow("allreduceTime");
@@ -119,8 +122,15 @@ class MetricsTest {
         assertEquals(0, last("fallbacks")[0]);
         assertEquals(0, last("switch.drops.BAD_SECRET")[0]);
         // Counters, not gauges: Spark's CSV sink writes a counter's count, a gauge's value.
-        for (final String counter : List.of("allreduces", "allreduceBytes", "worker.packetsSent",
-                "worker.retransmissions", "fallbacks", "switch.packetsIn", "switch.packetsOut", "switch.retransmissions",
+        for (final String counter : List.of(
+                "allreduces",
+                "allreduceBytes",
+                "worker.packetsSent",
+                "worker.retransmissions",
+                "fallbacks",
+                "switch.packetsIn",
+                "switch.packetsOut",
+                "switch.retransmissions",
                 "switch.drops.BAD_SECRET")) {
             assertEquals("t,count", header(counter), counter);
         }
@@ -167,7 +177,9 @@ class MetricsTest {
     private static List<String> lines(final String metric) {
         final String suffix = SOURCE + metric + ".csv";
         try (Stream<Path> files = Files.list(sinkDir)) {
-            final List<Path> matches = files.filter(p -> p.getFileName().toString().endsWith(suffix)).toList();
+            final List<Path> matches = files.filter(
+                            p -> p.getFileName().toString().endsWith(suffix))
+                    .toList();
             assertEquals(1, matches.size(), "files for " + metric + " in " + sinkDir + ": " + matches);
             return Files.readAllLines(matches.get(0));
         } catch (final IOException e) {

@@ -1,5 +1,8 @@
 package org.switchml.spark;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
@@ -10,9 +13,6 @@ import org.switchml.spark.driver.StagePlans;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Without spark.plugins, a local master starts an embedded switch in the driver JVM by itself. */
 class NoPluginLocalTest {
@@ -33,13 +33,17 @@ class NoPluginLocalTest {
     @Test
     void aLocalMasterNeedsNoSetUp() {
         final int dim = 1_000;
-        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, Seeds.seed("no plugin", 61), 10, dim, 2).cache();
-        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim],
-                SparkTestSupport::addRow);
+        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, Seeds.seed("no plugin", 61), 10, dim, 2)
+                .cache();
+        final SwitchMLAggregator.Result r =
+                SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim], SparkTestSupport::addRow);
         assertTrue(r.viaSwitch());
         assertTrue(DriverRuntimes.forContext(jsc.sc()).registrar() instanceof EmbeddedSwitchRegistrar);
         // One executor (this JVM) is the switch's only worker; loopback gets the large packets.
-        assertArrayEquals(Reference.fp64(new double[][] {SparkTestSupport.oneExecutorVector(rows, dim, 2)},
-                StagePlans.BEST_SOFTWARE_K), r.sum(), 0.0);
+        assertArrayEquals(
+                Reference.fp64(
+                        new double[][] {SparkTestSupport.oneExecutorVector(rows, dim, 2)}, StagePlans.BEST_SOFTWARE_K),
+                r.sum(),
+                0.0);
     }
 }

@@ -1,8 +1,8 @@
 package org.switchml.spark;
 
-import org.junit.jupiter.api.Test;
-import org.switchml.spark.messages.PackedVector;
-import org.switchml.testing.Seeds;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -12,10 +12,9 @@ import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.util.Arrays;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.switchml.spark.messages.PackedVector;
+import org.switchml.testing.Seeds;
 
 class PackedVectorTest {
 
@@ -36,7 +35,8 @@ class PackedVectorTest {
     private static void assertBits(final double[] expected, final double[] actual) {
         assertEquals(expected.length, actual.length);
         for (int i = 0; i < expected.length; i++) {
-            assertEquals(Double.doubleToRawLongBits(expected[i]), Double.doubleToRawLongBits(actual[i]), "element " + i);
+            assertEquals(
+                    Double.doubleToRawLongBits(expected[i]), Double.doubleToRawLongBits(actual[i]), "element " + i);
         }
     }
 

@@ -1,24 +1,9 @@
 package org.switchml.spark;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.config.WorkerHosts;
-import org.switchml.spark.driver.DriverRuntime;
-import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
-import org.switchml.spark.registrar.JobIds;
-import org.switchml.spark.registrar.JobServiceRegistrar;
-import org.switchml.service.standalone.SwitchMain;
-import org.switchml.client.ClientOptions;
-import org.switchml.client.JobSession;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.Wire;
-import org.switchml.testing.Reference;
-import org.switchml.testing.Seeds;
-import org.switchml.testing.TestCluster;
-import org.switchml.testing.Vectors;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -28,11 +13,25 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.Wire;
+import org.switchml.service.standalone.SwitchMain;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
+import org.switchml.spark.registrar.JobIds;
+import org.switchml.spark.registrar.JobServiceRegistrar;
+import org.switchml.testing.Reference;
+import org.switchml.testing.Seeds;
+import org.switchml.testing.TestCluster;
+import org.switchml.testing.Vectors;
 
 /**
  * The driver installs jobs through a job service: a shared standalone switch's, named by address with the rack's
@@ -46,8 +45,16 @@ class RegistrarTest {
     @Test
     void aSharedSwitchIsProgrammedThroughItsJobService() {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("job service registrar", 21));
-        try (SwitchMain.Running sw = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
-                "--lanes", "2", "--service-port", "0", "--token-file", dir.resolve("token").toString())) {
+        try (SwitchMain.Running sw = SwitchMain.start(
+                new PrintStream(new ByteArrayOutputStream()),
+                "--port",
+                "0",
+                "--lanes",
+                "2",
+                "--service-port",
+                "0",
+                "--token-file",
+                dir.resolve("token").toString())) {
             final Map<String, String> settings = Map.of(
                     SwitchMLConfig.JOB_SERVICE_ADDRESS.key(), sw.serviceAddress(),
                     SwitchMLConfig.AUTH_TOKEN_FILE.key(), sw.tokenFile().toString());
@@ -68,18 +75,29 @@ class RegistrarTest {
 
     @Test
     void aSwitchThatCapsJobWidthSaysSoAndRefusesWiderJobs() {
-        try (SwitchMain.Running sw = SwitchMain.start(new PrintStream(new ByteArrayOutputStream()), "--port", "0",
-                "--service-port", "0", "--token-file", dir.resolve("token").toString(), "--max-workers-per-job", "2")) {
+        try (SwitchMain.Running sw = SwitchMain.start(
+                new PrintStream(new ByteArrayOutputStream()),
+                "--port",
+                "0",
+                "--service-port",
+                "0",
+                "--token-file",
+                dir.resolve("token").toString(),
+                "--max-workers-per-job",
+                "2")) {
             final Map<String, String> settings = Map.of(
                     SwitchMLConfig.JOB_SERVICE_ADDRESS.key(), sw.serviceAddress(),
                     SwitchMLConfig.AUTH_TOKEN_FILE.key(), sw.tokenFile().toString());
             try (DriverRuntime rt = DriverRuntime.create(settings::get, "127.0.0.1", settings)) {
                 assertEquals(2, rt.registrar().maxWorkers(), "the driver plans (and falls back) by the switch's cap");
-                final List<InetSocketAddress> three = List.of(new InetSocketAddress("127.0.0.1", 7001),
-                        new InetSocketAddress("127.0.0.1", 7002), new InetSocketAddress("127.0.0.1", 7003));
-                final RuntimeException e = assertThrows(RuntimeException.class,
-                        () -> rt.register(new JobSpec(rt.newJobId(), 0, 64, 32, three)));
-                assertTrue(e.getMessage().contains("3 workers") && e.getMessage().contains("at most 2"), e.getMessage());
+                final List<InetSocketAddress> three = List.of(
+                        new InetSocketAddress("127.0.0.1", 7001),
+                        new InetSocketAddress("127.0.0.1", 7002),
+                        new InetSocketAddress("127.0.0.1", 7003));
+                final RuntimeException e = assertThrows(
+                        RuntimeException.class, () -> rt.register(new JobSpec(rt.newJobId(), 0, 64, 32, three)));
+                assertTrue(
+                        e.getMessage().contains("3 workers") && e.getMessage().contains("at most 2"), e.getMessage());
                 assertEquals(0, sw.jobs().desk().occupancy().jobs());
             }
         }
@@ -101,12 +119,12 @@ class RegistrarTest {
     @Test
     void externalSwitchWithoutAControlPathOrTokenIsAClearError() {
         final Map<String, String> settings = Map.of(SwitchMLConfig.SWITCH_ADDRESS.key(), "127.0.0.1:48864");
-        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> DriverRuntime.create(settings::get, "127.0.0.1", settings));
+        final IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> DriverRuntime.create(settings::get, "127.0.0.1", settings));
         assertTrue(e.getMessage().contains(SwitchMLConfig.JOB_SERVICE_ADDRESS.key()), e.getMessage());
         final Map<String, String> noToken = Map.of(SwitchMLConfig.JOB_SERVICE_ADDRESS.key(), "127.0.0.1:9560");
-        final IllegalArgumentException t = assertThrows(IllegalArgumentException.class,
-                () -> DriverRuntime.create(noToken::get, "127.0.0.1", noToken));
+        final IllegalArgumentException t = assertThrows(
+                IllegalArgumentException.class, () -> DriverRuntime.create(noToken::get, "127.0.0.1", noToken));
         assertTrue(t.getMessage().contains(SwitchMLConfig.AUTH_TOKEN_FILE.key()), t.getMessage());
     }
 
@@ -114,10 +132,12 @@ class RegistrarTest {
     void aWorkerHostSubnetNamesTheExecutorsOwnAddress() {
         assertEquals("127.0.0.1", WorkerHosts.resolve("127.0.0.0/8"));
         assertEquals("10.1.2.3", WorkerHosts.resolve("10.1.2.3"));
-        final IllegalStateException e = assertThrows(IllegalStateException.class, () -> WorkerHosts.resolve("127.255.255.254/32"));
+        final IllegalStateException e =
+                assertThrows(IllegalStateException.class, () -> WorkerHosts.resolve("127.255.255.254/32"));
         assertTrue(e.getMessage().contains("no interface"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> SwitchMLConfig.WORKER_HOST.from(Map.of(
-                SwitchMLConfig.WORKER_HOST.key(), "10.0.0.0/33")::get));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> SwitchMLConfig.WORKER_HOST.from(Map.of(SwitchMLConfig.WORKER_HOST.key(), "10.0.0.0/33")::get));
     }
 
     private static void runExactAllReduce(final DriverRuntime rt, final SplittableRandom rnd, final int n) {
@@ -125,7 +145,8 @@ class RegistrarTest {
         final List<InetSocketAddress> endpoints = new ArrayList<>();
         try {
             for (int r = 0; r < n; r++) {
-                final SwitchMLClient c = SwitchMLClient.open(ClientOptions.defaults().withFp64(true));
+                final SwitchMLClient c =
+                        SwitchMLClient.open(ClientOptions.defaults().withFp64(true));
                 clients.add(c);
                 endpoints.add(c.localAddress());
             }
@@ -138,7 +159,8 @@ class RegistrarTest {
             for (int r = 0; r < n; r++) {
                 in[r] = Vectors.mixed(rnd, 5_000);
             }
-            final List<double[]> out = TestCluster.parallel(n, r -> sessions.get(r).allReduce(in[r]));
+            final List<double[]> out =
+                    TestCluster.parallel(n, r -> sessions.get(r).allReduce(in[r]));
             final double[] expected = Reference.fp64(in, 64);
             for (final double[] got : out) {
                 assertArrayEquals(expected, got, 0.0);

@@ -1,5 +1,12 @@
 package org.switchml.spark;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -13,14 +20,6 @@ import org.switchml.spark.driver.DriverRuntime;
 import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.spark.driver.StagePlans;
 import org.switchml.testing.Seeds;
-
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Three executor JVMs with no switch configured (local-cluster[3,1,768]) and the driver as an extra shard host:
@@ -52,10 +51,11 @@ class ShardedLocalClusterTest {
     @Test
     void fourShardsSumBitForBitWhatTheDriversSwitchSums() {
         final int dim = 100_003;
-        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, Seeds.seed("sharded sum", 81), 90, dim, 9).cache();
+        final JavaRDD<double[]> rows = SparkTestSupport.rows(jsc, Seeds.seed("sharded sum", 81), 90, dim, 9)
+                .cache();
         rows.count();
-        final SwitchMLAggregator.Result sharded = SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim],
-                SparkTestSupport::addRow);
+        final SwitchMLAggregator.Result sharded =
+                SwitchMLAggregator.aggregateWithInfo(rows.rdd(), dim, new double[dim], SparkTestSupport::addRow);
         jsc.setLocalProperty("spark.switchml.switch.placement", "driver");
         final SwitchMLAggregator.Result hub;
         try {
@@ -70,8 +70,10 @@ class ShardedLocalClusterTest {
         // The same tasks in the same executors, the same k: the same blocks, exponents and integer sums.
         assertArrayEquals(hub.sum(), sharded.sum(), 0.0, "the shards' sum differs from the switch's");
         SparkTestSupport.assertWithinBlockRelative(
-                SwitchMLAggregator.treeAggregate(rows.rdd(), new double[dim], SparkTestSupport::addRow), sharded.sum(),
-                StagePlans.BEST_SOFTWARE_K / 2, 1e-12);
+                SwitchMLAggregator.treeAggregate(rows.rdd(), new double[dim], SparkTestSupport::addRow),
+                sharded.sum(),
+                StagePlans.BEST_SOFTWARE_K / 2,
+                1e-12);
         // Every shard reported its part's counters: each worker sent every block of the vector once, plus each
         // shard's look-ahead packets, split among the four.
         final JobCounters c = driver().finalCounters(sharded.jobId());
@@ -86,15 +88,20 @@ class ShardedLocalClusterTest {
     void aFailedTaskRunsTheStageAgainOnNewRegistrationsOfEveryShard() {
         final int dim = 8;
         final JavaRDD<double[]> data = SparkAggregationTest.regression(jsc, Seeds.seed("sharded loop", 82), 300, dim)
-                .repartition(3).cache();
+                .repartition(3)
+                .cache();
         data.count();
         final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(6, 0, 0);
-        final ReplicatedLoop.Result viaShards = ReplicatedLoop.run(data, new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, 3), opts);
-        final ReplicatedLoop.Result onDriver = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, -1), opts);
+        final ReplicatedLoop.Result viaShards =
+                ReplicatedLoop.run(data, new double[dim], dim + 2, new LeastSquares(dim, 0.5, 3), opts);
+        final ReplicatedLoop.Result onDriver =
+                ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2, new LeastSquares(dim, 0.5, -1), opts);
         assertTrue(viaShards.viaSwitch());
-        assertEquals(List.of(0, 1), driver().generationsOf(viaShards.jobIds().get(0)).stream().distinct().toList());
+        assertEquals(
+                List.of(0, 1),
+                driver().generationsOf(viaShards.jobIds().get(0)).stream()
+                        .distinct()
+                        .toList());
         SparkTestSupport.assertWithinBlockRelative(onDriver.state(), viaShards.state(), dim, 1e-10);
     }
 }

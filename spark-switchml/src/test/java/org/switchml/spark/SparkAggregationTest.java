@@ -1,5 +1,19 @@
 package org.switchml.spark;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
@@ -12,27 +26,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.switchml.spark.driver.DriverRuntime;
-import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.protocol.DropReason;
 import org.switchml.protocol.JobCounters;
+import org.switchml.spark.driver.DriverRuntime;
+import org.switchml.spark.driver.DriverRuntimes;
 import org.switchml.testing.Reference;
 import org.switchml.testing.Seeds;
-
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The operator and the replicated loop on local[4] with the plugin's embedded switch and strict Kryo. A
@@ -44,6 +43,7 @@ class SparkAggregationTest {
     private static final int K = 64;
     /** Task slots of local[4,4]. */
     private static final int TASKS = 4;
+
     private static JavaSparkContext jsc;
     /** Makes both concurrent jobs' tasks run at the same time (local mode: one JVM). */
     static volatile CyclicBarrier together;
@@ -82,7 +82,9 @@ class SparkAggregationTest {
 
     /** The expected sum with {@code spark.switchml.exactSums=false}: the executor's float vector, as one worker. */
     private static double[] expectedFloatPathFp64(final JavaRDD<double[]> rdd, final int dim) {
-        return Reference.fp64(new double[][] {SparkTestSupport.oneExecutorVector(rdd, dim, Math.min(TASKS, rdd.getNumPartitions()))}, K);
+        return Reference.fp64(
+                new double[][] {SparkTestSupport.oneExecutorVector(rdd, dim, Math.min(TASKS, rdd.getNumPartitions()))},
+                K);
     }
 
     private static DriverRuntime runtime() {
@@ -93,9 +95,10 @@ class SparkAggregationTest {
     void fp64SumEqualsTreeAggregateAndTheReferenceBitForBit() {
         final long seed = Seeds.seed("spark fp64 sum", 41);
         final int dim = 5_000;
-        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 64, dim, 4).cache();
-        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim],
-                SparkTestSupport::addRow);
+        final JavaRDD<double[]> rdd =
+                SparkTestSupport.rows(jsc, seed, 64, dim, 4).cache();
+        final SwitchMLAggregator.Result r =
+                SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim], SparkTestSupport::addRow);
         assertTrue(r.viaSwitch());
         final double[] tree = SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow);
         SparkTestSupport.assertWithinBlockRelative(tree, r.sum(), K / 2, 1e-12);
@@ -105,8 +108,10 @@ class SparkAggregationTest {
         // the float path: the executor adds its tasks' folds first
         jsc.setLocalProperty("spark.switchml.exactSums", "false");
         try {
-            assertArrayEquals(expectedFloatPathFp64(rdd, dim), SwitchMLAggregator.aggregate(rdd, dim, new double[dim],
-                    SparkTestSupport::addRow), 0.0);
+            assertArrayEquals(
+                    expectedFloatPathFp64(rdd, dim),
+                    SwitchMLAggregator.aggregate(rdd, dim, new double[dim], SparkTestSupport::addRow),
+                    0.0);
         } finally {
             jsc.setLocalProperty("spark.switchml.exactSums", null);
         }
@@ -116,27 +121,35 @@ class SparkAggregationTest {
     void anyNumberOfPartitionsWorksOnFourSlots() {
         final long seed = Seeds.seed("spark 200 partitions", 47);
         final int dim = 3_000;
-        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 600, dim, 200).cache();
-        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim],
-                SparkTestSupport::addRow);
+        final JavaRDD<double[]> rdd =
+                SparkTestSupport.rows(jsc, seed, 600, dim, 200).cache();
+        final SwitchMLAggregator.Result r =
+                SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim], SparkTestSupport::addRow);
         assertTrue(r.viaSwitch(), r.fallbackReason());
         SparkTestSupport.assertWithinBlockRelative(
-                SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow), r.sum(), K / 2, 1e-12);
+                SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow),
+                r.sum(),
+                K / 2,
+                1e-12);
         assertArrayEquals(expectedFp64(rdd, dim), r.sum(), 0.0);
         // Not cached, and with a shuffle upstream: the barrier stage runs after the shuffle's map stage.
         final JavaRDD<double[]> shuffled = rdd.repartition(37);
-        final SwitchMLAggregator.Result s = SwitchMLAggregator.aggregateWithInfo(shuffled.rdd(), dim, new double[dim],
-                SparkTestSupport::addRow);
+        final SwitchMLAggregator.Result s =
+                SwitchMLAggregator.aggregateWithInfo(shuffled.rdd(), dim, new double[dim], SparkTestSupport::addRow);
         assertTrue(s.viaSwitch(), s.fallbackReason());
         SparkTestSupport.assertWithinBlockRelative(
-                SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow), s.sum(), K / 2, 1e-12);
+                SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], SparkTestSupport::addRow),
+                s.sum(),
+                K / 2,
+                1e-12);
     }
 
     @Test
     void fp32PrecisionPerCallMatchesTheDocumentedRule() {
         final long seed = Seeds.seed("spark fp32 sum", 42);
         final int dim = 3_000;
-        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 40, dim, 4).cache();
+        final JavaRDD<double[]> rdd =
+                SparkTestSupport.rows(jsc, seed, 40, dim, 4).cache();
         jsc.setLocalProperty("spark.switchml.precision", "fp32");
         final double[] sum = SwitchMLAggregator.aggregate(rdd, dim, new double[dim], SparkTestSupport::addRow);
         // exact sums: each partition's fold a term of its own
@@ -153,11 +166,13 @@ class SparkAggregationTest {
     void aTaskFailureRetriesTheBarrierStageUnderANewGeneration() {
         final long seed = Seeds.seed("spark retry", 43);
         final int dim = 2_000;
-        final JavaRDD<double[]> rdd = SparkTestSupport.rows(jsc, seed, 32, dim, 4).cache();
-        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim],
-                (acc, row) -> {
+        final JavaRDD<double[]> rdd =
+                SparkTestSupport.rows(jsc, seed, 32, dim, 4).cache();
+        final SwitchMLAggregator.Result r =
+                SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim], (acc, row) -> {
                     final TaskContext ctx = TaskContext.get();
-                    if (ctx instanceof BarrierTaskContext && ctx.partitionId() == 2
+                    if (ctx instanceof BarrierTaskContext
+                            && ctx.partitionId() == 2
                             && "0".equals(ctx.getLocalProperty(SwitchMLAggregator.ATTEMPT_PROPERTY))) {
                         throw new IllegalStateException("injected failure in the first attempt");
                     }
@@ -178,15 +193,17 @@ class SparkAggregationTest {
         final JavaRDD<double[]> data = regression(jsc, seed, 400, dim).cache();
         final ReplicatedLoop.Options opts = new ReplicatedLoop.Options(12, 5, 0);
         // Partition 1 dies at iteration 7 of stage 2 (iterations 5..9) while the others wait in the allreduce.
-        final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(data, new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, 7), opts);
-        final ReplicatedLoop.Result onDriver = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, -1), opts);
+        final ReplicatedLoop.Result viaSwitch =
+                ReplicatedLoop.run(data, new double[dim], dim + 2, new LeastSquares(dim, 0.5, 7), opts);
+        final ReplicatedLoop.Result onDriver =
+                ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2, new LeastSquares(dim, 0.5, -1), opts);
         assertTrue(viaSwitch.viaSwitch());
         assertEquals(12, viaSwitch.iterations());
         assertEquals(List.of(5, 10, 12), viaSwitch.checkpoints());
         assertEquals(List.of(0), runtime().generationsOf(viaSwitch.jobIds().get(0)));
-        assertEquals(List.of(0, 1), runtime().generationsOf(viaSwitch.jobIds().get(1)),
+        assertEquals(
+                List.of(0, 1),
+                runtime().generationsOf(viaSwitch.jobIds().get(1)),
                 "the stage with the failure ran twice, under generations 0 and 1; the first stage did not rerun");
         assertEquals(List.of(0), runtime().generationsOf(viaSwitch.jobIds().get(2)));
         final JobCounters c = runtime().finalCounters(viaSwitch.jobIds().get(1));
@@ -195,8 +212,11 @@ class SparkAggregationTest {
         SparkTestSupport.assertWithinBlockRelative(onDriver.state(), viaSwitch.state(), dim, 1e-10);
         assertEquals(onDriver.scalars().size(), viaSwitch.scalars().size());
         for (int i = 0; i < onDriver.scalars().size(); i++) {
-            assertEquals(onDriver.scalars().get(i)[0], viaSwitch.scalars().get(i)[0],
-                    1e-10 * Math.abs(onDriver.scalars().get(i)[0]), "loss of iteration " + i);
+            assertEquals(
+                    onDriver.scalars().get(i)[0],
+                    viaSwitch.scalars().get(i)[0],
+                    1e-10 * Math.abs(onDriver.scalars().get(i)[0]),
+                    "loss of iteration " + i);
         }
         assertTrue(viaSwitch.scalars().get(11)[0] < viaSwitch.scalars().get(0)[0], "the loss decreases");
     }
@@ -216,8 +236,7 @@ class SparkAggregationTest {
         final Thread caller = Thread.currentThread();
         final ReplicatedLoop.Progress progress = new ReplicatedLoop.Progress() {
             @Override
-            public void onIteration(final int iteration, final double[] scalars, final long nanos) {
-            }
+            public void onIteration(final int iteration, final double[] scalars, final long nanos) {}
 
             @Override
             public void onStageStarted(final int iteration, final double[] state) {
@@ -236,16 +255,22 @@ class SparkAggregationTest {
         jsc.sc().addSparkListener(jobs);
         final ReplicatedLoop.Result r;
         try {
-            r = ReplicatedLoop.run(data.rdd(), new double[dim], dim + 2, new LeastSquares(dim, 0.5, -1),
-                    new ReplicatedLoop.Options(12, 5, 0), progress);
+            r = ReplicatedLoop.run(
+                    data.rdd(),
+                    new double[dim],
+                    dim + 2,
+                    new LeastSquares(dim, 0.5, -1),
+                    new ReplicatedLoop.Options(12, 5, 0),
+                    progress);
         } finally {
             jsc.setLocalProperty("test.stage", null);
             jsc.sc().listenerBus().waitUntilEmpty();
             jsc.sc().removeSparkListener(jobs);
         }
         assertEquals(List.of(0, 5, 10), starts);
-        assertTrue(submittedBy.containsAll(List.of("0", "5", "10")), "the stages' jobs carry what the announcement "
-                + "set: " + submittedBy);
+        assertTrue(
+                submittedBy.containsAll(List.of("0", "5", "10")),
+                "the stages' jobs carry what the announcement " + "set: " + submittedBy);
         assertEquals(3, r.stages().size(), r.stages().toString());
         for (int i = 0; i < 3; i++) {
             final ReplicatedLoop.Stage stage = r.stages().get(i);
@@ -257,8 +282,13 @@ class SparkAggregationTest {
         // the second and third stages start from the states the driver loop reaches after 5 and 10 iterations
         assertArrayEquals(new double[dim], startStates.get(0), 0.0);
         for (final int at : new int[] {5, 10}) {
-            final double[] expected = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
-                    new LeastSquares(dim, 0.5, -1), new ReplicatedLoop.Options(at, 0, 0)).state();
+            final double[] expected = ReplicatedLoop.runOnDriver(
+                            data,
+                            new double[dim],
+                            dim + 2,
+                            new LeastSquares(dim, 0.5, -1),
+                            new ReplicatedLoop.Options(at, 0, 0))
+                    .state();
             SparkTestSupport.assertWithinBlockRelative(expected, startStates.get(at / 5), dim, 1e-10);
         }
     }
@@ -270,16 +300,16 @@ class SparkAggregationTest {
         final JavaRDD<double[]> data = regression(jsc, seed, 200, dim).cache();
         // A zero-length interval: partition 0 asks for a checkpoint after every iteration, through the sum.
         final ReplicatedLoop.Options timed = new ReplicatedLoop.Options(4, 0, 1e-9);
-        final ReplicatedLoop.Result viaSwitch = ReplicatedLoop.run(data, new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, -1), timed);
+        final ReplicatedLoop.Result viaSwitch =
+                ReplicatedLoop.run(data, new double[dim], dim + 2, new LeastSquares(dim, 0.5, -1), timed);
         assertEquals(List.of(1, 2, 3, 4), viaSwitch.checkpoints());
         final ReplicatedLoop.Options once = new ReplicatedLoop.Options(4, 0, 0);
-        final ReplicatedLoop.Result oneStage = ReplicatedLoop.run(data, new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, -1), once);
+        final ReplicatedLoop.Result oneStage =
+                ReplicatedLoop.run(data, new double[dim], dim + 2, new LeastSquares(dim, 0.5, -1), once);
         assertEquals(List.of(4), oneStage.checkpoints());
         assertArrayEquals(oneStage.state(), viaSwitch.state(), 0.0, "checkpointing does not change the iterates");
-        final ReplicatedLoop.Result onDriver = ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, -1), once);
+        final ReplicatedLoop.Result onDriver =
+                ReplicatedLoop.runOnDriver(data, new double[dim], dim + 2, new LeastSquares(dim, 0.5, -1), once);
         SparkTestSupport.assertWithinBlockRelative(onDriver.state(), oneStage.state(), dim, 1e-10);
     }
 
@@ -290,8 +320,13 @@ class SparkAggregationTest {
         final JavaRDD<double[]> data = regression(jsc, seed, 100, dim).cache();
         final List<Integer> heard = Collections.synchronizedList(new ArrayList<>());
         final List<double[]> losses = Collections.synchronizedList(new ArrayList<>());
-        final ReplicatedLoop.Result r = ReplicatedLoop.run(data.rdd(), new double[dim], dim + 2,
-                new LeastSquares(dim, 0.5, -1), new ReplicatedLoop.Options(9, 4, 0), (it, scalars, nanos) -> {
+        final ReplicatedLoop.Result r = ReplicatedLoop.run(
+                data.rdd(),
+                new double[dim],
+                dim + 2,
+                new LeastSquares(dim, 0.5, -1),
+                new ReplicatedLoop.Options(9, 4, 0),
+                (it, scalars, nanos) -> {
                     heard.add(it);
                     losses.add(scalars);
                 });
@@ -306,7 +341,8 @@ class SparkAggregationTest {
         final long seed = Seeds.seed("spark concurrent", 46);
         final int dim = 4_000;
         final JavaRDD<double[]> a = SparkTestSupport.rows(jsc, seed, 20, dim, 2).cache();
-        final JavaRDD<double[]> b = SparkTestSupport.rows(jsc, seed + 1, 20, dim, 2).cache();
+        final JavaRDD<double[]> b =
+                SparkTestSupport.rows(jsc, seed + 1, 20, dim, 2).cache();
         a.count();
         b.count();
         together = new CyclicBarrier(4);
@@ -353,7 +389,8 @@ class SparkAggregationTest {
             public void onTaskStart(final SparkListenerTaskStart start) {
                 if (start.stageAttemptId() > 0 || start.taskInfo().attemptNumber() > 0) {
                     retries.add("stage " + start.stageId() + " attempt " + start.stageAttemptId() + ", task "
-                            + start.taskInfo().index() + " attempt " + start.taskInfo().attemptNumber());
+                            + start.taskInfo().index() + " attempt "
+                            + start.taskInfo().attemptNumber());
                 }
             }
         };
@@ -363,8 +400,9 @@ class SparkAggregationTest {
         final Exception e;
         final double ms;
         try {
-            e = assertThrows(Exception.class, () -> SwitchMLAggregator.aggregate(rows, 4, new double[4],
-                    (acc, row) -> {
+            e = assertThrows(
+                    Exception.class,
+                    () -> SwitchMLAggregator.aggregate(rows, 4, new double[4], (acc, row) -> {
                         acc[3] = Double.NaN;
                         return acc;
                     }));
@@ -378,7 +416,8 @@ class SparkAggregationTest {
         assertTrue(ms < 10_000, "failed after " + ms + " ms, not at once (result timeout 20 s)");
         assertEquals(1, jobs.size(), "Spark jobs " + jobs + ": the stage ran again");
         assertEquals(List.of(), retries, "attempts after the first");
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> SwitchMLAggregator.aggregate(rows, 4, new double[3], SparkTestSupport::addRow));
         rows.unpersist(true);
     }

@@ -1,26 +1,26 @@
 package org.switchml.spark;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.switchml.testing.Vectors;
 import scala.Tuple2;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.nio.file.Path;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /** Shared Spark test set-up: Kryo with registration required, loopback, no UI. */
 final class SparkTestSupport {
-    private SparkTestSupport() {
-    }
+    private SparkTestSupport() {}
 
     static SparkConf conf(final String app, final String master, final boolean plugin) {
-        final SparkConf conf = new SparkConf().setAppName(app).setMaster(master)
+        final SparkConf conf = new SparkConf()
+                .setAppName(app)
+                .setMaster(master)
                 .set("spark.ui.enabled", "false")
                 .set("spark.driver.host", "127.0.0.1")
                 .set("spark.driver.bindAddress", "127.0.0.1")
@@ -49,8 +49,8 @@ final class SparkTestSupport {
     }
 
     /** {@code rows} seeded vectors of length {@code dim} (values spanning many magnitudes), in {@code parts} partitions. */
-    static JavaRDD<double[]> rows(final JavaSparkContext jsc, final long seed, final int rows, final int dim,
-                                  final int parts) {
+    static JavaRDD<double[]> rows(
+            final JavaSparkContext jsc, final long seed, final int rows, final int dim, final int parts) {
         final SplittableRandom rnd = new SplittableRandom(seed);
         final List<double[]> data = new ArrayList<>(rows);
         for (int i = 0; i < rows; i++) {
@@ -70,12 +70,13 @@ final class SparkTestSupport {
     /** Each partition's fold, in partition order (what every worker contributes). */
     static double[][] partials(final JavaRDD<double[]> rdd, final int dim) {
         final List<double[]> p = rdd.mapPartitions(it -> {
-            double[] acc = new double[dim];
-            while (it.hasNext()) {
-                acc = addRow(acc, it.next());
-            }
-            return List.of(acc).iterator();
-        }).collect();
+                    double[] acc = new double[dim];
+                    while (it.hasNext()) {
+                        acc = addRow(acc, it.next());
+                    }
+                    return List.of(acc).iterator();
+                })
+                .collect();
         return p.toArray(new double[0][]);
     }
 
@@ -86,11 +87,14 @@ final class SparkTestSupport {
      */
     static double[] oneExecutorVector(final JavaRDD<double[]> rdd, final int dim, final int tasks) {
         // Rows tagged with their partition, in partition order (collect keeps it).
-        final List<Tuple2<Integer, double[]>> tagged = rdd.mapPartitionsWithIndex((i, it) -> {
-            final List<Tuple2<Integer, double[]>> out = new ArrayList<>();
-            it.forEachRemaining(r -> out.add(new Tuple2<>(i, r)));
-            return out.iterator();
-        }, true).collect();
+        final List<Tuple2<Integer, double[]>> tagged = rdd.mapPartitionsWithIndex(
+                        (i, it) -> {
+                            final List<Tuple2<Integer, double[]>> out = new ArrayList<>();
+                            it.forEachRemaining(r -> out.add(new Tuple2<>(i, r)));
+                            return out.iterator();
+                        },
+                        true)
+                .collect();
         final double[][] acc = new double[tasks][dim];
         for (final Tuple2<Integer, double[]> t : tagged) {
             addRow(acc[t._1() % tasks], t._2());
@@ -103,8 +107,8 @@ final class SparkTestSupport {
     }
 
     /** |a - b| <= rel * (max |b| over the element's block of {@code block} elements), element-wise. */
-    static void assertWithinBlockRelative(final double[] expected, final double[] actual, final int block,
-                                          final double rel) {
+    static void assertWithinBlockRelative(
+            final double[] expected, final double[] actual, final int block, final double rel) {
         assertEquals(expected.length, actual.length);
         for (int start = 0; start < expected.length; start += block) {
             double max = 0;
@@ -113,8 +117,10 @@ final class SparkTestSupport {
             }
             for (int i = start; i < Math.min(expected.length, start + block); i++) {
                 final double err = Math.abs(expected[i] - actual[i]);
-                assertTrue(err <= rel * max, "element " + i + ": expected " + expected[i] + " got " + actual[i]
-                        + " (error " + err + " > " + rel + " x block max " + max + ")");
+                assertTrue(
+                        err <= rel * max,
+                        "element " + i + ": expected " + expected[i] + " got " + actual[i] + " (error " + err + " > "
+                                + rel + " x block max " + max + ")");
             }
         }
     }

@@ -1,12 +1,11 @@
 package org.switchml.spark;
 
-import org.switchml.spark.registrar.JobRegistrar;
+import java.util.Map;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
-
-import java.util.Map;
+import org.switchml.spark.registrar.JobRegistrar;
 
 /**
  * A registrar for an "external" switch the test controls. With {@link #blind} set it reports success
@@ -29,7 +28,7 @@ public final class TestRegistrar implements JobRegistrar {
 
     @Override
     public JobSpec register(final JobSpec spec) {
-        final JobSpec installed = spec.withSecret(JobSpec.randomSecret());   // as a controller does
+        final JobSpec installed = spec.withSecret(JobSpec.randomSecret()); // as a controller does
         if (blind) {
             return installed;
         }
@@ -50,6 +49,5 @@ public final class TestRegistrar implements JobRegistrar {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

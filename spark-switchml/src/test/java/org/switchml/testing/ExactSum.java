@@ -12,8 +12,7 @@ import java.math.RoundingMode;
  * for the transport and for {@link Reference}, which is built from the library's own functions.
  */
 public final class ExactSum {
-    private ExactSum() {
-    }
+    private ExactSum() {}
 
     /** The sums of the n workers' vectors {@code in} through FP32_BLOCK with {@code k} elements per packet. */
     public static double[] fp32(final double[][] in, final int k) {
@@ -78,7 +77,9 @@ public final class ExactSum {
             for (int i = start; i < end; i++) {
                 BigInteger total = BigInteger.ZERO;
                 for (final double[] w : in) {
-                    final BigInteger q = new BigDecimal(w[i]).multiply(up).setScale(0, RoundingMode.HALF_EVEN)
+                    final BigInteger q = new BigDecimal(w[i])
+                            .multiply(up)
+                            .setScale(0, RoundingMode.HALF_EVEN)
                             .toBigIntegerExact();
                     if (q.abs().compareTo(BigInteger.ONE.shiftLeft(fp64 ? 2 * b + 1 : b)) > 0) {
                         throw new AssertionError("quantized value " + q + " beyond the headroom at " + i);

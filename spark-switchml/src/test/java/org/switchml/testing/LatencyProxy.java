@@ -45,8 +45,7 @@ public final class LatencyProxy implements AutoCloseable {
         }
     }
 
-    private record Chunk(byte[] bytes, long dueNs) {
-    }
+    private record Chunk(byte[] bytes, long dueNs) {}
 
     private final ServerSocket listener;
     private final InetSocketAddress target;
@@ -65,8 +64,8 @@ public final class LatencyProxy implements AutoCloseable {
 
     /** A proxy to {@code target} on a free loopback port, delaying every chunk by {@code delayMs} each way. */
     public static LatencyProxy start(final InetSocketAddress target, final long delayMs) throws IOException {
-        final LatencyProxy p = new LatencyProxy(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()), target,
-                delayMs);
+        final LatencyProxy p =
+                new LatencyProxy(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()), target, delayMs);
         p.spawn("proxy-accept", p::acceptLoop);
         return p;
     }
@@ -163,8 +162,8 @@ public final class LatencyProxy implements AutoCloseable {
                     }
                     while (!closed && (System.nanoTime() - c.dueNs() < 0 || l.frozen)) {
                         // Holding the chunk: until it is due, and while its connection is frozen.
-                        LockSupport.parkNanos(Math.max(100_000, Math.min(TimeUnit.MILLISECONDS.toNanos(5),
-                                c.dueNs() - System.nanoTime())));
+                        LockSupport.parkNanos(Math.max(
+                                100_000, Math.min(TimeUnit.MILLISECONDS.toNanos(5), c.dueNs() - System.nanoTime())));
                     }
                     if (!dropAll) {
                         os.write(c.bytes());

@@ -5,7 +5,6 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
-
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.lang.ref.WeakReference;
@@ -24,8 +23,7 @@ public final class LeakDetection {
     private static final List<String> LEAKS = new ArrayList<>();
     private static boolean installed;
 
-    private LeakDetection() {
-    }
+    private LeakDetection() {}
 
     /** Installs the capturing listener (once per JVM). */
     public static synchronized void install() {
@@ -75,9 +73,12 @@ public final class LeakDetection {
         // The trackers of the collected buffers are enqueued alongside the sentinel; the detector drains its
         // queue on the next tracked allocation of each kind.
         for (int i = 0; i < 4; i++) {
-            for (final ByteBuf b : new ByteBuf[] {PooledByteBufAllocator.DEFAULT.directBuffer(16),
-                PooledByteBufAllocator.DEFAULT.heapBuffer(16), UnpooledByteBufAllocator.DEFAULT.directBuffer(16),
-                UnpooledByteBufAllocator.DEFAULT.heapBuffer(16)}) {
+            for (final ByteBuf b : new ByteBuf[] {
+                PooledByteBufAllocator.DEFAULT.directBuffer(16),
+                PooledByteBufAllocator.DEFAULT.heapBuffer(16),
+                UnpooledByteBufAllocator.DEFAULT.directBuffer(16),
+                UnpooledByteBufAllocator.DEFAULT.heapBuffer(16)
+            }) {
                 b.release();
             }
         }

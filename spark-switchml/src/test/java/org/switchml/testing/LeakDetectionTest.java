@@ -1,21 +1,22 @@
 package org.switchml.testing;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.util.ResourceLeakDetector;
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.ResourceLeakDetector;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** The leak check itself: the tests run at PARANOID, and a leaked buffer is caught and fails. */
 class LeakDetectionTest {
     @Test
     void testsRunAtParanoid() {
-        assertEquals(ResourceLeakDetector.Level.PARANOID, LeakDetection.level(),
+        assertEquals(
+                ResourceLeakDetector.Level.PARANOID,
+                LeakDetection.level(),
                 "surefire must set -Dio.netty.leakDetection.level=paranoid");
     }
 
@@ -26,7 +27,8 @@ class LeakDetectionTest {
         final AssertionError e = assertThrows(AssertionError.class, () -> LeakDetection.check("the deliberate leak"));
         System.out.println("[leak] " + e.getMessage().lines().findFirst().orElse(""));
         assertTrue(e.getMessage().contains("ByteBuf leaked"), e.getMessage());
-        assertTrue(e.getMessage().contains("leakOneBuffer"), "PARANOID records where it was allocated: " + e.getMessage());
+        assertTrue(
+                e.getMessage().contains("leakOneBuffer"), "PARANOID records where it was allocated: " + e.getMessage());
         assertEquals(List.of(), LeakDetection.collect(), "reported once");
     }
 

@@ -7,8 +7,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 
 /** Files only their owner may read (mode 600), as token files must be. */
 public final class PrivateFiles {
-    private PrivateFiles() {
-    }
+    private PrivateFiles() {}
 
     /** Writes {@code text} to {@code file} and makes it private to its owner; returns the file. */
     public static Path write(final Path file, final String text) throws IOException {

@@ -9,8 +9,7 @@ import org.switchml.protocol.Wire;
  * workers' exponents, each worker's quantized integers, their exact integer sum, dequantized.
  */
 public final class Reference {
-    private Reference() {
-    }
+    private Reference() {}
 
     /** Global exponent of every block. */
     public static short[] globalExponents(final double[][] in, final int perBlock) {
@@ -81,8 +80,8 @@ public final class Reference {
      * Checks {@code actual} against the exact real sum within the documented bound; returns the largest
      * error seen relative to the bound (&lt;= 1 passes).
      */
-    public static double worstBoundRatio(final double[][] in, final double[] actual, final Encoding enc,
-                                         final int k, final boolean floatOutput) {
+    public static double worstBoundRatio(
+            final double[][] in, final double[] actual, final Encoding enc, final int k, final boolean floatOutput) {
         final int n = in.length;
         final int perBlock = enc.elementsPerPacket(k);
         final short[] e = globalExponents(in, perBlock);
@@ -100,7 +99,8 @@ public final class Reference {
             final double exact = s + c;
             final double err = Math.abs(actual[i] - s - c);
             final double half = floatOutput ? Math.ulp((float) actual[i]) / 2 : Math.ulp(actual[i]) / 2;
-            final double bound = Quantization.errorBound(enc, n, e[i / perBlock]) + half
+            final double bound = Quantization.errorBound(enc, n, e[i / perBlock])
+                    + half
                     + Math.ulp(exact); // the double-double's own rounding
             worst = Math.max(worst, bound == 0 ? (err == 0 ? 0 : Double.POSITIVE_INFINITY) : err / bound);
         }

@@ -5,8 +5,7 @@ import java.nio.file.Path;
 
 /** Where the repository's non-Java parts are, seen from a test (tests run in a module directory). */
 public final class Repo {
-    private Repo() {
-    }
+    private Repo() {}
 
     /** The repository root: the first directory above the working directory that holds p4/tests. */
     public static Path root() {

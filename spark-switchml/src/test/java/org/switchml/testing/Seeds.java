@@ -2,8 +2,7 @@ package org.switchml.testing;
 
 /** Test seeds: fixed or fresh per run, overridable with -Dswitchml.test.seed, always printed. */
 public final class Seeds {
-    private Seeds() {
-    }
+    private Seeds() {}
 
     /** The seed for {@code test}; prints it so a failure can be replayed. */
     public static long seed(final String test, final long defaultSeed) {

@@ -1,5 +1,8 @@
 package org.switchml.testing;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
@@ -8,9 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * A standalone switch ({@code SwitchMain}) as its own JVM on fixed loopback ports, so that it can be SIGKILLed
@@ -32,7 +32,7 @@ public record SwitchProcess(int lanePort, int servicePort, Path token) {
                     continue;
                 }
                 try (DatagramSocket b = new DatagramSocket(p + 1, InetAddress.getLoopbackAddress());
-                     ServerSocket c = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                        ServerSocket c = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                     return new SwitchProcess(p, c.getLocalPort(), token.toAbsolutePath());
                 } catch (final IOException taken) {
                     // p + 1 in use: try another pair
@@ -50,17 +50,32 @@ public record SwitchProcess(int lanePort, int servicePort, Path token) {
     /** Starts the switch, output to {@code target/NAME.log}, and waits (bounded) for its ready line. */
     public Process start(final String name) throws IOException, InterruptedException {
         final Path log = Path.of("target", name + ".log").toAbsolutePath();
-        final Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                "org.switchml.service.standalone.SwitchMain", "--port", Integer.toString(lanePort), "--lanes", "2",
-                "--service-port", Integer.toString(servicePort), "--token-file", token.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        final Process p = new ProcessBuilder(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "-Xmx256m",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        "org.switchml.service.standalone.SwitchMain",
+                        "--port",
+                        Integer.toString(lanePort),
+                        "--lanes",
+                        "2",
+                        "--service-port",
+                        Integer.toString(servicePort),
+                        "--token-file",
+                        token.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(START_MS);
         while (System.nanoTime() - deadline < 0) {
             final String out = Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
             if (out.contains("switchml-switch: dataplane")) {
-                System.out.println("[switch] " + name + " (pid " + p.pid() + "): " + out.lines()
-                        .filter(l -> l.contains("dataplane")).findFirst().orElse(""));
+                System.out.println("[switch] " + name + " (pid " + p.pid() + "): "
+                        + out.lines()
+                                .filter(l -> l.contains("dataplane"))
+                                .findFirst()
+                                .orElse(""));
                 return p;
             }
             if (!p.isAlive()) {

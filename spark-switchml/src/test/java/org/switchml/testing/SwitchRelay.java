@@ -1,7 +1,5 @@
 package org.switchml.testing;
 
-import org.switchml.protocol.SwitchAddress;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -15,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import org.switchml.protocol.SwitchAddress;
 
 /**
  * A real UDP hop on loopback that stands where a switch's lanes are, for a job's workers. Workers are told the

@@ -1,12 +1,5 @@
 package org.switchml.testing;
 
-import org.switchml.client.ClientOptions;
-import org.switchml.client.JobSession;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
-import org.switchml.protocol.JobSpec;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +10,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.JobSession;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
+import org.switchml.protocol.JobSpec;
 
 /** A software switch on loopback plus worker clients, for tests. */
 public final class TestCluster implements AutoCloseable {
@@ -45,12 +44,18 @@ public final class TestCluster implements AutoCloseable {
     }
 
     /** Opens n workers, registers the job with the switch, and joins every worker. */
-    public Job job(final int jobId, final int generation, final int n, final int k, final int pool,
-                                final ClientOptions options) {
+    public Job job(
+            final int jobId,
+            final int generation,
+            final int n,
+            final int k,
+            final int pool,
+            final ClientOptions options) {
         final List<SwitchMLClient> workers = new ArrayList<>();
         final List<InetSocketAddress> endpoints = new ArrayList<>();
         for (int r = 0; r < n; r++) {
-            final SwitchMLClient c = SwitchMLClient.open(options.withFaults(options.faults().withSeed(options.faults().seed() + 7919L * r)));
+            final SwitchMLClient c = SwitchMLClient.open(options.withFaults(
+                    options.faults().withSeed(options.faults().seed() + 7919L * r)));
             workers.add(c);
             endpoints.add(c.localAddress());
         }
@@ -80,8 +85,13 @@ public final class TestCluster implements AutoCloseable {
      * relay's faces as the job's workers, and the workers join the same registration (its secret) at the relay's
      * lanes. The switch's address as the workers know it is {@code relay().address()}.
      */
-    public RelayedJob relayedJob(final int jobId, final int generation, final int n, final int k, final int pool,
-                                 final ClientOptions options) {
+    public RelayedJob relayedJob(
+            final int jobId,
+            final int generation,
+            final int n,
+            final int k,
+            final int pool,
+            final ClientOptions options) {
         final List<SwitchMLClient> workers = new ArrayList<>();
         final List<InetSocketAddress> endpoints = new ArrayList<>();
         SwitchRelay relay = null;

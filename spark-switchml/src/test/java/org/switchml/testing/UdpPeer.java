@@ -93,13 +93,30 @@ public final class UdpPeer implements AutoCloseable {
     }
 
     /** A SwitchML datagram (docs/protocol.md section 2) with the given fields and payload. */
-    public static byte[] datagram(final int kind, final int set, final int k, final int jobId, final int generation,
-                                  final int rank, final int slot, final int exponent, final int seq, final int secret,
-                                  final int[] payload) {
+    public static byte[] datagram(
+            final int kind,
+            final int set,
+            final int k,
+            final int jobId,
+            final int generation,
+            final int rank,
+            final int slot,
+            final int exponent,
+            final int seq,
+            final int secret,
+            final int[] payload) {
         final ByteBuffer b = ByteBuffer.allocate(24 + 4 * payload.length).order(ByteOrder.BIG_ENDIAN);
-        b.put((byte) ((1 << 4) | kind)).put((byte) (set << 7)).putShort((short) k).putInt(jobId)
-                .putShort((short) generation).put((byte) rank).put((byte) 0).putShort((short) slot)
-                .putShort((short) exponent).putInt(seq).putInt(secret);
+        b.put((byte) ((1 << 4) | kind))
+                .put((byte) (set << 7))
+                .putShort((short) k)
+                .putInt(jobId)
+                .putShort((short) generation)
+                .put((byte) rank)
+                .put((byte) 0)
+                .putShort((short) slot)
+                .putShort((short) exponent)
+                .putInt(seq)
+                .putInt(secret);
         for (final int v : payload) {
             b.putInt(v);
         }
@@ -107,9 +124,15 @@ public final class UdpPeer implements AutoCloseable {
     }
 
     /** A contribution of packet g of a rank (slot g mod S, set (g div S) mod 2, seq g), exponent NONE. */
-    public static byte[] contribution(final int jobId, final int generation, final int secret, final int rank,
-                                      final int g, final int pool, final int[] payload) {
-        return datagram(1, (g / pool) % 2, payload.length, jobId, generation, rank, g % pool, -32768, g, secret,
-                payload);
+    public static byte[] contribution(
+            final int jobId,
+            final int generation,
+            final int secret,
+            final int rank,
+            final int g,
+            final int pool,
+            final int[] payload) {
+        return datagram(
+                1, (g / pool) % 2, payload.length, jobId, generation, rank, g % pool, -32768, g, secret, payload);
     }
 }

@@ -4,8 +4,7 @@ import java.util.SplittableRandom;
 
 /** Seeded test vectors whose blocks span many magnitudes, zeros included. */
 public final class Vectors {
-    private Vectors() {
-    }
+    private Vectors() {}
 
     /** Gaussian values, each 64-element run scaled by its own power of two, some runs all zero. */
     public static double[] mixed(final SplittableRandom rnd, final int length) {

@@ -58,12 +58,14 @@ public record FashionMnist(Idx images, Idx labels) {
 
     /** Whether the files of {@code split} are present in {@code dir} (compressed or not). */
     public static boolean available(final Path dir, final Split split) {
-        return find(dir, split.prefix + "-images-idx3-ubyte") != null && find(dir, split.prefix + "-labels-idx1-ubyte") != null;
+        return find(dir, split.prefix + "-images-idx3-ubyte") != null
+                && find(dir, split.prefix + "-labels-idx1-ubyte") != null;
     }
 
     /** Loads one split from {@code dir}. */
     public static FashionMnist load(final Path dir, final Split split) throws IOException {
-        return new FashionMnist(Idx.read(require(dir, split.prefix + "-images-idx3-ubyte")),
+        return new FashionMnist(
+                Idx.read(require(dir, split.prefix + "-images-idx3-ubyte")),
                 Idx.read(require(dir, split.prefix + "-labels-idx1-ubyte")));
     }
 

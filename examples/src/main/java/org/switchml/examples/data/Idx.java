@@ -26,7 +26,8 @@ public record Idx(int[] dims, byte[] values) {
     public static Idx read(final Path path) throws IOException {
         try (InputStream raw = Files.newInputStream(path)) {
             final InputStream in = path.getFileName().toString().endsWith(".gz")
-                    ? new GZIPInputStream(raw, 1 << 16) : new BufferedInputStream(raw, 1 << 16);
+                    ? new GZIPInputStream(raw, 1 << 16)
+                    : new BufferedInputStream(raw, 1 << 16);
             return read(in, path.toString());
         }
     }
@@ -60,8 +61,8 @@ public record Idx(int[] dims, byte[] values) {
         try {
             in.readFully(values);
         } catch (final EOFException e) {
-            throw new IOException(name + ": truncated, expected " + total + " elements for dimensions "
-                    + Arrays.toString(dims), e);
+            throw new IOException(
+                    name + ": truncated, expected " + total + " elements for dimensions " + Arrays.toString(dims), e);
         }
         return new Idx(dims, values);
     }

@@ -1,5 +1,11 @@
 package org.switchml.examples.data;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.spark.ml.feature.Instance;
 import org.apache.spark.ml.linalg.Vectors;
 import org.apache.spark.sql.Dataset;
@@ -8,13 +14,6 @@ import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.Test;
 import org.switchml.spark.ml.classification.MllibParity;
 import org.switchml.testing.Seeds;
-
-import java.io.IOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * SwitchMLLogisticRegression against stock MLlib LogisticRegression ({@link MllibParity}'s criteria) on a
@@ -26,12 +25,14 @@ class FashionMnistParityTest {
     @Test
     void fashionMnistSample() throws IOException {
         final Path dir = FashionMnist.defaultDirectory();
-        assumeTrue(FashionMnist.available(dir, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + dir);
+        assumeTrue(
+                FashionMnist.available(dir, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + dir);
         final long seed = Seeds.seed("FashionMnistParityTest.fashionMnist", 24);
         final FashionMnist train = FashionMnist.load(dir, FashionMnist.Split.TRAIN);
         final List<Instance> rows = new ArrayList<>();
         for (final int i : train.sample(5000, seed)) {
-            rows.add(new Instance(train.label(i), 1.0, Vectors.dense(train.pixels(i)).compressed()));
+            rows.add(new Instance(
+                    train.label(i), 1.0, Vectors.dense(train.pixels(i)).compressed()));
         }
         final SparkSession spark = MllibParity.localSession("FashionMnistParityTest");
         try {

@@ -1,7 +1,10 @@
 package org.switchml.examples.data;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -14,12 +17,8 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.zip.GZIPOutputStream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class FashionMnistTest {
 
@@ -59,10 +58,14 @@ class FashionMnistTest {
 
     @Test
     void rejectsWhatIsNotUnsignedByteIdx() {
-        assertThrows(IOException.class, () -> Idx.read(new ByteArrayInputStream(idx(0x0D, new int[] {1}, new byte[4])), "floats"));
+        assertThrows(
+                IOException.class,
+                () -> Idx.read(new ByteArrayInputStream(idx(0x0D, new int[] {1}, new byte[4])), "floats"));
         assertThrows(IOException.class, () -> Idx.read(new ByteArrayInputStream(new byte[] {1, 2, 3, 4}), "junk"));
-        final IOException e = assertThrows(IOException.class,
-                () -> Idx.read(new ByteArrayInputStream(Arrays.copyOf(idx(8, new int[] {2, 3}, new byte[6]), 12)), "short"));
+        final IOException e = assertThrows(
+                IOException.class,
+                () -> Idx.read(
+                        new ByteArrayInputStream(Arrays.copyOf(idx(8, new int[] {2, 3}, new byte[6]), 12)), "short"));
         assertTrue(e.getMessage().contains("truncated"), e.getMessage());
     }
 
@@ -91,7 +94,8 @@ class FashionMnistTest {
     @Test
     void debianPackageFiles() throws IOException {
         final Path dir = FashionMnist.defaultDirectory();
-        assumeTrue(FashionMnist.available(dir, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + dir);
+        assumeTrue(
+                FashionMnist.available(dir, FashionMnist.Split.TRAIN), "dataset-fashion-mnist not installed in " + dir);
         final FashionMnist train = FashionMnist.load(dir, FashionMnist.Split.TRAIN);
         assertEquals(60_000, train.size());
         assertEquals(784, train.features());

@@ -2,15 +2,14 @@ package org.switchml.dataplane.p4runtime;
 
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
 import p4.v1.P4RuntimeOuterClass.MasterArbitrationUpdate;
 import p4.v1.P4RuntimeOuterClass.StreamError;
 import p4.v1.P4RuntimeOuterClass.StreamMessageRequest;
 import p4.v1.P4RuntimeOuterClass.StreamMessageResponse;
 import p4.v1.P4RuntimeOuterClass.StreamOtherError;
 import p4.v1.P4RuntimeOuterClass.Uint128;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * Primary election over the StreamChannels of one device: the open streams, which of them is primary
@@ -59,11 +58,13 @@ final class Arbitration {
                         arbitrate(session, value.getArbitration());
                     } else {
                         // Packet I/O and digests: switchml.p4 has no controller packets.
-                        session.out.onNext(StreamMessageResponse.newBuilder().setError(StreamError.newBuilder()
-                                .setCanonicalCode(Status.Code.UNIMPLEMENTED.value())
-                                .setMessage("this switch supports only arbitration on the stream, not "
-                                        + value.getUpdateCase())
-                                .setOther(StreamOtherError.getDefaultInstance())).build());
+                        session.out.onNext(StreamMessageResponse.newBuilder()
+                                .setError(StreamError.newBuilder()
+                                        .setCanonicalCode(Status.Code.UNIMPLEMENTED.value())
+                                        .setMessage("this switch supports only arbitration on the stream, not "
+                                                + value.getUpdateCase())
+                                        .setOther(StreamOtherError.getDefaultInstance()))
+                                .build());
                     }
                 }
             }
@@ -89,21 +90,31 @@ final class Arbitration {
 
     private void arbitrate(final Session session, final MasterArbitrationUpdate update) {
         if (update.getDeviceId() != deviceId) {
-            end(session, Status.Code.NOT_FOUND, "no device " + Long.toUnsignedString(update.getDeviceId())
-                    + " here: this switch is device " + deviceId);
+            end(
+                    session,
+                    Status.Code.NOT_FOUND,
+                    "no device " + Long.toUnsignedString(update.getDeviceId()) + " here: this switch is device "
+                            + deviceId);
             return;
         }
-        if (update.hasRole() && (update.getRole().getId() != 0 || update.getRole().hasConfig())) {
-            end(session, Status.Code.UNIMPLEMENTED, "only the default role is supported, got role id "
-                    + update.getRole().getId());
+        if (update.hasRole()
+                && (update.getRole().getId() != 0 || update.getRole().hasConfig())) {
+            end(
+                    session,
+                    Status.Code.UNIMPLEMENTED,
+                    "only the default role is supported, got role id "
+                            + update.getRole().getId());
             return;
         }
         final Uint128 id = update.hasElectionId() ? update.getElectionId() : null;
         if (id != null) {
             for (final Session s : sessions) {
                 if (s != session && !s.closed && s.electionId != null && s.electionId.equals(id)) {
-                    end(session, Status.Code.INVALID_ARGUMENT, "election id " + text(id) + " is already used by "
-                            + "another controller of device " + deviceId);
+                    end(
+                            session,
+                            Status.Code.INVALID_ARGUMENT,
+                            "election id " + text(id) + " is already used by " + "another controller of device "
+                                    + deviceId);
                     return;
                 }
             }
@@ -125,7 +136,8 @@ final class Arbitration {
 
     /** Sends {@code s} the arbitration state: OK if primary, ALREADY_EXISTS if backup, NOT_FOUND if none. */
     private void tell(final Session s, final Session primary) {
-        final MasterArbitrationUpdate.Builder u = MasterArbitrationUpdate.newBuilder().setDeviceId(deviceId);
+        final MasterArbitrationUpdate.Builder u =
+                MasterArbitrationUpdate.newBuilder().setDeviceId(deviceId);
         final com.google.rpc.Status.Builder st = com.google.rpc.Status.newBuilder();
         if (primary == null) {
             st.setCode(Status.Code.NOT_FOUND.value()).setMessage("no primary controller");
@@ -138,7 +150,9 @@ final class Arbitration {
                         .setMessage("backup: the primary has election id " + text(primary.electionId));
             }
         }
-        s.out.onNext(StreamMessageResponse.newBuilder().setArbitration(u.setStatus(st)).build());
+        s.out.onNext(StreamMessageResponse.newBuilder()
+                .setArbitration(u.setStatus(st))
+                .build());
     }
 
     private void end(final Session session, final Status.Code code, final String message) {
@@ -177,12 +191,16 @@ final class Arbitration {
     void checkPrimary(final boolean hasId, final Uint128 id, final String what) throws Failure {
         final Session p = primary();
         if (p == null) {
-            throw new Failure(Status.Code.PERMISSION_DENIED, what + " refused: no primary controller (open a "
-                    + "StreamChannel and send a MasterArbitrationUpdate first)");
+            throw new Failure(
+                    Status.Code.PERMISSION_DENIED,
+                    what + " refused: no primary controller (open a "
+                            + "StreamChannel and send a MasterArbitrationUpdate first)");
         }
         if (!hasId || !p.electionId.equals(id)) {
-            throw new Failure(Status.Code.PERMISSION_DENIED, what + " refused: election id "
-                    + (hasId ? text(id) : "(none)") + " is not the primary's (" + text(p.electionId) + ")");
+            throw new Failure(
+                    Status.Code.PERMISSION_DENIED,
+                    what + " refused: election id " + (hasId ? text(id) : "(none)") + " is not the primary's ("
+                            + text(p.electionId) + ")");
         }
     }
 
@@ -191,7 +209,9 @@ final class Arbitration {
         synchronized (lock) {
             for (final Session s : List.copyOf(sessions)) {
                 try {
-                    s.out.onError(Status.UNAVAILABLE.withDescription("switch shutting down").asRuntimeException());
+                    s.out.onError(Status.UNAVAILABLE
+                            .withDescription("switch shutting down")
+                            .asRuntimeException());
                 } catch (final RuntimeException ignored) {
                     // Already cancelled by the client.
                 }
@@ -207,7 +227,8 @@ final class Arbitration {
     }
 
     private static String text(final Uint128 id) {
-        return id.getHigh() == 0 ? Long.toUnsignedString(id.getLow())
+        return id.getHigh() == 0
+                ? Long.toUnsignedString(id.getLow())
                 : Long.toUnsignedString(id.getHigh()) + ":" + Long.toUnsignedString(id.getLow());
     }
 }

@@ -1,6 +1,13 @@
 package org.switchml.dataplane.p4runtime;
 
 import io.grpc.Status;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.p4info.P4Names;
@@ -12,14 +19,6 @@ import p4.v1.P4RuntimeOuterClass.CounterEntry;
 import p4.v1.P4RuntimeOuterClass.Entity;
 import p4.v1.P4RuntimeOuterClass.Index;
 import p4.v1.P4RuntimeOuterClass.ReadResponse;
-
-import java.util.Arrays;
-import java.util.Collection;
-import java.util.EnumSet;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 /**
  * The P4 program's counters (drop_reason, job_packets_in/out, job_retransmissions, job_drops), computed
@@ -35,6 +34,7 @@ final class CounterEmulation {
     private final SoftwareSwitch sw;
     /** Counts of removed jobs, per job index. */
     private JobCounters[] retained = new JobCounters[0];
+
     private SwitchCounters switchBaseline = SwitchCounters.ZERO;
 
     CounterEmulation(final SoftwareSwitch sw) {
@@ -56,15 +56,20 @@ final class CounterEmulation {
     }
 
     /** Answers one CounterEntry read (all counters, or one; all cells, or one) from {@code cells}. */
-    void read(final P4InfoIndex p4, final CounterEntry query, final Map<String, long[]> cells,
-              final ReadResponse.Builder resp) throws Failure {
+    void read(
+            final P4InfoIndex p4,
+            final CounterEntry query,
+            final Map<String, long[]> cells,
+            final ReadResponse.Builder resp)
+            throws Failure {
         final List<P4InfoIndex.Counter> which;
         if (query.getCounterId() == 0) {
             which = p4.counters();
         } else {
             final P4InfoIndex.Counter c = p4.counterById(query.getCounterId());
             if (c == null) {
-                throw new Failure(Status.Code.NOT_FOUND, "counter id " + query.getCounterId() + " is not in the P4Info");
+                throw new Failure(
+                        Status.Code.NOT_FOUND, "counter id " + query.getCounterId() + " is not in the P4Info");
             }
             which = List.of(c);
         }
@@ -76,14 +81,17 @@ final class CounterEmulation {
                 from = query.getIndex().getIndex();
                 to = from + 1;
                 if (from < 0 || from >= c.size()) {
-                    throw new Failure(Status.Code.INVALID_ARGUMENT, "counter " + c.name() + ": index " + from
-                            + " outside 0.." + (c.size() - 1));
+                    throw new Failure(
+                            Status.Code.INVALID_ARGUMENT,
+                            "counter " + c.name() + ": index " + from + " outside 0.." + (c.size() - 1));
                 }
             }
             for (long i = from; i < to; i++) {
-                resp.addEntities(Entity.newBuilder().setCounterEntry(CounterEntry.newBuilder().setCounterId(c.id())
-                        .setIndex(Index.newBuilder().setIndex(i))
-                        .setData(CounterData.newBuilder().setPacketCount(values[(int) i]))));
+                resp.addEntities(Entity.newBuilder()
+                        .setCounterEntry(CounterEntry.newBuilder()
+                                .setCounterId(c.id())
+                                .setIndex(Index.newBuilder().setIndex(i))
+                                .setData(CounterData.newBuilder().setPacketCount(values[(int) i]))));
             }
         }
     }
@@ -140,7 +148,10 @@ final class CounterEmulation {
      * packetsIn (steps 1-7 passed) plus the job's drops at steps 4-7.
      */
     private static long packetsInAsP4Counts(final JobCounters c) {
-        return c.packetsIn() + c.drops(DropReason.STALE_GENERATION) + c.drops(DropReason.UNKNOWN_SENDER)
-                + c.drops(DropReason.WRONG_K) + c.drops(DropReason.BAD_SLOT);
+        return c.packetsIn()
+                + c.drops(DropReason.STALE_GENERATION)
+                + c.drops(DropReason.UNKNOWN_SENDER)
+                + c.drops(DropReason.WRONG_K)
+                + c.drops(DropReason.BAD_SLOT);
     }
 }

@@ -1,10 +1,5 @@
 package org.switchml.dataplane.p4runtime;
 
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.p4info.P4InfoIndex;
-import org.switchml.p4info.P4Names;
-import org.switchml.protocol.JobSpec;
-
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -12,6 +7,10 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.p4info.P4Names;
+import org.switchml.protocol.JobSpec;
 
 /**
  * Turns table entries into dataplane jobs: whenever a job_table entry and all its worker_table entries
@@ -21,8 +20,7 @@ import java.util.Map;
  */
 final class JobAssembly {
     /** A job registered with the dataplane and the counter index its set_job entry gave it. */
-    record LiveJob(JobSpec spec, int jobIndex) {
-    }
+    record LiveJob(JobSpec spec, int jobIndex) {}
 
     private final SoftwareSwitch sw;
     private final ForwardingState forwarding;
@@ -68,7 +66,7 @@ final class JobAssembly {
             }
         }
         if (desired != null) {
-            sw.registerJob(desired);   // replaces a previous attempt: every slot starts afresh
+            sw.registerJob(desired); // replaces a previous attempt: every slot starts afresh
             live.put(jobId, new LiveJob(desired, index));
         }
     }
@@ -81,29 +79,36 @@ final class JobAssembly {
         final int n = (int) (long) p.get(P4Names.P_NUM_WORKERS);
         final InetSocketAddress[] workers = new InetSocketAddress[n];
         for (final StoredEntry w : forwarding.rows(p4, P4Names.WORKER_TABLE).values()) {
-            if (w.key().get(jobField) != Integer.toUnsignedLong(jobId) || !w.action().equals(P4Names.SET_WORKER)) {
+            if (w.key().get(jobField) != Integer.toUnsignedLong(jobId)
+                    || !w.action().equals(P4Names.SET_WORKER)) {
                 continue;
             }
             final long rank = w.params().get(P4Names.P_RANK);
             if (rank >= n || workers[(int) rank] != null) {
-                return null;   // inconsistent: a rank outside the job, or twice; the job stays out
+                return null; // inconsistent: a rank outside the job, or twice; the job stays out
             }
             workers[(int) rank] = endpoint(w.key().get(addrField), w.key().get(portField));
         }
         for (final InetSocketAddress w : workers) {
             if (w == null) {
-                return null;   // not complete yet
+                return null; // not complete yet
             }
         }
-        return new JobSpec(jobId, (int) (long) p.get(P4Names.P_GENERATION), (int) (long) p.get(P4Names.P_SECRET),
+        return new JobSpec(
+                jobId,
+                (int) (long) p.get(P4Names.P_GENERATION),
+                (int) (long) p.get(P4Names.P_SECRET),
                 (int) (long) p.get(P4Names.P_K),
-                (int) (long) p.get(P4Names.P_POOL_SIZE), List.of(workers));
+                (int) (long) p.get(P4Names.P_POOL_SIZE),
+                List.of(workers));
     }
 
     private static InetSocketAddress endpoint(final long ip, final long port) {
         try {
-            return new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) (ip >>> 24), (byte) (ip >>> 16),
-                    (byte) (ip >>> 8), (byte) ip}), (int) port);
+            return new InetSocketAddress(
+                    InetAddress.getByAddress(
+                            new byte[] {(byte) (ip >>> 24), (byte) (ip >>> 16), (byte) (ip >>> 8), (byte) ip}),
+                    (int) port);
         } catch (final UnknownHostException e) {
             throw new IllegalStateException("4-byte address rejected", e);
         }

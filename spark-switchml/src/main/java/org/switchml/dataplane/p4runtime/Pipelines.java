@@ -1,13 +1,12 @@
 package org.switchml.dataplane.p4runtime;
 
 import io.grpc.Status;
+import java.util.List;
+import java.util.function.Consumer;
 import org.switchml.p4info.P4InfoIndex;
 import p4.v1.P4RuntimeOuterClass.ForwardingPipelineConfig;
 import p4.v1.P4RuntimeOuterClass.GetForwardingPipelineConfigRequest;
 import p4.v1.P4RuntimeOuterClass.SetForwardingPipelineConfigRequest;
-
-import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * SetForwardingPipelineConfig and GetForwardingPipelineConfig: the committed and the saved pipeline. A
@@ -34,8 +33,8 @@ final class Pipelines {
             case VERIFY_AND_COMMIT -> commit(verify(request));
             case COMMIT -> {
                 if (request.hasConfig()) {
-                    throw new Failure(Status.Code.INVALID_ARGUMENT, "COMMIT takes no config (it commits the "
-                            + "saved one)");
+                    throw new Failure(
+                            Status.Code.INVALID_ARGUMENT, "COMMIT takes no config (it commits the " + "saved one)");
                 }
                 if (saved == null) {
                     throw new Failure(Status.Code.FAILED_PRECONDITION, "COMMIT: no config was saved");
@@ -48,22 +47,26 @@ final class Pipelines {
                 if (committed == null) {
                     commit(p);
                 } else if (p.index().p4info().equals(committed.index().p4info())) {
-                    committed = p;   // same program: the forwarding state stays
+                    committed = p; // same program: the forwarding state stays
                 } else {
-                    throw new Failure(Status.Code.INVALID_ARGUMENT, "RECONCILE_AND_COMMIT: the forwarding "
-                            + "state cannot be kept across a different P4Info");
+                    throw new Failure(
+                            Status.Code.INVALID_ARGUMENT,
+                            "RECONCILE_AND_COMMIT: the forwarding " + "state cannot be kept across a different P4Info");
                 }
             }
-            default -> throw new Failure(Status.Code.INVALID_ARGUMENT, "SetForwardingPipelineConfig needs an "
-                    + "action, got " + request.getAction());
+            default ->
+                throw new Failure(
+                        Status.Code.INVALID_ARGUMENT,
+                        "SetForwardingPipelineConfig needs an " + "action, got " + request.getAction());
         }
     }
 
     /** The committed pipeline; FAILED_PRECONDITION before the first commit. */
     Pipeline committed() throws Failure {
         if (committed == null) {
-            throw new Failure(Status.Code.FAILED_PRECONDITION, "no forwarding pipeline: send "
-                    + "SetForwardingPipelineConfig first");
+            throw new Failure(
+                    Status.Code.FAILED_PRECONDITION,
+                    "no forwarding pipeline: send " + "SetForwardingPipelineConfig first");
         }
         return committed;
     }
@@ -78,7 +81,7 @@ final class Pipelines {
         switch (type) {
             case P4INFO_AND_COOKIE -> b.setP4Info(cfg.getP4Info());
             case DEVICE_CONFIG_AND_COOKIE -> b.setP4DeviceConfig(cfg.getP4DeviceConfig());
-            case COOKIE_ONLY -> { }
+            case COOKIE_ONLY -> {}
             default -> b.setP4Info(cfg.getP4Info()).setP4DeviceConfig(cfg.getP4DeviceConfig());
         }
         return b.build();
@@ -95,9 +98,11 @@ final class Pipelines {
         final P4InfoIndex index = new P4InfoIndex(request.getConfig().getP4Info());
         final List<String> diff = reference.differencesFrom(index);
         if (!diff.isEmpty()) {
-            throw new Failure(Status.Code.INVALID_ARGUMENT, "the P4Info does not match switchml.p4 (this switch runs "
-                    + "only that program): " + String.join("; ", diff.subList(0, Math.min(5, diff.size())))
-                    + (diff.size() > 5 ? "; and " + (diff.size() - 5) + " more" : ""));
+            throw new Failure(
+                    Status.Code.INVALID_ARGUMENT,
+                    "the P4Info does not match switchml.p4 (this switch runs "
+                            + "only that program): " + String.join("; ", diff.subList(0, Math.min(5, diff.size())))
+                            + (diff.size() > 5 ? "; and " + (diff.size() - 5) + " more" : ""));
         }
         return new Pipeline(index, request.getConfig());
     }

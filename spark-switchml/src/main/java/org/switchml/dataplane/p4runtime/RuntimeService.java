@@ -3,6 +3,8 @@ package org.switchml.dataplane.p4runtime;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.Objects;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.p4info.P4InfoIndex;
 import org.switchml.protocol.JobSpec;
@@ -20,9 +22,6 @@ import p4.v1.P4RuntimeOuterClass.StreamMessageRequest;
 import p4.v1.P4RuntimeOuterClass.StreamMessageResponse;
 import p4.v1.P4RuntimeOuterClass.WriteRequest;
 import p4.v1.P4RuntimeOuterClass.WriteResponse;
-
-import java.util.List;
-import java.util.Objects;
 
 /**
  * The P4Runtime service of {@link SwitchRuntimeServer}: the subset a {@code SwitchController} uses, under the
@@ -66,7 +65,9 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
 
     @Override
     public void capabilities(final CapabilitiesRequest request, final StreamObserver<CapabilitiesResponse> out) {
-        out.onNext(CapabilitiesResponse.newBuilder().setP4RuntimeApiVersion(API_VERSION).build());
+        out.onNext(CapabilitiesResponse.newBuilder()
+                .setP4RuntimeApiVersion(API_VERSION)
+                .build());
         out.onCompleted();
     }
 
@@ -76,13 +77,14 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
     }
 
     @Override
-    public void setForwardingPipelineConfig(final SetForwardingPipelineConfigRequest request,
-                                            final StreamObserver<SetForwardingPipelineConfigResponse> out) {
+    public void setForwardingPipelineConfig(
+            final SetForwardingPipelineConfigRequest request,
+            final StreamObserver<SetForwardingPipelineConfigResponse> out) {
         try {
             synchronized (lock) {
                 checkDevice(request.getDeviceId());
-                arbitration.checkPrimary(request.hasElectionId(), request.getElectionId(),
-                        "SetForwardingPipelineConfig");
+                arbitration.checkPrimary(
+                        request.hasElectionId(), request.getElectionId(), "SetForwardingPipelineConfig");
                 pipelines.apply(request);
             }
         } catch (final Failure f) {
@@ -94,8 +96,9 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
     }
 
     @Override
-    public void getForwardingPipelineConfig(final GetForwardingPipelineConfigRequest request,
-                                            final StreamObserver<GetForwardingPipelineConfigResponse> out) {
+    public void getForwardingPipelineConfig(
+            final GetForwardingPipelineConfigRequest request,
+            final StreamObserver<GetForwardingPipelineConfigResponse> out) {
         final ForwardingPipelineConfig cfg;
         try {
             synchronized (lock) {
@@ -106,7 +109,8 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
             out.onError(f.status.asRuntimeException());
             return;
         }
-        out.onNext(GetForwardingPipelineConfigResponse.newBuilder().setConfig(cfg).build());
+        out.onNext(
+                GetForwardingPipelineConfigResponse.newBuilder().setConfig(cfg).build());
         out.onCompleted();
     }
 
@@ -117,8 +121,9 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
             synchronized (lock) {
                 checkDevice(request.getDeviceId());
                 if (request.getRoleId() != 0) {
-                    throw new Failure(Status.Code.UNIMPLEMENTED, "only the default role (0) is supported, got role "
-                            + request.getRoleId());
+                    throw new Failure(
+                            Status.Code.UNIMPLEMENTED,
+                            "only the default role (0) is supported, got role " + request.getRoleId());
                 }
                 arbitration.checkPrimary(request.hasElectionId(), request.getElectionId(), "Write");
                 failedUpdates = writes.apply(pipelines.committed().index(), request);
@@ -153,8 +158,9 @@ final class RuntimeService extends P4RuntimeGrpc.P4RuntimeImplBase {
 
     private void checkDevice(final long requested) throws Failure {
         if (requested != deviceId) {
-            throw new Failure(Status.Code.NOT_FOUND, "no device " + Long.toUnsignedString(requested)
-                    + " here: this switch is device " + deviceId);
+            throw new Failure(
+                    Status.Code.NOT_FOUND,
+                    "no device " + Long.toUnsignedString(requested) + " here: this switch is device " + deviceId);
         }
     }
 

@@ -1,8 +1,8 @@
 package org.switchml.dataplane.p4runtime;
 
 import io.grpc.InsecureServerCredentials;
-import io.grpc.Server;
 import io.grpc.Metadata;
+import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerCredentials;
@@ -11,18 +11,17 @@ import io.grpc.ServerInterceptors;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.p4info.P4InfoIndex;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchMLException;
-import p4.v1.P4RuntimeGrpc;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.p4info.P4InfoIndex;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchMLException;
+import p4.v1.P4RuntimeGrpc;
 
 /**
  * A P4Runtime server (gRPC) in front of a {@link SoftwareSwitch}, so the software switch is programmed
@@ -46,11 +45,17 @@ public final class SwitchRuntimeServer implements AutoCloseable {
 
     /** The same service for controllers in this JVM (no socket, no thread hand-off); see {@link #inProcessName()}. */
     private final Server inProcess;
+
     private final String inProcessName;
 
-    private SwitchRuntimeServer(final Server server, final Server inProcess, final String inProcessName,
-                                final RuntimeService service, final SoftwareSwitch dataplane,
-                                final String host, final long deviceId) {
+    private SwitchRuntimeServer(
+            final Server server,
+            final Server inProcess,
+            final String inProcessName,
+            final RuntimeService service,
+            final SoftwareSwitch dataplane,
+            final String host,
+            final long deviceId) {
         this.server = server;
         this.inProcess = inProcess;
         this.inProcessName = inProcessName;
@@ -78,8 +83,8 @@ public final class SwitchRuntimeServer implements AutoCloseable {
     }
 
     /** Serves {@code dataplane} as {@code deviceId} on {@code host:port} (0 picks a free port), unauthenticated. */
-    public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port,
-                                            final long deviceId) {
+    public static SwitchRuntimeServer start(
+            final SoftwareSwitch dataplane, final String host, final int port, final long deviceId) {
         return start(dataplane, host, port, deviceId, InsecureServerCredentials.create(), null);
     }
 
@@ -87,9 +92,13 @@ public final class SwitchRuntimeServer implements AutoCloseable {
      * Serves {@code dataplane} as {@code deviceId} on {@code host:port} (0 picks a free port) with
      * {@code credentials}; when {@code interceptor} is given, every call passes it first (e.g. a bearer-token check).
      */
-    public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port,
-                                            final long deviceId, final ServerCredentials credentials,
-                                            final ServerInterceptor interceptor) {
+    public static SwitchRuntimeServer start(
+            final SoftwareSwitch dataplane,
+            final String host,
+            final int port,
+            final long deviceId,
+            final ServerCredentials credentials,
+            final ServerInterceptor interceptor) {
         return start(dataplane, host, port, deviceId, credentials, interceptor, true);
     }
 
@@ -99,9 +108,14 @@ public final class SwitchRuntimeServer implements AutoCloseable {
      * arbitration is even looked at (reads, Capabilities and StreamChannel, where a controller can be a backup, are
      * served). The in-process side ({@link #inProcessName()}) always takes writes from its primary.
      */
-    public static SwitchRuntimeServer start(final SoftwareSwitch dataplane, final String host, final int port,
-                                            final long deviceId, final ServerCredentials credentials,
-                                            final ServerInterceptor interceptor, final boolean writable) {
+    public static SwitchRuntimeServer start(
+            final SoftwareSwitch dataplane,
+            final String host,
+            final int port,
+            final long deviceId,
+            final ServerCredentials credentials,
+            final ServerInterceptor interceptor,
+            final boolean writable) {
         final RuntimeService service = new RuntimeService(dataplane, deviceId, P4InfoIndex.bundled());
         final List<ServerInterceptor> chain = new ArrayList<>();
         if (!writable) {
@@ -111,7 +125,8 @@ public final class SwitchRuntimeServer implements AutoCloseable {
             chain.add(interceptor); // last added runs first: the credential before anything else
         }
         final Server server = NettyServerBuilder.forAddress(new InetSocketAddress(host, port), credentials)
-                .addService(ServerInterceptors.intercept(service, chain)).build();
+                .addService(ServerInterceptors.intercept(service, chain))
+                .build();
         try {
             server.start();
         } catch (final IOException e) {
@@ -122,18 +137,22 @@ public final class SwitchRuntimeServer implements AutoCloseable {
 
     /** Refuses the RPCs that change the switch. */
     private static ServerInterceptor readOnly(final String what) {
-        final Set<String> writes = Set.of(P4RuntimeGrpc.getWriteMethod().getFullMethodName(),
+        final Set<String> writes = Set.of(
+                P4RuntimeGrpc.getWriteMethod().getFullMethodName(),
                 P4RuntimeGrpc.getSetForwardingPipelineConfigMethod().getFullMethodName());
         return new ServerInterceptor() {
             @Override
-            public <Q, A> ServerCall.Listener<Q> interceptCall(final ServerCall<Q, A> call, final Metadata headers,
-                                                              final ServerCallHandler<Q, A> next) {
+            public <Q, A> ServerCall.Listener<Q> interceptCall(
+                    final ServerCall<Q, A> call, final Metadata headers, final ServerCallHandler<Q, A> next) {
                 final String method = call.getMethodDescriptor().getFullMethodName();
                 if (writes.contains(method)) {
-                    call.close(Status.PERMISSION_DENIED.withDescription(what + " is read-only: "
-                            + call.getMethodDescriptor().getBareMethodName() + " refused (the switch's own controller "
-                            + "owns the switch; its operator turns writes on with --p4runtime-writes)"), new Metadata());
-                    return new ServerCall.Listener<>() { };
+                    call.close(
+                            Status.PERMISSION_DENIED.withDescription(what + " is read-only: "
+                                    + call.getMethodDescriptor().getBareMethodName()
+                                    + " refused (the switch's own controller "
+                                    + "owns the switch; its operator turns writes on with --p4runtime-writes)"),
+                            new Metadata());
+                    return new ServerCall.Listener<>() {};
                 }
                 return next.startCall(call, headers);
             }
@@ -148,11 +167,17 @@ public final class SwitchRuntimeServer implements AutoCloseable {
         return withInProcess(null, new RuntimeService(dataplane, 0, P4InfoIndex.bundled()), dataplane, "in-process", 0);
     }
 
-    private static SwitchRuntimeServer withInProcess(final Server server, final RuntimeService service,
-                                                     final SoftwareSwitch dataplane, final String host,
-                                                     final long deviceId) {
+    private static SwitchRuntimeServer withInProcess(
+            final Server server,
+            final RuntimeService service,
+            final SoftwareSwitch dataplane,
+            final String host,
+            final long deviceId) {
         final String name = "switchml-p4runtime-" + System.identityHashCode(service) + "-" + System.nanoTime();
-        final Server inProcess = InProcessServerBuilder.forName(name).directExecutor().addService(service).build();
+        final Server inProcess = InProcessServerBuilder.forName(name)
+                .directExecutor()
+                .addService(service)
+                .build();
         try {
             inProcess.start();
         } catch (final IOException e) {
@@ -179,7 +204,9 @@ public final class SwitchRuntimeServer implements AutoCloseable {
 
     /** The socket address the server is bound to (null when it serves in process only). */
     public InetSocketAddress boundAddress() {
-        return server == null ? null : (InetSocketAddress) server.getListenSockets().get(0);
+        return server == null
+                ? null
+                : (InetSocketAddress) server.getListenSockets().get(0);
     }
 
     public String host() {
@@ -199,7 +226,6 @@ public final class SwitchRuntimeServer implements AutoCloseable {
     public List<JobSpec> liveJobs() {
         return service.liveJobs();
     }
-
 
     /** Stops serving and ends every controller stream. The dataplane is left running (its owner closes it). */
     @Override

@@ -4,18 +4,17 @@ import com.google.protobuf.Any;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
-import org.switchml.p4info.P4InfoIndex;
-import p4.v1.P4RuntimeOuterClass.Entity;
-import p4.v1.P4RuntimeOuterClass.Update;
-import p4.v1.P4RuntimeOuterClass.WriteRequest;
-import p4.v1.P4RuntimeOuterClass;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.switchml.p4info.P4InfoIndex;
+import p4.v1.P4RuntimeOuterClass;
+import p4.v1.P4RuntimeOuterClass.Entity;
+import p4.v1.P4RuntimeOuterClass.Update;
+import p4.v1.P4RuntimeOuterClass.WriteRequest;
 
 /**
  * The Write RPC's batch: each update applied to the {@link ForwardingState} on its own (CONTINUE_ON_ERROR),
@@ -41,12 +40,13 @@ final class Writes {
      */
     StatusRuntimeException apply(final P4InfoIndex p4, final WriteRequest request) throws Failure {
         if (request.getAtomicity() != WriteRequest.Atomicity.CONTINUE_ON_ERROR) {
-            throw new Failure(Status.Code.UNIMPLEMENTED, "only CONTINUE_ON_ERROR batches are supported, got "
-                    + request.getAtomicity());
+            throw new Failure(
+                    Status.Code.UNIMPLEMENTED,
+                    "only CONTINUE_ON_ERROR batches are supported, got " + request.getAtomicity());
         }
         final List<P4RuntimeOuterClass.Error> results = new ArrayList<>();
         boolean failed = false;
-        final Map<Integer, Integer> touched = new LinkedHashMap<>();   // job id -> last update index
+        final Map<Integer, Integer> touched = new LinkedHashMap<>(); // job id -> last update index
         for (int i = 0; i < request.getUpdatesCount(); i++) {
             try {
                 apply(p4, request.getUpdates(i), touched, i);
@@ -61,8 +61,12 @@ final class Writes {
                 jobs.reconcile(p4, t.getKey());
             } catch (final RuntimeException e) {
                 LOG.log(Level.WARNING, "dataplane refused job " + Integer.toUnsignedString(t.getKey()), e);
-                results.set(t.getValue(), error(Status.Code.INTERNAL, "the dataplane refused job "
-                        + Integer.toUnsignedString(t.getKey()) + ": " + e.getMessage()));
+                results.set(
+                        t.getValue(),
+                        error(
+                                Status.Code.INTERNAL,
+                                "the dataplane refused job " + Integer.toUnsignedString(t.getKey()) + ": "
+                                        + e.getMessage()));
                 failed = true;
             }
         }
@@ -77,12 +81,17 @@ final class Writes {
         final Entity e = u.getEntity();
         switch (e.getEntityCase()) {
             case TABLE_ENTRY -> forwarding.applyTable(p4, u.getType(), e.getTableEntry(), touched, i);
-            case PACKET_REPLICATION_ENGINE_ENTRY -> forwarding.applyGroup(u.getType(), e.getPacketReplicationEngineEntry());
-            case REGISTER_ENTRY -> throw new Failure(Status.Code.UNIMPLEMENTED,
-                    "register writes are not supported (nor on BMv2): switchml.p4 needs none");
-            case COUNTER_ENTRY -> throw new Failure(Status.Code.UNIMPLEMENTED,
-                    "counter writes are not supported: read a baseline and subtract it");
-            default -> throw new Failure(Status.Code.UNIMPLEMENTED, "entity " + e.getEntityCase() + " is not supported");
+            case PACKET_REPLICATION_ENGINE_ENTRY ->
+                forwarding.applyGroup(u.getType(), e.getPacketReplicationEngineEntry());
+            case REGISTER_ENTRY ->
+                throw new Failure(
+                        Status.Code.UNIMPLEMENTED,
+                        "register writes are not supported (nor on BMv2): switchml.p4 needs none");
+            case COUNTER_ENTRY ->
+                throw new Failure(
+                        Status.Code.UNIMPLEMENTED, "counter writes are not supported: read a baseline and subtract it");
+            default ->
+                throw new Failure(Status.Code.UNIMPLEMENTED, "entity " + e.getEntityCase() + " is not supported");
         }
     }
 
@@ -94,9 +103,14 @@ final class Writes {
             if (results.get(i).getCanonicalCode() != Status.Code.OK.value()) {
                 count++;
                 if (summary.length() < 600) {
-                    summary.append(summary.length() == 0 ? "" : "; ").append("update ").append(i).append(": ")
-                            .append(Status.fromCodeValue(results.get(i).getCanonicalCode()).getCode())
-                            .append(": ").append(results.get(i).getMessage());
+                    summary.append(summary.length() == 0 ? "" : "; ")
+                            .append("update ")
+                            .append(i)
+                            .append(": ")
+                            .append(Status.fromCodeValue(results.get(i).getCanonicalCode())
+                                    .getCode())
+                            .append(": ")
+                            .append(results.get(i).getMessage());
                 }
             }
         }
@@ -110,6 +124,9 @@ final class Writes {
     }
 
     private static P4RuntimeOuterClass.Error error(final Status.Code code, final String message) {
-        return P4RuntimeOuterClass.Error.newBuilder().setCanonicalCode(code.value()).setMessage(message).build();
+        return P4RuntimeOuterClass.Error.newBuilder()
+                .setCanonicalCode(code.value())
+                .setMessage(message)
+                .build();
     }
 }

@@ -1,5 +1,8 @@
 package org.switchml.service.stack;
 
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.PipelineConfig;
 import org.switchml.control.SwitchController;
@@ -7,10 +10,6 @@ import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.p4runtime.SwitchRuntimeServer;
 import org.switchml.service.JobServiceServer;
 import org.switchml.service.SwitchDescription;
-
-import java.util.function.BiFunction;
-import java.util.function.Function;
-import java.util.function.UnaryOperator;
 
 /**
  * A software switch and what owns it: its P4Runtime server, the controller (in process, P4Runtime primary, the
@@ -24,8 +23,12 @@ public final class SwitchStack implements AutoCloseable {
     private final SwitchController controller;
     private final JobServiceServer service;
 
-    private SwitchStack(final SoftwareSwitch sw, final boolean ownsSwitch, final SwitchRuntimeServer p4runtime,
-                        final SwitchController controller, final JobServiceServer service) {
+    private SwitchStack(
+            final SoftwareSwitch sw,
+            final boolean ownsSwitch,
+            final SwitchRuntimeServer p4runtime,
+            final SwitchController controller,
+            final JobServiceServer service) {
         this.sw = sw;
         this.ownsSwitch = ownsSwitch;
         this.p4runtime = p4runtime;
@@ -45,19 +48,27 @@ public final class SwitchStack implements AutoCloseable {
      * @param service     starts the job service over the controller and the switch's description; it owns the
      *                    controller from then on, and closes it when it cannot start
      */
-    public static SwitchStack start(final SoftwareSwitch sw, final boolean ownsSwitch,
-                                    final Function<SoftwareSwitch, SwitchRuntimeServer> p4runtime,
-                                    final UnaryOperator<ControllerOptions> controller, final int mtu,
-                                    final BiFunction<SwitchController, SwitchDescription, JobServiceServer> service) {
+    public static SwitchStack start(
+            final SoftwareSwitch sw,
+            final boolean ownsSwitch,
+            final Function<SoftwareSwitch, SwitchRuntimeServer> p4runtime,
+            final UnaryOperator<ControllerOptions> controller,
+            final int mtu,
+            final BiFunction<SwitchController, SwitchDescription, JobServiceServer> service) {
         SwitchRuntimeServer p4 = null;
         try {
             p4 = p4runtime.apply(sw);
-            final SwitchController c = SwitchController.connectInProcess(p4.inProcessName(), controller.apply(
-                    ControllerOptions.of(sw.address().host(), sw.address().lanePorts().get(0)).withDeviceId(p4.deviceId())));
+            final SwitchController c = SwitchController.connectInProcess(
+                    p4.inProcessName(),
+                    controller.apply(ControllerOptions.of(
+                                    sw.address().host(),
+                                    sw.address().lanePorts().get(0))
+                            .withDeviceId(p4.deviceId())));
             final SwitchDescription d;
             try {
                 c.setPipeline(PipelineConfig.softwareSwitch());
-                d = new SwitchDescription(sw.address(), 0, mtu, true, c.poolSlots(), c.jobIndices(), c.maxWorkersPerJob());
+                d = new SwitchDescription(
+                        sw.address(), 0, mtu, true, c.poolSlots(), c.jobIndices(), c.maxWorkersPerJob());
             } catch (final RuntimeException e) {
                 c.close();
                 throw e;

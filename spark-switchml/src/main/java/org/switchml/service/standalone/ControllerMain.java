@@ -1,5 +1,9 @@
 package org.switchml.service.standalone;
 
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
 import org.switchml.auth.Tenants;
 import org.switchml.control.ControllerOptions;
 import org.switchml.control.HostTable;
@@ -14,11 +18,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.file.Path;
-import java.util.concurrent.CountDownLatch;
-
 /**
  * The controller and job service beside a P4 switch running p4/switchml.p4 ({@code bin/switchml-controller}):
  * it becomes the switch's P4Runtime primary, pushes the program, and keeps the role while it runs, so Spark
@@ -27,45 +26,65 @@ import java.util.concurrent.CountDownLatch;
  * become primary and change the switch under the jobs (one with the same id is refused as in use); an operator
  * who means another controller to take over gives {@code --election-id}. Exit codes as {@link SwitchMain}'s.
  */
-@Command(name = ControllerMain.NAME, mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = ControllerMain.NAME,
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "Owns a P4 switch running p4/switchml.p4 (e.g. BMv2's simple_switch_grpc) and serves the job "
                 + "service that Spark drivers (spark.switchml.jobService.address) ask for jobs.")
 public final class ControllerMain {
     static final String NAME = "switchml-controller";
 
-    @Option(names = "--p4runtime", paramLabel = "H:P",
-            description = "the switch's P4Runtime server; keep it on loopback or a management network only this controller reaches (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--p4runtime",
+            paramLabel = "H:P",
+            description =
+                    "the switch's P4Runtime server; keep it on loopback or a management network only this controller reaches (default ${DEFAULT-VALUE})")
     String p4runtime = "127.0.0.1:9559";
 
     @Option(names = "--device-id", paramLabel = "D", description = "P4Runtime device id (default ${DEFAULT-VALUE})")
     long deviceId;
 
-    @Option(names = "--election-id", paramLabel = "E",
+    @Option(
+            names = "--election-id",
+            paramLabel = "E",
             description = "P4Runtime election id, 1 to 2^63-1; by default the highest there is (2^128-1), so no other "
                     + "client can become primary. With a lower one, a client with a higher id takes the primary role "
                     + "and every job's installs fail until it leaves")
     Long electionId;
 
-    @Option(names = "--p4-json", paramLabel = "FILE", required = true,
-            description = "the BMv2 JSON p4c compiled from p4/switchml.p4 (p4/compile.sh writes p4/build/switchml.json)")
+    @Option(
+            names = "--p4-json",
+            paramLabel = "FILE",
+            required = true,
+            description =
+                    "the BMv2 JSON p4c compiled from p4/switchml.p4 (p4/compile.sh writes p4/build/switchml.json)")
     Path p4Json;
 
-    @Option(names = "--hosts", paramLabel = "FILE", required = true,
+    @Option(
+            names = "--hosts",
+            paramLabel = "FILE",
+            required = true,
             description = "the switch's host table: one line 'IPv4 SWITCH_PORT MAC' per host on its data ports")
     Path hosts;
 
-    @Option(names = "--dataplane", paramLabel = "H:P[,P...]", required = true,
+    @Option(
+            names = "--dataplane",
+            paramLabel = "H:P[,P...]",
+            required = true,
             description = "the switch's dataplane address as workers reach it (one UDP port per lane)")
     String dataplane;
 
-    @Option(names = "--mtu", paramLabel = "BYTES", description = "MTU of the switch's data ports, 0 when unknown (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--mtu",
+            paramLabel = "BYTES",
+            description = "MTU of the switch's data ports, 0 when unknown (default ${DEFAULT-VALUE})")
     int mtu;
 
     @Mixin
     ServiceOptions service = new ServiceOptions();
 
-    ControllerMain() {
-    }
+    ControllerMain() {}
 
     public static void main(final String[] args) throws InterruptedException {
         final int code = run(args, System.out, System.err);
@@ -86,8 +105,10 @@ public final class ControllerMain {
                 return 0;
             }
             if (o.electionId != null && o.electionId < 1) {
-                throw new CommandLine.ParameterException(cl, "--election-id " + o.electionId
-                        + ": an election id is 1 to 2^63-1 (omit it for the highest there is)");
+                throw new CommandLine.ParameterException(
+                        cl,
+                        "--election-id " + o.electionId
+                                + ": an election id is 1 to 2^63-1 (omit it for the highest there is)");
             }
             try {
                 address = SwitchAddress.parse(o.dataplane);
@@ -111,10 +132,13 @@ public final class ControllerMain {
                 + o.service.host + ":" + server.port() + " token " + o.service.tokenFile);
         out.flush();
         final CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            stopped.countDown();
-        }, "switchml-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            stopped.countDown();
+                        },
+                        "switchml-shutdown"));
         stopped.await();
         return -1;
     }
@@ -130,14 +154,21 @@ public final class ControllerMain {
             controller.close();
             throw new IllegalStateException("cannot push p4/switchml.p4 to " + p4runtime + ": " + e.getMessage(), e);
         }
-        final SwitchDescription d = new SwitchDescription(address, Wire.P4_K, mtu, false, controller.poolSlots(),
-                controller.jobIndices(), controller.maxWorkersPerJob());
+        final SwitchDescription d = new SwitchDescription(
+                address,
+                Wire.P4_K,
+                mtu,
+                false,
+                controller.poolSlots(),
+                controller.jobIndices(),
+                controller.maxWorkersPerJob());
         return service.start(controller, d, tokens, "switch " + address);
     }
 
     /** How the controller connects to the target: the highest election id unless {@code --election-id} says. */
     ControllerOptions controllerOptions(final HostTable table) {
-        final ControllerOptions o = ControllerOptions.of(p4runtime).withDeviceId(deviceId).withHosts(table);
+        final ControllerOptions o =
+                ControllerOptions.of(p4runtime).withDeviceId(deviceId).withHosts(table);
         return electionId == null ? o.withHighestElectionId() : o.withElectionId(electionId);
     }
 }

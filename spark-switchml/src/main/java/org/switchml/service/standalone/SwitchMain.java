@@ -1,5 +1,12 @@
 package org.switchml.service.standalone;
 
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import org.switchml.auth.BearerToken;
 import org.switchml.auth.Tenants;
 import org.switchml.auth.TlsFiles;
@@ -15,14 +22,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-
 /**
  * The standalone software switch ({@code bin/switchml-switch}): the dataplane lanes, the controller that owns
  * them (in this JVM), and the job service applications ask for jobs. Runs until killed.
@@ -32,45 +31,66 @@ import java.util.concurrent.CountDownLatch;
  * port in use) prints one line naming what failed and exits 1. Once serving it prints one line
  * {@code switchml-switch: dataplane HOST:PORT[,PORT...] jobs HOST:PORT token FILE p4runtime off|HOST:PORT}.
  */
-@Command(name = SwitchMain.NAME, mixinStandardHelpOptions = true, sortOptions = false,
+@Command(
+        name = SwitchMain.NAME,
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
         description = "The standalone SwitchML software switch: dataplane lanes, their controller and the job "
                 + "service that Spark drivers (spark.switchml.jobService.address) ask for jobs.")
 public final class SwitchMain {
     static final String NAME = "switchml-switch";
 
-    @Option(names = "--host", paramLabel = "H", description = "address the dataplane lanes bind (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--host",
+            paramLabel = "H",
+            description = "address the dataplane lanes bind (default ${DEFAULT-VALUE})")
     String host = "127.0.0.1";
 
-    @Option(names = "--port", paramLabel = "P",
+    @Option(
+            names = "--port",
+            paramLabel = "P",
             description = "UDP port of lane 0; lane i listens on P+i; 0 picks free ports (default ${DEFAULT-VALUE})")
     int port = Wire.DEFAULT_PORT;
 
-    @Option(names = "--lanes", paramLabel = "L", description = "lanes, one dataplane thread each, 1..16 (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--lanes",
+            paramLabel = "L",
+            description = "lanes, one dataplane thread each, 1..16 (default ${DEFAULT-VALUE})")
     int lanes = 2;
 
     @Mixin
     ServiceOptions service = new ServiceOptions();
 
-    @Option(names = "--p4runtime-port", paramLabel = "P|off",
-            description = "also serve P4Runtime on this port, for operators only (0: a free one; default ${DEFAULT-VALUE}); needs --p4runtime-token-file")
+    @Option(
+            names = "--p4runtime-port",
+            paramLabel = "P|off",
+            description =
+                    "also serve P4Runtime on this port, for operators only (0: a free one; default ${DEFAULT-VALUE}); needs --p4runtime-token-file")
     String p4runtimePort = "off";
 
-    @Option(names = "--p4runtime-host", paramLabel = "H", description = "address the P4Runtime server binds (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--p4runtime-host",
+            paramLabel = "H",
+            description = "address the P4Runtime server binds (default ${DEFAULT-VALUE})")
     String p4runtimeHost = "127.0.0.1";
 
-    @Option(names = "--p4runtime-token-file", paramLabel = "FILE",
-            description = "operators' bearer token for P4Runtime; never an application's token (their P4Runtime reads would show every job's secret): the switch refuses to start when it is one")
+    @Option(
+            names = "--p4runtime-token-file",
+            paramLabel = "FILE",
+            description =
+                    "operators' bearer token for P4Runtime; never an application's token (their P4Runtime reads would show every job's secret): the switch refuses to start when it is one")
     Path p4runtimeTokenFile;
 
-    @Option(names = "--p4runtime-writes",
-            description = "let operators write through the P4Runtime port: the switch's own controller then arbitrates with election id 1, so an operator with a higher one can take primary (and every job's writes fail until it leaves). Off: the port refuses Write and SetForwardingPipelineConfig, and the controller holds the highest election id")
+    @Option(
+            names = "--p4runtime-writes",
+            description =
+                    "let operators write through the P4Runtime port: the switch's own controller then arbitrates with election id 1, so an operator with a higher one can take primary (and every job's writes fail until it leaves). Off: the port refuses Write and SetForwardingPipelineConfig, and the controller holds the highest election id")
     boolean p4runtimeWrites;
 
     @Option(names = "--device-id", paramLabel = "D", description = "P4Runtime device id (default ${DEFAULT-VALUE})")
     long deviceId;
 
-    private SwitchMain() {
-    }
+    private SwitchMain() {}
 
     public static void main(final String[] args) throws InterruptedException {
         final int code = run(args, System.out, System.err);
@@ -104,13 +124,18 @@ public final class SwitchMain {
         }
         out.println(NAME + ": dataplane " + r.sw().address() + " jobs " + r.serviceAddress()
                 + " token " + o.service.tokenFile + " p4runtime "
-                + (r.p4runtime().port() < 0 ? "off" : o.p4runtimeHost + ":" + r.p4runtime().port()));
+                + (r.p4runtime().port() < 0
+                        ? "off"
+                        : o.p4runtimeHost + ":" + r.p4runtime().port()));
         out.flush();
         final CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            r.close();
-            stopped.countDown();
-        }, "switchml-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            r.close();
+                            stopped.countDown();
+                        },
+                        "switchml-shutdown"));
         stopped.await();
         return -1;
     }
@@ -122,8 +147,8 @@ public final class SwitchMain {
             throw new CommandLine.ParameterException(cl, "--lanes " + lanes + " is outside 1..16");
         }
         if (port < 0 || port > 65535 || (port != 0 && port + lanes - 1 > 65535)) {
-            throw new CommandLine.ParameterException(cl, "--port " + port + " with --lanes " + lanes
-                    + " is outside 0..65535");
+            throw new CommandLine.ParameterException(
+                    cl, "--port " + port + " with --lanes " + lanes + " is outside 0..65535");
         }
         ServiceOptions.resolvable(cl, "--host", host);
         service.check(cl);
@@ -132,27 +157,34 @@ public final class SwitchMain {
             try {
                 p = Integer.parseInt(p4runtimePort);
             } catch (final NumberFormatException e) {
-                throw new CommandLine.ParameterException(cl, "--p4runtime-port '" + p4runtimePort
-                        + "' is neither a port nor off");
+                throw new CommandLine.ParameterException(
+                        cl, "--p4runtime-port '" + p4runtimePort + "' is neither a port nor off");
             }
             if (p < 0 || p > 65535) {
                 throw new CommandLine.ParameterException(cl, "--p4runtime-port " + p + " is outside 0..65535");
             }
             if (p4runtimeTokenFile == null) {
-                throw new CommandLine.ParameterException(cl, "--p4runtime-port needs --p4runtime-token-file (the "
-                        + "operators' token, not the applications')");
+                throw new CommandLine.ParameterException(
+                        cl,
+                        "--p4runtime-port needs --p4runtime-token-file (the "
+                                + "operators' token, not the applications')");
             }
             ServiceOptions.resolvable(cl, "--p4runtime-host", p4runtimeHost);
             try {
-                TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
+                TlsFiles.server(
+                        service.tlsCert,
+                        service.tlsKey,
+                        service.clientCa,
+                        p4runtimeHost,
                         "the P4Runtime server on " + p4runtimeHost);
                 final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
-                if (Files.exists(service.tokenFile) && Tenants.read(service.tokenFile).contains(operators)) {
+                if (Files.exists(service.tokenFile)
+                        && Tenants.read(service.tokenFile).contains(operators)) {
                     throw new IllegalArgumentException(operatorsTokenClash());
                 }
             } catch (final RuntimeException e) {
-                throw new CommandLine.ParameterException(cl, e.getMessage() != null ? e.getMessage()
-                        : ServiceOptions.rootMessage(e));
+                throw new CommandLine.ParameterException(
+                        cl, e.getMessage() != null ? e.getMessage() : ServiceOptions.rootMessage(e));
             }
         } else if (p4runtimeWrites) {
             throw new CommandLine.ParameterException(cl, "--p4runtime-writes needs --p4runtime-port");
@@ -227,26 +259,41 @@ public final class SwitchMain {
         try {
             sw = SoftwareSwitch.start(new SwitchOptions(host, ports, false, FaultPlan.NONE));
         } catch (final RuntimeException e) {
-            throw new IllegalStateException("cannot bind the dataplane on " + host + " UDP "
-                    + (port == 0 ? "free ports" : "ports " + port + ".." + (port + lanes - 1))
-                    + ": " + ServiceOptions.rootMessage(e), e);
+            throw new IllegalStateException(
+                    "cannot bind the dataplane on " + host + " UDP "
+                            + (port == 0 ? "free ports" : "ports " + port + ".." + (port + lanes - 1))
+                            + ": " + ServiceOptions.rootMessage(e),
+                    e);
         }
-        final SwitchStack stack = SwitchStack.start(sw, true, dataplane -> {
-            if (p4runtimePort.equals("off")) {
-                return SwitchRuntimeServer.startInProcess(dataplane);
-            }
-            final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
-            if (tokens.contains(operators)) {
-                throw new IllegalStateException(operatorsTokenClash());
-            }
-            return SwitchRuntimeServer.start(dataplane, p4runtimeHost, Integer.parseInt(p4runtimePort), deviceId,
-                    TlsFiles.server(service.tlsCert, service.tlsKey, service.clientCa, p4runtimeHost,
-                            "the P4Runtime server on " + p4runtimeHost),
-                    operators.interceptor("the P4Runtime server of switch " + dataplane.address()), p4runtimeWrites);
-        },
+        final SwitchStack stack = SwitchStack.start(
+                sw,
+                true,
+                dataplane -> {
+                    if (p4runtimePort.equals("off")) {
+                        return SwitchRuntimeServer.startInProcess(dataplane);
+                    }
+                    final BearerToken operators = BearerToken.read(p4runtimeTokenFile);
+                    if (tokens.contains(operators)) {
+                        throw new IllegalStateException(operatorsTokenClash());
+                    }
+                    return SwitchRuntimeServer.start(
+                            dataplane,
+                            p4runtimeHost,
+                            Integer.parseInt(p4runtimePort),
+                            deviceId,
+                            TlsFiles.server(
+                                    service.tlsCert,
+                                    service.tlsKey,
+                                    service.clientCa,
+                                    p4runtimeHost,
+                                    "the P4Runtime server on " + p4runtimeHost),
+                            operators.interceptor("the P4Runtime server of switch " + dataplane.address()),
+                            p4runtimeWrites);
+                },
                 // Read-only, the controller holds the highest election id: by P4Runtime's arbitration no one else can
                 // be primary. With writes on, an operator's controller with a higher id may take over.
-                own -> p4runtimeWrites ? own : own.withHighestElectionId(), ServiceOptions.mtuOf(host),
+                own -> p4runtimeWrites ? own : own.withHighestElectionId(),
+                ServiceOptions.mtuOf(host),
                 (controller, d) -> service.start(controller, d, tokens, "switch " + sw.address()));
         return new Running(stack, service.host, service.tokenFile);
     }

@@ -18,8 +18,13 @@ public final class ConfigEntry<T> {
     private final Predicate<T> valid;
     private final String validText;
 
-    ConfigEntry(final String key, final String doc, final String defaultText, final Function<String, T> parser,
-                final Predicate<T> valid, final String validText) {
+    ConfigEntry(
+            final String key,
+            final String doc,
+            final String defaultText,
+            final Function<String, T> parser,
+            final Predicate<T> valid,
+            final String validText) {
         this.key = Objects.requireNonNull(key);
         this.doc = Objects.requireNonNull(doc);
         this.defaultText = Objects.requireNonNull(defaultText);
@@ -56,8 +61,10 @@ public final class ConfigEntry<T> {
         try {
             value = parser.apply(text.trim());
         } catch (final RuntimeException e) {
-            throw new IllegalArgumentException(key + "='" + text + "' is invalid: must be " + validText
-                    + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"), e);
+            throw new IllegalArgumentException(
+                    key + "='" + text + "' is invalid: must be " + validText
+                            + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"),
+                    e);
         }
         if (!valid.test(value)) {
             throw new IllegalArgumentException(key + "='" + text + "' is invalid: must be " + validText);

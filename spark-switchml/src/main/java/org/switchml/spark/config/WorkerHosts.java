@@ -1,7 +1,5 @@
 package org.switchml.spark.config;
 
-import org.switchml.protocol.SwitchAddress;
-
 import java.io.UncheckedIOException;
 import java.net.DatagramSocket;
 import java.net.Inet4Address;
@@ -15,6 +13,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
+import org.switchml.protocol.SwitchAddress;
 
 /**
  * Resolves {@code spark.switchml.worker.host} on an executor: a subnet {@code a.b.c.d/len} names the
@@ -28,8 +27,7 @@ public final class WorkerHosts {
      */
     public static final String SWITCH_HOST_FROM_DRIVER = "switchml.switchHost";
 
-    private WorkerHosts() {
-    }
+    private WorkerHosts() {}
 
     /**
      * The address a worker socket binds when {@code spark.switchml.worker.host} is empty: {@code ownHost}, the
@@ -43,8 +41,8 @@ public final class WorkerHosts {
     }
 
     /** {@link #automatic(String, String)} with the route lookup given: the local address toward an address, or null. */
-    static String automatic(final String ownHost, final String switchHost,
-                            final Function<InetAddress, InetAddress> route) {
+    static String automatic(
+            final String ownHost, final String switchHost, final Function<InetAddress, InetAddress> route) {
         if (switchHost == null || switchHost.isEmpty()) {
             return ownHost;
         }

@@ -1,5 +1,11 @@
 package org.switchml.spark.connect;
 
+import java.util.Map;
+import java.util.Optional;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.classification.LinearSVC;
 import org.apache.spark.ml.classification.LogisticRegression;
@@ -10,13 +16,6 @@ import org.slf4j.LoggerFactory;
 import org.switchml.spark.ml.classification.SwitchMLLinearSVC;
 import org.switchml.spark.ml.classification.SwitchMLLogisticRegression;
 import org.switchml.spark.ml.regression.SwitchMLLinearRegression;
-
-import java.util.Map;
-import java.util.Optional;
-import java.util.ServiceConfigurationError;
-import java.util.ServiceLoader;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The Spark Connect server's ML backend plugin of spark-switchml: a stock MLlib estimator that a Connect client
@@ -51,12 +50,11 @@ public final class SwitchMLBackend implements MLBackendPlugin {
     private static final Set<String> SAID = ConcurrentHashMap.newKeySet();
 
     /** Spark creates the plugin by this constructor, once per lookup. */
-    public SwitchMLBackend() {
-    }
+    public SwitchMLBackend() {}
 
     /** A table entry; the types make sure that a drop-in extends the estimator it replaces. */
-    private static <E extends Estimator<?>> Map.Entry<String, String> dropIn(final Class<E> stock,
-                                                                           final Class<? extends E> replacement) {
+    private static <E extends Estimator<?>> Map.Entry<String, String> dropIn(
+            final Class<E> stock, final Class<? extends E> replacement) {
         return Map.entry(stock.getName(), replacement.getName());
     }
 
@@ -77,9 +75,12 @@ public final class SwitchMLBackend implements MLBackendPlugin {
         }
         if (!registered(replacement)) {
             if (SAID.add("missing " + replacement)) {
-                LOG.warn("spark-switchml: {} is not listed in META-INF/services/{} on the server's classpath, so "
-                        + "Spark Connect could not create it; {} trains with stock MLlib", replacement,
-                        Estimator.class.getName(), mlName);
+                LOG.warn(
+                        "spark-switchml: {} is not listed in META-INF/services/{} on the server's classpath, so "
+                                + "Spark Connect could not create it; {} trains with stock MLlib",
+                        replacement,
+                        Estimator.class.getName(),
+                        mlName);
             }
             return Optional.empty();
         }

@@ -1,22 +1,21 @@
 package org.switchml.spark.driver;
 
-import org.apache.spark.Partition;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.executor.ExecutorRuntime;
-import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.SwitchAddress;
-
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.apache.spark.Partition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.executor.ExecutorRuntime;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
+import org.switchml.spark.registrar.JobRegistrar;
 
 /**
  * The driver side of spark-switchml in one JVM, for the life of one SparkContext: the link to the switch,
@@ -39,6 +38,7 @@ public final class DriverRuntime implements AutoCloseable {
     private final AtomicLong fallbacks = new AtomicLong();
     /** Settings and host for the executor runtime of a local master without the plugin. */
     private final Map<String, String> conf;
+
     private final String driverHost;
     private ExecutorRuntime localExecutor;
     private volatile boolean closed;
@@ -51,8 +51,10 @@ public final class DriverRuntime implements AutoCloseable {
         this.shardHosts = ShardHosts.from(SwitchMLConfig.of(this.conf), link, this.conf);
         this.rendezvous = new StageRendezvous(link, jobs, shardHosts);
         if (link.current() == null) {
-            LOG.warn("spark-switchml: {}; aggregations fall back per {} until it answers",
-                    link.unreachableReason(), SwitchMLConfig.FALLBACK.key());
+            LOG.warn(
+                    "spark-switchml: {}; aggregations fall back per {} until it answers",
+                    link.unreachableReason(),
+                    SwitchMLConfig.FALLBACK.key());
         }
     }
 
@@ -63,16 +65,18 @@ public final class DriverRuntime implements AutoCloseable {
      * @param driverHost the driver's host (null or empty: loopback)
      * @param all        every Spark setting
      */
-    public static DriverRuntime create(final Function<String, String> settings, final String driverHost,
-                                       final Map<String, String> all) {
+    public static DriverRuntime create(
+            final Function<String, String> settings, final String driverHost, final Map<String, String> all) {
         final String host = driverHost == null || driverHost.isEmpty() ? "127.0.0.1" : driverHost;
         return new DriverRuntime(Registrars.link(settings, host, all), all, host);
     }
 
     /** A runtime around a registrar that is already up (tests, embedded uses). */
     public static DriverRuntime around(final JobRegistrar registrar) {
-        return new DriverRuntime(new RegistrarLink(() -> registrar, "switch " + registrar.address(), registrar.address()),
-                Map.of(), "127.0.0.1");
+        return new DriverRuntime(
+                new RegistrarLink(() -> registrar, "switch " + registrar.address(), registrar.address()),
+                Map.of(),
+                "127.0.0.1");
     }
 
     /** The executor runtime of a local master without the plugin (this JVM is the only executor). */
@@ -177,8 +181,12 @@ public final class DriverRuntime implements AutoCloseable {
     }
 
     /** See {@link StageRendezvous#beginStage}. */
-    void beginStage(final TaskSettings s, final String[] preferred, final Partition[] partitions, final int slots,
-                    final boolean localShortcut) {
+    void beginStage(
+            final TaskSettings s,
+            final String[] preferred,
+            final Partition[] partitions,
+            final int slots,
+            final boolean localShortcut) {
         rendezvous.beginStage(s, preferred, partitions, slots, localShortcut);
     }
 

@@ -1,17 +1,16 @@
 package org.switchml.spark.driver;
 
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.executor.ExecutorRuntime;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerApplicationEnd;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.executor.ExecutorRuntime;
 import scala.Tuple2;
-
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * Which {@link DriverRuntime} serves this JVM: the driver plugin's, for the life of its SparkContext, or
@@ -24,8 +23,7 @@ public final class DriverRuntimes {
     private static DriverRuntime pluginRuntime;
     private static DriverRuntime autoRuntime;
 
-    private DriverRuntimes() {
-    }
+    private DriverRuntimes() {}
 
     /** Every Spark setting of {@code conf}, as a map. */
     public static Map<String, String> settings(final SparkConf conf) {
@@ -82,7 +80,8 @@ public final class DriverRuntimes {
                 final SparkConf conf = sc.conf();
                 final Map<String, String> all = settings(conf);
                 SwitchMLConfig.validate(SwitchMLConfig.of(all), all.keySet());
-                final DriverRuntime rt = DriverRuntime.create(SwitchMLConfig.of(conf), conf.get("spark.driver.host", "127.0.0.1"), all);
+                final DriverRuntime rt =
+                        DriverRuntime.create(SwitchMLConfig.of(conf), conf.get("spark.driver.host", "127.0.0.1"), all);
                 autoRuntime = rt;
                 offerLocalExecutor();
                 // Stop the switch with the application.
@@ -97,7 +96,8 @@ public final class DriverRuntimes {
                         rt.close();
                     }
                 });
-                LOG.info("spark-switchml: no driver plugin configured; started the driver runtime for local master {}",
+                LOG.info(
+                        "spark-switchml: no driver plugin configured; started the driver runtime for local master {}",
                         sc.master());
             }
             return autoRuntime;

@@ -1,5 +1,9 @@
 package org.switchml.spark.driver;
 
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import org.apache.spark.Dependency;
 import org.apache.spark.NarrowDependency;
 import org.apache.spark.Partition;
@@ -10,11 +14,6 @@ import org.apache.spark.rdd.RDD;
 import scala.collection.Iterator;
 import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
-
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Set;
 
 /**
  * The RDD under a spark-switchml barrier stage: one partition per barrier task, whatever the source's
@@ -72,6 +71,5 @@ final class GroupedRDD extends RDD<Integer> {
     }
 
     /** A barrier task's partition: just its index. */
-    private record Slot(int index) implements Partition {
-    }
+    private record Slot(int index) implements Partition {}
 }

@@ -1,12 +1,5 @@
 package org.switchml.spark.driver;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.switchml.spark.registrar.JobIds;
-import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.protocol.JobCounters;
-import org.switchml.protocol.JobSpec;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -27,6 +20,12 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.protocol.JobCounters;
+import org.switchml.protocol.JobSpec;
+import org.switchml.spark.registrar.JobIds;
+import org.switchml.spark.registrar.JobRegistrar;
 
 /**
  * The driver's switch jobs: their ids, their installation and removal on the switch (on one thread of
@@ -50,6 +49,7 @@ final class JobBook implements AutoCloseable {
     private final AtomicReference<JobCounters> removedTotals = new AtomicReference<>(JobCounters.ZERO);
     /** Ids installed and not yet removed: their counters are read live for {@link #totals()}. */
     private final Set<Integer> installedIds = ConcurrentHashMap.newKeySet();
+
     private final Map<Integer, Future<?>> removals = new ConcurrentHashMap<>();
     private final ExecutorService registrations = Executors.newSingleThreadExecutor(r -> {
         final Thread t = new Thread(r, "switchml-register");
@@ -92,22 +92,24 @@ final class JobBook implements AutoCloseable {
             }
             throw e;
         }
-        generations.computeIfAbsent(spec.jobId(), id -> Collections.synchronizedList(new ArrayList<>()))
+        generations
+                .computeIfAbsent(spec.jobId(), id -> Collections.synchronizedList(new ArrayList<>()))
                 .add(spec.generation());
         installedIds.add(spec.jobId());
         return installed;
     }
 
     /** The counters of one generation of a job, and how many of its shards reported them. */
-    private record GenerationCounters(int generation, JobCounters counters, int reports) {
-    }
+    private record GenerationCounters(int generation, JobCounters counters, int reports) {}
 
     /**
      * Records a generation of a job whose parts the executors install on their own shards (no registrar is
      * involved), and that {@code reports} shards will report its counters.
      */
     void recordShardedGeneration(final int jobId, final int generation, final int reports) {
-        generations.computeIfAbsent(jobId, id -> Collections.synchronizedList(new ArrayList<>())).add(generation);
+        generations
+                .computeIfAbsent(jobId, id -> Collections.synchronizedList(new ArrayList<>()))
+                .add(generation);
         expectedShards.put(jobId, new int[] {generation, reports});
     }
 
@@ -118,7 +120,8 @@ final class JobBook implements AutoCloseable {
                 return new GenerationCounters(generation, c, 1);
             }
             return old.generation() == generation
-                    ? new GenerationCounters(generation, old.counters().plus(c), old.reports() + 1) : old;
+                    ? new GenerationCounters(generation, old.counters().plus(c), old.reports() + 1)
+                    : old;
         });
         removedTotals.accumulateAndGet(c, JobCounters::plus);
         synchronized (finalCounters) {
@@ -200,7 +203,9 @@ final class JobBook implements AutoCloseable {
             try {
                 sum = sum.plus(r.counters(id).orElse(JobCounters.ZERO));
             } catch (final RuntimeException e) {
-                LOG.debug("spark-switchml: cannot read the counters of job {}: {}", Integer.toUnsignedString(id),
+                LOG.debug(
+                        "spark-switchml: cannot read the counters of job {}: {}",
+                        Integer.toUnsignedString(id),
                         e.toString());
             }
         }
@@ -237,7 +242,8 @@ final class JobBook implements AutoCloseable {
 
     private boolean reported(final int jobId, final int[] expected) {
         final GenerationCounters g = finalCounters.get(jobId);
-        return g != null && (g.generation() > expected[0] || (g.generation() == expected[0] && g.reports() >= expected[1]));
+        return g != null
+                && (g.generation() > expected[0] || (g.generation() == expected[0] && g.reports() >= expected[1]));
     }
 
     /** Waits (at most 10 s) until a removal of {@code jobId} that is under way has finished. */
@@ -249,7 +255,10 @@ final class JobBook implements AutoCloseable {
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             } catch (final ExecutionException | TimeoutException e) {
-                LOG.debug("spark-switchml: removal of job {} did not finish: {}", Integer.toUnsignedString(jobId), e.toString());
+                LOG.debug(
+                        "spark-switchml: removal of job {} did not finish: {}",
+                        Integer.toUnsignedString(jobId),
+                        e.toString());
             }
         }
     }

@@ -1,9 +1,5 @@
 package org.switchml.spark.driver;
 
-import org.switchml.spark.messages.Rendezvous;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,6 +8,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.spark.messages.Rendezvous;
 
 /**
  * Hands the progress reports of running replicated loops to their listeners, in order, on one thread of

@@ -1,12 +1,11 @@
 package org.switchml.spark.driver;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.protocol.SwitchAddress;
-
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.protocol.SwitchAddress;
+import org.switchml.spark.registrar.JobRegistrar;
 
 /**
  * The driver's link to the switch's control plane: the registrar while the switch answers, and why not

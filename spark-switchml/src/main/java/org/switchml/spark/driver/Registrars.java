@@ -1,16 +1,15 @@
 package org.switchml.spark.driver;
 
+import java.lang.reflect.Constructor;
+import java.util.Map;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.protocol.SwitchAddress;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.registrar.JobServiceRegistrar;
-import org.switchml.protocol.SwitchAddress;
-
-import java.lang.reflect.Constructor;
-import java.util.Map;
-import java.util.function.Function;
 
 /**
  * Which registrar the settings ask for: an external switch through P4Runtime or through a registrar class
@@ -19,8 +18,7 @@ import java.util.function.Function;
 final class Registrars {
     private static final Logger LOG = LoggerFactory.getLogger(Registrars.class);
 
-    private Registrars() {
-    }
+    private Registrars() {}
 
     /**
      * The link to the switch the settings name. A bad setting throws; a switch that cannot be reached does
@@ -29,8 +27,8 @@ final class Registrars {
      * @param driverHost the driver's host, where an embedded switch binds unless the settings say otherwise
      * @param all        every Spark setting, handed to an external registrar
      */
-    static RegistrarLink link(final Function<String, String> settings, final String driverHost,
-                              final Map<String, String> all) {
+    static RegistrarLink link(
+            final Function<String, String> settings, final String driverHost, final Map<String, String> all) {
         final String external = SwitchMLConfig.SWITCH_ADDRESS.from(settings);
         final SwitchAddress address = external.isEmpty() ? null : SwitchAddress.parse(external);
         final String registrarClass = SwitchMLConfig.REGISTRAR.from(settings);
@@ -40,13 +38,17 @@ final class Registrars {
                         + "jobs on an external switch, so " + SwitchMLConfig.SWITCH_ADDRESS.key() + " must name it");
             }
             final Constructor<?> ctor = registrarConstructor(registrarClass);
-            return new RegistrarLink(() -> {
-                try {
-                    return (JobRegistrar) ctor.newInstance(address, all);
-                } catch (final ReflectiveOperationException e) {
-                    throw new IllegalStateException(registrarClass + ": " + (e.getCause() == null ? e : e.getCause()), e);
-                }
-            }, "switch " + address + " (registrar " + registrarClass + ")", address);
+            return new RegistrarLink(
+                    () -> {
+                        try {
+                            return (JobRegistrar) ctor.newInstance(address, all);
+                        } catch (final ReflectiveOperationException e) {
+                            throw new IllegalStateException(
+                                    registrarClass + ": " + (e.getCause() == null ? e : e.getCause()), e);
+                        }
+                    },
+                    "switch " + address + " (registrar " + registrarClass + ")",
+                    address);
         }
         final String service = SwitchMLConfig.JOB_SERVICE_ADDRESS.from(settings);
         if (!service.isEmpty()) {
@@ -55,8 +57,10 @@ final class Registrars {
                         + " names a shared switch, whose job service takes only authenticated calls: set "
                         + SwitchMLConfig.AUTH_TOKEN_FILE.key() + " to the file with the switch's token");
             }
-            return new RegistrarLink(() -> new JobServiceRegistrar(address, all),
-                    "the job service " + service + (address == null ? "" : " of switch " + address), address);
+            return new RegistrarLink(
+                    () -> new JobServiceRegistrar(address, all),
+                    "the job service " + service + (address == null ? "" : " of switch " + address),
+                    address);
         }
         if (address != null) {
             throw new IllegalArgumentException(SwitchMLConfig.SWITCH_ADDRESS.key() + "=" + external
@@ -71,8 +75,8 @@ final class Registrars {
         final int lanes = SwitchMLConfig.SWITCH_LANES.from(settings);
         final long admission = SwitchMLConfig.ADMISSION_TIMEOUT.from(settings);
         final String bindHost = host;
-        return new RegistrarLink(() -> embedded(bindHost, lanes, admission), "the embedded software switch on " + host,
-                null);
+        return new RegistrarLink(
+                () -> embedded(bindHost, lanes, admission), "the embedded software switch on " + host, null);
     }
 
     /** A software switch in this JVM with its controller and job service. */
@@ -85,14 +89,17 @@ final class Registrars {
     /** The public {@code (SwitchAddress, Map)} constructor of a registrar class named in the settings. */
     private static Constructor<?> registrarConstructor(final String registrarClass) {
         try {
-            final Class<?> c = Class.forName(registrarClass, true, Thread.currentThread().getContextClassLoader());
+            final Class<?> c =
+                    Class.forName(registrarClass, true, Thread.currentThread().getContextClassLoader());
             if (!JobRegistrar.class.isAssignableFrom(c)) {
                 throw new ClassCastException(c.getName() + " does not implement " + JobRegistrar.class.getName());
             }
             return c.getConstructor(SwitchAddress.class, Map.class);
         } catch (final ReflectiveOperationException | ClassCastException e) {
-            throw new IllegalArgumentException(SwitchMLConfig.REGISTRAR.key() + "=" + registrarClass
-                    + ": cannot create a JobRegistrar with a public (SwitchAddress, Map) constructor: " + e, e);
+            throw new IllegalArgumentException(
+                    SwitchMLConfig.REGISTRAR.key() + "=" + registrarClass
+                            + ": cannot create a JobRegistrar with a public (SwitchAddress, Map) constructor: " + e,
+                    e);
         }
     }
 }

@@ -1,15 +1,14 @@
 package org.switchml.spark.driver;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.registrar.JobRegistrar;
 import org.switchml.spark.registrar.JobServiceRegistrar;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.function.Function;
 
 /**
  * Where the driver may place a sharded stage's shards: whether the executors host shards at all
@@ -21,8 +20,7 @@ final class ShardHosts implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ShardHosts.class);
 
     /** An extra shard host and the link to its control plane. */
-    record Extra(String name, RegistrarLink link, boolean driver) {
-    }
+    record Extra(String name, RegistrarLink link, boolean driver) {}
 
     private final boolean onExecutors;
     private final List<Extra> extras;
@@ -43,8 +41,8 @@ final class ShardHosts implements AutoCloseable {
      * @param driverLink the link to the driver's embedded switch (the extra host {@code driver})
      * @param all        every Spark setting
      */
-    static ShardHosts from(final Function<String, String> settings, final RegistrarLink driverLink,
-                           final Map<String, String> all) {
+    static ShardHosts from(
+            final Function<String, String> settings, final RegistrarLink driverLink, final Map<String, String> all) {
         if (!executorsHostShards(settings)) {
             return none();
         }
@@ -54,17 +52,22 @@ final class ShardHosts implements AutoCloseable {
                 extras.add(new Extra("the driver's switch", driverLink, true));
             } else {
                 if (SwitchMLConfig.AUTH_TOKEN_FILE.from(settings).isEmpty()) {
-                    throw new IllegalArgumentException(SwitchMLConfig.SHARD_EXTRA_HOSTS.key() + " names the job service "
+                    throw new IllegalArgumentException(SwitchMLConfig.SHARD_EXTRA_HOSTS.key()
+                            + " names the job service "
                             + h + ", which takes only authenticated calls: set " + SwitchMLConfig.AUTH_TOKEN_FILE.key()
                             + " to the file with its token");
                 }
-                extras.add(new Extra("the shard host " + h, new RegistrarLink(() -> JobServiceRegistrar.at(h, all),
-                        "the job service of shard host " + h, null), false));
+                extras.add(new Extra(
+                        "the shard host " + h,
+                        new RegistrarLink(
+                                () -> JobServiceRegistrar.at(h, all), "the job service of shard host " + h, null),
+                        false));
             }
         }
         for (final Extra e : extras) {
             if (e.link().current() == null) {
-                LOG.warn("spark-switchml: {}; sharded stages run without it until it answers",
+                LOG.warn(
+                        "spark-switchml: {}; sharded stages run without it until it answers",
                         e.link().unreachableReason());
             }
         }

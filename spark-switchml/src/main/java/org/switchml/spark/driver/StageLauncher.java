@@ -1,5 +1,11 @@
 package org.switchml.spark.driver;
 
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.spark.Dependency;
 import org.apache.spark.OneToOneDependency;
 import org.apache.spark.Partition;
@@ -13,25 +19,18 @@ import org.apache.spark.storage.StorageLevel;
 import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.config.SwitchMLConfig;
 import org.switchml.spark.executor.Inputs;
 import org.switchml.spark.messages.TaskOutcome;
 import org.switchml.spark.messages.TaskSettings;
-import org.switchml.protocol.SwitchMLException;
 import scala.Function1;
 import scala.collection.Iterator;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.reflect.ClassTag$;
 import scala.reflect.ClassTag;
-
-import java.util.Arrays;
-import java.util.List;
-import java.util.Locale;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import scala.reflect.ClassTag$;
 
 /**
  * How a switch call becomes barrier stages: the pre-launch checks, the number of tasks (the task slots
@@ -51,8 +50,7 @@ public final class StageLauncher {
     /** Spark's dynamic allocation switch: while it is in effect, Spark runs no barrier stage. */
     public static final String DYNAMIC_ALLOCATION = "spark.dynamicAllocation.enabled";
 
-    private StageLauncher() {
-    }
+    private StageLauncher() {}
 
     /** The barrier task of one attempt. */
     @FunctionalInterface
@@ -64,13 +62,18 @@ public final class StageLauncher {
      * Runs one switch call over {@code source}: returns every task's outcome of the attempt that
      * completed, or a single driver-side UNREACHABLE outcome when the switch is known to be down.
      */
-    public static List<TaskOutcome> run(final RDD<?> source, final DriverRuntime rt, final int jobId, final TaskFactory factory) {
+    public static List<TaskOutcome> run(
+            final RDD<?> source, final DriverRuntime rt, final int jobId, final TaskFactory factory) {
         return run(source, rt, jobId, null, factory);
     }
 
     /** As {@link #run(RDD, DriverRuntime, int, TaskFactory)} in {@code precision} (null: as configured). */
-    public static List<TaskOutcome> run(final RDD<?> source, final DriverRuntime rt, final int jobId,
-                                 final SwitchMLConfig.Precision precision, final TaskFactory factory) {
+    public static List<TaskOutcome> run(
+            final RDD<?> source,
+            final DriverRuntime rt,
+            final int jobId,
+            final SwitchMLConfig.Precision precision,
+            final TaskFactory factory) {
         final SparkContext sc = source.sparkContext();
         final int partitions = source.getNumPartitions();
         checkCluster(sc.conf());
@@ -93,8 +96,8 @@ public final class StageLauncher {
             final String previous = sc.getLocalProperty(ATTEMPT_PROPERTY);
             sc.setLocalProperty(ATTEMPT_PROPERTY, Integer.toString(attempt));
             try {
-                final RDD<TaskOutcome> barrier = new GroupedRDD(sc, source, tasks).barrier()
-                        .mapPartitions(factory.task(s), false, OUTCOME);
+                final RDD<TaskOutcome> barrier =
+                        new GroupedRDD(sc, source, tasks).barrier().mapPartitions(factory.task(s), false, OUTCOME);
                 final List<TaskOutcome> out = Arrays.asList((TaskOutcome[]) barrier.collect());
                 report(s, out, t0, System.nanoTime(), rt.endStage(s));
                 return out;
@@ -103,9 +106,16 @@ public final class StageLauncher {
                     throw StageLauncher.<RuntimeException>rethrow(e);
                 }
                 final String gone = rt.goneShards(s.stageKey(), liveExecutors(sc));
-                LOG.warn("spark-switchml: stage {} of job {} failed ({}){}; running it again as generation {} ({} of {} "
-                        + "attempts)", s.stageKey(), Integer.toUnsignedString(jobId), firstLine(e),
-                        gone.isEmpty() ? "" : "; Spark lost " + gone, attempt + 1, attempt + 2, attempts);
+                LOG.warn(
+                        "spark-switchml: stage {} of job {} failed ({}){}; running it again as generation {} ({} of {} "
+                                + "attempts)",
+                        s.stageKey(),
+                        Integer.toUnsignedString(jobId),
+                        firstLine(e),
+                        gone.isEmpty() ? "" : "; Spark lost " + gone,
+                        attempt + 1,
+                        attempt + 2,
+                        attempts);
             } finally {
                 sc.setLocalProperty(ATTEMPT_PROPERTY, previous);
                 rt.endStage(s);
@@ -237,8 +247,8 @@ public final class StageLauncher {
      * For a call that may fall back: the reason when Spark refuses barrier stages under {@code conf}, counted
      * as a fallback; null when it runs them. Throws instead when {@code fallback} is {@code fail}.
      */
-    public static String refusedFallback(final SparkConf conf, final SwitchMLConfig.Fallback fallback,
-                                         final DriverRuntime rt) {
+    public static String refusedFallback(
+            final SparkConf conf, final SwitchMLConfig.Fallback fallback, final DriverRuntime rt) {
         if (!barrierStagesRefused(conf)) {
             return null;
         }
@@ -260,8 +270,11 @@ public final class StageLauncher {
         if (sc.isLocal()) {
             return Math.max(1, slots);
         }
-        final int expected = expectedSlots(sc.master(), sc.conf().get("spark.executor.instances", ""),
-                sc.conf().get("spark.executor.cores", ""), sc.conf().getInt("spark.task.cpus", 1));
+        final int expected = expectedSlots(
+                sc.master(),
+                sc.conf().get("spark.executor.instances", ""),
+                sc.conf().get("spark.executor.cores", ""),
+                sc.conf().getInt("spark.task.cpus", 1));
         final long waitMs = SwitchMLConfig.SLOT_WAIT.from(SwitchMLConfig.forCall(sc));
         final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
         while ((slots < 1 || slots < expected) && System.nanoTime() - deadline < 0) {
@@ -301,8 +314,12 @@ public final class StageLauncher {
     }
 
     /** Logs where the stage's time went (debug) so that fixed costs can be measured. */
-    private static void report(final TaskSettings s, final List<TaskOutcome> out, final long submitNs, final long doneNs,
-                               final long[] driver) {
+    private static void report(
+            final TaskSettings s,
+            final List<TaskOutcome> out,
+            final long submitNs,
+            final long doneNs,
+            final long[] driver) {
         if (!LOG.isDebugEnabled() || driver == null) {
             return;
         }
@@ -324,25 +341,42 @@ public final class StageLauncher {
         // The tasks' marks are System.nanoTime() of their JVMs: comparable with the driver's only on one host
         // (local-cluster), so Spark's part is split into before and after the tasks only when it makes sense.
         final String spark = firstHello >= submitNs && lastEnd >= firstHello && lastEnd <= doneNs
-                ? String.format("Spark's scheduling until the first hello %.1f ms, from the last task's end to the "
-                        + "result on the driver %.1f ms", ms(firstHello - submitNs), ms(doneNs - lastEnd))
+                ? String.format(
+                        "Spark's scheduling until the first hello %.1f ms, from the last task's end to the "
+                                + "result on the driver %.1f ms",
+                        ms(firstHello - submitNs), ms(doneNs - lastEnd))
                 : "the rest is Spark's scheduling and the result's way back";
         if (LOG.isTraceEnabled()) {
             final StringBuilder sb = new StringBuilder();
             for (final TaskOutcome o : out) {
                 if (o.timings != null && o.timings.length > 9) {
                     final long[] t = o.timings;
-                    sb.append(String.format(" | task %d rank %d: hello %.1f plan %.1f switch %.1f-%.1f end %.1f",
-                            o.partition, t[9], ms(t[4] - firstHello), ms(t[5] - firstHello),
-                            ms(t[6] - firstHello), ms(t[7] - firstHello), ms(t[8] - firstHello)));
+                    sb.append(String.format(
+                            " | task %d rank %d: hello %.1f plan %.1f switch %.1f-%.1f end %.1f",
+                            o.partition,
+                            t[9],
+                            ms(t[4] - firstHello),
+                            ms(t[5] - firstHello),
+                            ms(t[6] - firstHello),
+                            ms(t[7] - firstHello),
+                            ms(t[8] - firstHello)));
                 }
             }
             LOG.trace("spark-switchml: stage {} timeline (ms from the first hello){}", s.stageKey(), sb);
         }
-        LOG.debug("spark-switchml: stage {} with {} tasks: job {} ms; hellos arrived over {} ms, job installed in {} ms; "
-                + "slowest task: rendezvous {} ms, read+compute {} ms, steps {} ms (last allreduce {} ms); {}",
-                s.stageKey(), s.tasks(), ms(jobNs), ms(driver[0]), ms(driver[1]), ms(max[0]), ms(max[1]), ms(max[2]),
-                ms(max[3]), spark);
+        LOG.debug(
+                "spark-switchml: stage {} with {} tasks: job {} ms; hellos arrived over {} ms, job installed in {} ms; "
+                        + "slowest task: rendezvous {} ms, read+compute {} ms, steps {} ms (last allreduce {} ms); {}",
+                s.stageKey(),
+                s.tasks(),
+                ms(jobNs),
+                ms(driver[0]),
+                ms(driver[1]),
+                ms(max[0]),
+                ms(max[1]),
+                ms(max[2]),
+                ms(max[3]),
+                spark);
     }
 
     private static double ms(final long ns) {
@@ -353,14 +387,14 @@ public final class StageLauncher {
      * The reason a task found the switch unreachable, for the fallback's warning; throws instead when
      * {@code fallback} is {@code fail}.
      */
-    public static String unreachable(final TaskOutcome o, final SwitchMLConfig.Fallback fallback, final DriverRuntime rt) {
+    public static String unreachable(
+            final TaskOutcome o, final SwitchMLConfig.Fallback fallback, final DriverRuntime rt) {
         final String reason = (o.partition < 0 ? "" : "task " + o.partition + ": ") + o.message;
         if (fallback == SwitchMLConfig.Fallback.FAIL) {
-            throw new SwitchMLException("spark-switchml: switch " + rt.switchName() + " unreachable ("
-                    + reason + "); " + SwitchMLConfig.FALLBACK.key() + "=fail");
+            throw new SwitchMLException("spark-switchml: switch " + rt.switchName() + " unreachable (" + reason + "); "
+                    + SwitchMLConfig.FALLBACK.key() + "=fail");
         }
         rt.countFallback();
         return reason;
     }
-
 }

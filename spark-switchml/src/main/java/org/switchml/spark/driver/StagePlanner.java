@@ -1,15 +1,5 @@
 package org.switchml.spark.driver;
 
-import org.apache.spark.Partition;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.switchml.spark.registrar.JobRegistrar;
-import org.switchml.spark.messages.Endpoints;
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.switchml.protocol.JobSpec;
-import org.switchml.protocol.ShardedJob;
-
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,6 +9,15 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.Partition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.protocol.JobSpec;
+import org.switchml.protocol.ShardedJob;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
+import org.switchml.spark.registrar.JobRegistrar;
 
 /**
  * Collects the hellos of one stage attempt, makes the plan when the last one arrives, and gives it
@@ -39,13 +38,16 @@ final class StagePlanner {
     private final Rendezvous.Hello[] hellos;
     /** Whether a stage whose tasks all run in one executor is summed there, without the switch. */
     private final boolean localShortcut;
+
     private int count;
     private volatile Rendezvous.PlanReply reply = Rendezvous.PlanReply.PENDING;
     /** The job installed ahead (its executors in rank order, and its installation), or null. */
     private List<String> aheadOrder;
+
     private CompletableFuture<JobSpec> ahead;
     /** For the stage's profile: first and last hello, and the job's installation (ns). */
     private long firstHelloNs;
+
     private long lastHelloNs;
     private volatile long installNs;
     private final Set<Integer> streaming = ConcurrentHashMap.newKeySet();
@@ -55,8 +57,14 @@ final class StagePlanner {
      * @param partitions the source partitions, handed to each task as the plan assigns them
      * @param localShortcut {@code spark.switchml.localShortcut} of the call
      */
-    StagePlanner(final TaskSettings settings, final String[] preferred, final Partition[] partitions,
-                 final RegistrarLink link, final JobBook jobs, final boolean localShortcut, final ShardHosts shardHosts) {
+    StagePlanner(
+            final TaskSettings settings,
+            final String[] preferred,
+            final Partition[] partitions,
+            final RegistrarLink link,
+            final JobBook jobs,
+            final boolean localShortcut,
+            final ShardHosts shardHosts) {
         this.settings = settings;
         this.preferred = preferred;
         this.partitions = partitions;
@@ -70,10 +78,12 @@ final class StagePlanner {
     private final ShardHosts shardHosts;
     /** Of a sharded stage: which ranks installed their shard's part, and the parts the driver installed. */
     private boolean[] shardInstalled;
+
     private int shardsInstalled;
     private final List<Map.Entry<JobRegistrar, JobSpec>> extraParts = new ArrayList<>();
     /** Per rank of a sharded stage: the executor and its shard, for a failure's message. */
     private volatile String[] rankExecutors;
+
     private volatile String[] rankShards;
 
     /** The task of {@code rank} streams to the switch. */
@@ -112,8 +122,8 @@ final class StagePlanner {
         }
         final Rendezvous.Plan shape;
         try {
-            shape = StagePlans.make(r.address().toString(), settings, asHellos, new String[0], r.requiredK(),
-                    r.dataplaneMtu());
+            shape = StagePlans.make(
+                    r.address().toString(), settings, asHellos, new String[0], r.requiredK(), r.dataplaneMtu());
         } catch (final RuntimeException e) {
             return; // planned again, with its error, when the tasks say hello
         }
@@ -154,7 +164,10 @@ final class StagePlanner {
     void shardInstalled(final int rank) {
         synchronized (this) {
             final Rendezvous.PlanReply r = reply;
-            if (shardInstalled == null || !r.install() || rank < 0 || rank >= shardInstalled.length
+            if (shardInstalled == null
+                    || !r.install()
+                    || rank < 0
+                    || rank >= shardInstalled.length
                     || shardInstalled[rank]) {
                 return;
             }
@@ -188,8 +201,13 @@ final class StagePlanner {
         final StringBuilder sb = new StringBuilder();
         for (int r = 0; r < ex.length; r++) {
             if (gone.test(ex[r])) {
-                sb.append(sb.length() == 0 ? "" : ", ").append("executor ").append(ex[r]).append(" (rank ").append(r)
-                        .append(") with its shard ").append(sh[r]);
+                sb.append(sb.length() == 0 ? "" : ", ")
+                        .append("executor ")
+                        .append(ex[r])
+                        .append(" (rank ")
+                        .append(r)
+                        .append(") with its shard ")
+                        .append(sh[r]);
             }
         }
         return sb.toString();
@@ -245,8 +263,14 @@ final class StagePlanner {
         final int[] pools = ShardedJob.pools(shape.shards()[0].poolSize(), weights, StagePlans.MIN_SHARD_POOL);
         final Rendezvous.Shard[] shards = new Rendezvous.Shard[n + extras.size()];
         for (int r = 0; r < n; r++) {
-            shards[r] = new Rendezvous.Shard(shardOfRank[r], settings.jobId(), settings.generation(),
-                    JobSpec.randomSecret(), pools[r], weights[r], r);
+            shards[r] = new Rendezvous.Shard(
+                    shardOfRank[r],
+                    settings.jobId(),
+                    settings.generation(),
+                    JobSpec.randomSecret(),
+                    pools[r],
+                    weights[r],
+                    r);
         }
         final List<InetSocketAddress> workers = new ArrayList<>();
         for (final String e : shape.endpoints()) {
@@ -258,8 +282,8 @@ final class StagePlanner {
             final JobRegistrar r = extras.get(i).getValue();
             final int id = extra.driver() ? settings.jobId() : r.jobIds().id(Integer.toUnsignedLong(settings.jobId()));
             final JobSpec spec = new JobSpec(id, settings.generation(), shape.k(), pools[n + i], workers);
-            shards[n + i] = new Rendezvous.Shard(r.address().toString(), id, settings.generation(), 0, pools[n + i],
-                    weights[n + i], -1);
+            shards[n + i] = new Rendezvous.Shard(
+                    r.address().toString(), id, settings.generation(), 0, pools[n + i], weights[n + i], -1);
             installs.add(jobs.onRegistrationThread(() -> {
                 final JobSpec done = extra.driver() ? jobs.register(spec) : r.register(spec);
                 synchronized (this) {
@@ -282,8 +306,12 @@ final class StagePlanner {
                         if (installs.get(i).isCompletedExceptionally()) {
                             final Map.Entry<ShardHosts.Extra, JobRegistrar> e = extras.get(i);
                             final String why = reason(installs.get(i));
-                            LOG.warn("spark-switchml: stage {}: {} could not install its part ({}); the stage runs "
-                                    + "without it", settings.stageKey(), e.getKey().name(), why);
+                            LOG.warn(
+                                    "spark-switchml: stage {}: {} could not install its part ({}); the stage runs "
+                                            + "without it",
+                                    settings.stageKey(),
+                                    e.getKey().name(),
+                                    why);
                             e.getKey().link().lost(e.getValue(), why);
                         }
                     }
@@ -292,7 +320,8 @@ final class StagePlanner {
                     return;
                 }
                 for (int i = 0; i < installs.size(); i++) {
-                    shards[n + i] = shards[n + i].withSecret(installs.get(i).join().secret());
+                    shards[n + i] =
+                            shards[n + i].withSecret(installs.get(i).join().secret());
                 }
                 reply = new Rendezvous.PlanReply(shape.withShards(shards, false), null, false, null, true);
             }
@@ -303,18 +332,24 @@ final class StagePlanner {
     private void plan() {
         for (final Rendezvous.Hello h : hellos) {
             if (h.endpoint() == null) {
-                reply = Rendezvous.PlanReply.failed("executor " + h.executorId() + " has no worker socket (see its log)", true);
+                reply = Rendezvous.PlanReply.failed(
+                        "executor " + h.executorId() + " has no worker socket (see its log)", true);
                 return;
             }
         }
-        final long executors = Arrays.stream(hellos).map(Rendezvous.Hello::executorId).distinct().count();
+        final long executors = Arrays.stream(hellos)
+                .map(Rendezvous.Hello::executorId)
+                .distinct()
+                .count();
         if (shardHosts.onExecutors() && settings.mayShard() && executors >= 2) {
             if (Arrays.stream(hellos).allMatch(h -> h.shard() != null)) {
                 planSharded();
                 return;
             }
-            LOG.warn("spark-switchml: stage {}: an executor hosts no switch shard (see its log); the stage runs on "
-                    + "the driver's switch", settings.stageKey());
+            LOG.warn(
+                    "spark-switchml: stage {}: an executor hosts no switch shard (see its log); the stage runs on "
+                            + "the driver's switch",
+                    settings.stageKey());
         }
         final JobRegistrar r = link.current();
         if (r == null) {
@@ -323,15 +358,16 @@ final class StagePlanner {
         }
         if (executors > r.maxWorkers()) {
             // The switch cannot hold this job, but treeAggregate can: the fallback applies.
-            reply = Rendezvous.PlanReply.failed("the stage's tasks run on " + executors + " executors, but switch "
-                    + link.switchName() + " holds at most " + r.maxWorkers() + " workers per job (one per executor)",
+            reply = Rendezvous.PlanReply.failed(
+                    "the stage's tasks run on " + executors + " executors, but switch " + link.switchName()
+                            + " holds at most " + r.maxWorkers() + " workers per job (one per executor)",
                     true);
             return;
         }
         final Rendezvous.Plan plan;
         try {
-            plan = StagePlans.make(r.address().toString(), settings, hellos, preferred, r.requiredK(), r.dataplaneMtu(),
-                    aheadOrder);
+            plan = StagePlans.make(
+                    r.address().toString(), settings, hellos, preferred, r.requiredK(), r.dataplaneMtu(), aheadOrder);
         } catch (final RuntimeException e) {
             reply = Rendezvous.PlanReply.failed(e.getMessage(), false);
             return;
@@ -347,9 +383,12 @@ final class StagePlanner {
         installed.whenComplete((done, failure) -> {
             if (failure != null) {
                 final Throwable c = failure instanceof CompletionException && failure.getCause() != null
-                        ? failure.getCause() : failure;
-                reply = Rendezvous.PlanReply.failed("registration of job " + spec.jobName() + " on switch "
-                        + link.switchName() + " failed: " + c.getMessage(), true);
+                        ? failure.getCause()
+                        : failure;
+                reply = Rendezvous.PlanReply.failed(
+                        "registration of job " + spec.jobName() + " on switch " + link.switchName() + " failed: "
+                                + c.getMessage(),
+                        true);
                 return;
             }
             reply = new Rendezvous.PlanReply(withJob(plan, done.secret(), false), null, false, null, false);
@@ -370,14 +409,18 @@ final class StagePlanner {
             if (done != null && sameShape(done, spec)) {
                 return CompletableFuture.completedFuture(done);
             }
-            LOG.info("spark-switchml: job {} was installed ahead as {} but the stage runs as {}; installing it again",
-                    spec.jobName(), done, spec);
+            LOG.info(
+                    "spark-switchml: job {} was installed ahead as {} but the stage runs as {}; installing it again",
+                    spec.jobName(),
+                    done,
+                    spec);
             return jobs.onRegistrationThread(() -> {
-                if (done != null) {
-                    jobs.removeNow(r, spec.jobId());
-                }
-                return null;
-            }).thenCompose(x -> install(spec));
+                        if (done != null) {
+                            jobs.removeNow(r, spec.jobId());
+                        }
+                        return null;
+                    })
+                    .thenCompose(x -> install(spec));
         });
     }
 
@@ -400,7 +443,10 @@ final class StagePlanner {
     }
 
     private static boolean sameShape(final JobSpec a, final JobSpec b) {
-        return a.jobId() == b.jobId() && a.generation() == b.generation() && a.k() == b.k()
-                && a.poolSize() == b.poolSize() && a.workers().equals(b.workers());
+        return a.jobId() == b.jobId()
+                && a.generation() == b.generation()
+                && a.k() == b.k()
+                && a.poolSize() == b.poolSize()
+                && a.workers().equals(b.workers());
     }
 }

@@ -1,16 +1,15 @@
 package org.switchml.spark.driver;
 
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.messages.Endpoints;
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.switchml.protocol.Wire;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.switchml.protocol.Wire;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 
 /**
  * How a barrier stage runs, as a pure function of where its tasks landed: the executors are the
@@ -26,8 +25,7 @@ public final class StagePlans {
     /** k when nothing is known about the path: fits a 1500-byte Ethernet MTU. */
     static final int DEFAULT_MTU = 1500;
 
-    private StagePlans() {
-    }
+    private StagePlans() {}
 
     /**
      * The plan.
@@ -39,8 +37,13 @@ public final class StagePlans {
      * @param switchMtu MTU of the switch's interface (0: unknown)
      * @throws IllegalStateException when the tasks span more executors than a switch job has workers
      */
-    static Rendezvous.Plan make(final String switchAddress, final TaskSettings s, final Rendezvous.Hello[] hellos, final String[] preferred,
-                                final int requiredK, final int switchMtu) {
+    static Rendezvous.Plan make(
+            final String switchAddress,
+            final TaskSettings s,
+            final Rendezvous.Hello[] hellos,
+            final String[] preferred,
+            final int requiredK,
+            final int switchMtu) {
         return make(switchAddress, s, hellos, preferred, requiredK, switchMtu, null);
     }
 
@@ -49,9 +52,14 @@ public final class StagePlans {
      * by {@code order} (executor ids) when it names exactly the executors the tasks run on: the order of
      * a job installed ahead of the stage.
      */
-    static Rendezvous.Plan make(final String switchAddress, final TaskSettings s, final Rendezvous.Hello[] hellos,
-                                final String[] preferred, final int requiredK, final int switchMtu,
-                                final List<String> order) {
+    static Rendezvous.Plan make(
+            final String switchAddress,
+            final TaskSettings s,
+            final Rendezvous.Hello[] hellos,
+            final String[] preferred,
+            final int requiredK,
+            final int switchMtu,
+            final List<String> order) {
         final int tasks = hellos.length;
         // Executors in the order of their lowest task index (deterministic for a given placement), or the
         // given order when it fits.
@@ -64,8 +72,11 @@ public final class StagePlans {
                 minMtu = Math.min(minMtu, h.mtu());
             }
         }
-        final List<String> ranked = order != null && order.size() == endpointOf.size()
-                && endpointOf.keySet().containsAll(order) ? order : new ArrayList<>(endpointOf.keySet());
+        final List<String> ranked = order != null
+                        && order.size() == endpointOf.size()
+                        && endpointOf.keySet().containsAll(order)
+                ? order
+                : new ArrayList<>(endpointOf.keySet());
         final List<String> endpoints = new ArrayList<>();
         for (final String e : ranked) {
             rankOf.put(e, rankOf.size());
@@ -89,8 +100,15 @@ public final class StagePlans {
         final int k = chooseK(s, requiredK, minMtu == Integer.MAX_VALUE ? 0 : minMtu);
         final int pool = s.poolSize() > 0 ? s.poolSize() : autoPool(k);
         final Rendezvous.Shard[] one = {new Rendezvous.Shard(switchAddress, s.jobId(), s.generation(), 0, pool, 1, -1)};
-        return new Rendezvous.Plan(one, k, endpoints.toArray(new String[0]), rankOfTask,
-                localIndex, localCount, assign(hellos, preferred, rankOf, rankOfTask), false);
+        return new Rendezvous.Plan(
+                one,
+                k,
+                endpoints.toArray(new String[0]),
+                rankOfTask,
+                localIndex,
+                localCount,
+                assign(hellos, preferred, rankOf, rankOfTask),
+                false);
     }
 
     /** The smallest pool of one shard of a sharded job. */
@@ -125,8 +143,11 @@ public final class StagePlans {
      * Source partitions per task: each goes to the least loaded task on the executor that caches it,
      * unless that task already has its share ({@code ceil(P / tasks)}), else to the least loaded task.
      */
-    static int[][] assign(final Rendezvous.Hello[] hellos, final String[] preferred, final Map<String, Integer> rankOf,
-                          final int[] rankOfTask) {
+    static int[][] assign(
+            final Rendezvous.Hello[] hellos,
+            final String[] preferred,
+            final Map<String, Integer> rankOf,
+            final int[] rankOfTask) {
         final int tasks = hellos.length;
         final int parts = preferred.length;
         final int share = (parts + tasks - 1) / tasks;

@@ -1,12 +1,5 @@
 package org.switchml.spark.driver;
 
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.apache.spark.Partition;
-import org.slf4j.LoggerFactory;
-import org.switchml.protocol.JobSpec;
-import org.switchml.spark.registrar.JobRegistrar;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -14,6 +7,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.Partition;
+import org.slf4j.LoggerFactory;
+import org.switchml.protocol.JobSpec;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
+import org.switchml.spark.registrar.JobRegistrar;
 
 /**
  * Where the tasks of barrier stages meet on the driver: the worker socket every executor announced, and
@@ -34,6 +33,7 @@ final class StageRendezvous {
     });
     /** The worker socket of every executor that announced one (its start), by executor id. */
     private final Map<String, Rendezvous.Worker> workers = new ConcurrentHashMap<>();
+
     private final Map<String, StagePlanner> stages = new ConcurrentHashMap<>();
 
     StageRendezvous(final RegistrarLink link, final JobBook jobs, final ShardHosts shardHosts) {
@@ -51,8 +51,12 @@ final class StageRendezvous {
      * @param slots      the task slots of the cluster
      * @param localShortcut {@code spark.switchml.localShortcut} of the call
      */
-    void beginStage(final TaskSettings s, final String[] preferred, final Partition[] partitions, final int slots,
-                    final boolean localShortcut) {
+    void beginStage(
+            final TaskSettings s,
+            final String[] preferred,
+            final Partition[] partitions,
+            final int slots,
+            final boolean localShortcut) {
         final StagePlanner p = new StagePlanner(s, preferred, partitions, link, jobs, localShortcut, shardHosts);
         stages.put(s.stageKey(), p);
         // The stage takes every task slot: every executor will run a task of it, so its job can be installed
@@ -82,9 +86,11 @@ final class StageRendezvous {
                         r.counters(spec.jobId()).ifPresent(c -> jobs.addCounters(s.jobId(), spec.generation(), c));
                         r.remove(spec.jobId());
                     } catch (final RuntimeException e) {
-                        LoggerFactory.getLogger(StageRendezvous.class).debug(
-                                "spark-switchml: cannot remove job {} from an extra shard host: {}", spec.jobName(),
-                                e.toString());
+                        LoggerFactory.getLogger(StageRendezvous.class)
+                                .debug(
+                                        "spark-switchml: cannot remove job {} from an extra shard host: {}",
+                                        spec.jobName(),
+                                        e.toString());
                     }
                     return null;
                 });

@@ -1,20 +1,5 @@
 package org.switchml.spark.executor;
 
-import org.apache.spark.SparkEnv;
-import org.apache.spark.api.plugin.PluginContext;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.config.WorkerHosts;
-import org.switchml.spark.messages.Endpoints;
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.switchml.spark.shard.ExecutorShard;
-import org.switchml.client.ClientOptions;
-import org.switchml.client.ClientStats;
-import org.switchml.client.SwitchMLClient;
-import org.switchml.protocol.SwitchMLException;
-
 import java.io.IOException;
 import java.io.Serializable;
 import java.net.InetAddress;
@@ -26,6 +11,20 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.plugin.PluginContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.switchml.client.ClientOptions;
+import org.switchml.client.ClientStats;
+import org.switchml.client.SwitchMLClient;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.config.WorkerHosts;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
+import org.switchml.spark.shard.ExecutorShard;
 
 /**
  * One executor's side of spark-switchml, for the life of the application: its worker socket (the
@@ -47,25 +46,32 @@ public final class ExecutorRuntime implements AutoCloseable {
     private final Function<Object, Object> driver;
     /** One-way messages to the driver. */
     private final Consumer<Object> tell;
+
     private final Map<String, ExecutorStage> stages = new ConcurrentHashMap<>();
     private final AtomicLong allreduces = new AtomicLong();
     private final AtomicLong allreduceBytes = new AtomicLong();
-    private volatile LongConsumer allreduceTimes = ns -> { };
+    private volatile LongConsumer allreduceTimes = ns -> {};
 
     /** Why this executor has no worker socket (null when it has one). */
     private final String broken;
     /** The switch shard this executor hosts for sharded stages, or null. */
     private final ExecutorShard shard;
 
-    private ExecutorRuntime(final String executorId, final SwitchMLClient worker, final String broken,
-                            final Function<Object, Object> driver, final Consumer<Object> tell,
-                            final ExecutorShard shard) {
+    private ExecutorRuntime(
+            final String executorId,
+            final SwitchMLClient worker,
+            final String broken,
+            final Function<Object, Object> driver,
+            final Consumer<Object> tell,
+            final ExecutorShard shard) {
         this.tell = tell;
         this.executorId = executorId;
         this.worker = worker;
         this.broken = broken;
         this.shard = shard;
-        this.mtu = worker == null ? 0 : Endpoints.mtuOf(worker.localAddress().getAddress().getHostAddress());
+        this.mtu = worker == null
+                ? 0
+                : Endpoints.mtuOf(worker.localAddress().getAddress().getHostAddress());
         this.driver = driver;
     }
 
@@ -82,8 +88,10 @@ public final class ExecutorRuntime implements AutoCloseable {
                 final Object reply = ctx.ask(Rendezvous.encode((Serializable) msg));
                 return reply instanceof byte[] b ? Rendezvous.decode(b) : reply;
             } catch (final Exception e) {
-                throw new SwitchMLException("executor " + id + ": the driver did not answer "
-                        + msg.getClass().getSimpleName() + ": " + e, e);
+                throw new SwitchMLException(
+                        "executor " + id + ": the driver did not answer "
+                                + msg.getClass().getSimpleName() + ": " + e,
+                        e);
             }
         };
         final Consumer<Object> tell = msg -> {
@@ -100,8 +108,12 @@ public final class ExecutorRuntime implements AutoCloseable {
                 host = WorkerHosts.automatic(executorHost(), WorkerHosts.switchHost(conf));
             }
             final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf, host));
-            final ExecutorShard shard = shardFor(id, conf, worker.localAddress().getAddress().getHostAddress());
-            LOG.info("spark-switchml: executor {} worker socket {}{}", id, worker.localAddress(),
+            final ExecutorShard shard =
+                    shardFor(id, conf, worker.localAddress().getAddress().getHostAddress());
+            LOG.info(
+                    "spark-switchml: executor {} worker socket {}{}",
+                    id,
+                    worker.localAddress(),
                     shard == null ? "" : ", switch shard " + shard.address());
             final ExecutorRuntime rt = new ExecutorRuntime(id, worker, null, driver, tell, shard);
             // Tell the driver now, so it can install a stage's job before the stage's tasks start.
@@ -121,7 +133,8 @@ public final class ExecutorRuntime implements AutoCloseable {
      */
     private static ExecutorShard shardFor(final String id, final Map<String, String> conf, final String host) {
         final String master = conf.getOrDefault("spark.master", "");
-        if (master.equals("local") || master.startsWith("local[")
+        if (master.equals("local")
+                || master.startsWith("local[")
                 || !SwitchMLConfig.SWITCH_ADDRESS.from(conf::get).isEmpty()
                 || !SwitchMLConfig.JOB_SERVICE_ADDRESS.from(conf::get).isEmpty()
                 || !SwitchMLConfig.REGISTRAR.from(conf::get).isEmpty()
@@ -131,8 +144,12 @@ public final class ExecutorRuntime implements AutoCloseable {
         try {
             return ExecutorShard.start(host, SwitchMLConfig.SHARD_LANES.from(conf::get));
         } catch (final RuntimeException e) {
-            LOG.error("spark-switchml: executor {} cannot start its switch shard on {}: {}; stages it runs in use the "
-                    + "driver's switch", id, host, e.getMessage());
+            LOG.error(
+                    "spark-switchml: executor {} cannot start its switch shard on {}: {}; stages it runs in use the "
+                            + "driver's switch",
+                    id,
+                    host,
+                    e.getMessage());
             return null;
         }
     }
@@ -174,11 +191,11 @@ public final class ExecutorRuntime implements AutoCloseable {
      * The runtime of a local master without the plugin: the driver JVM is the executor, and {@code driver}
      * answers its messages directly.
      */
-    public static ExecutorRuntime forLocal(final Map<String, String> conf, final String driverHost,
-                                           final Function<Object, Object> driver) {
+    public static ExecutorRuntime forLocal(
+            final Map<String, String> conf, final String driverHost, final Function<Object, Object> driver) {
         final String host = WorkerHosts.resolve(SwitchMLConfig.WORKER_HOST.from(conf::get));
-        final SwitchMLClient worker = SwitchMLClient.open(clientOptions(conf,
-                host.isEmpty() ? WorkerHosts.automatic(driverHost, WorkerHosts.switchHost(conf)) : host));
+        final SwitchMLClient worker = SwitchMLClient.open(clientOptions(
+                conf, host.isEmpty() ? WorkerHosts.automatic(driverHost, WorkerHosts.switchHost(conf)) : host));
         final ExecutorRuntime e = new ExecutorRuntime("driver", worker, null, driver, driver::apply, null);
         e.tell(e.announcement());
         return e;
@@ -191,8 +208,9 @@ public final class ExecutorRuntime implements AutoCloseable {
 
     private static ClientOptions clientOptions(final Map<String, String> conf, final String host) {
         final long first = SwitchMLConfig.RETRANSMIT_TIMEOUT.from(conf::get);
-        return ClientOptions.defaults().withBindHost(host).withRetransmitTimeoutMs(first,
-                Math.max(first, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
+        return ClientOptions.defaults()
+                .withBindHost(host)
+                .withRetransmitTimeoutMs(first, Math.max(first, ClientOptions.DEFAULT_MAX_RETRANSMIT_TIMEOUT_MS));
     }
 
     public static void install(final ExecutorRuntime rt) {
@@ -215,8 +233,10 @@ public final class ExecutorRuntime implements AutoCloseable {
         if (local != null) {
             return local;
         }
-        throw new IllegalStateException("spark-switchml: this executor has no spark-switchml runtime; set spark.plugins="
-                + SwitchMLConfig.PLUGIN_CLASS + " and put the spark-switchml jar on the executor classpath (--jars)");
+        throw new IllegalStateException(
+                "spark-switchml: this executor has no spark-switchml runtime; set spark.plugins="
+                        + SwitchMLConfig.PLUGIN_CLASS
+                        + " and put the spark-switchml jar on the executor classpath (--jars)");
     }
 
     String executorId() {

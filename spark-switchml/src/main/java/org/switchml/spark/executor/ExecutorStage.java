@@ -1,9 +1,11 @@
 package org.switchml.spark.executor;
 
-import org.switchml.spark.messages.Endpoints;
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.switchml.spark.shard.ExecutorShard;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.switchml.client.ShardedSession;
 import org.switchml.client.SwitchMLTimeoutException;
 import org.switchml.protocol.JobCounters;
@@ -12,13 +14,10 @@ import org.switchml.protocol.ShardedJob;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.SwitchMLException;
 import org.switchml.protocol.VectorCodec;
-
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
+import org.switchml.spark.shard.ExecutorShard;
 
 /**
  * One barrier stage attempt as one executor sees it: the tasks of this executor sum their vectors in
@@ -56,6 +55,7 @@ public final class ExecutorStage {
     private final double[][][] partials;
     /** Source partitions of the stage: the terms of an exact sum. */
     private final int terms;
+
     private int arrived;
     private long cycle;
     private Object result;
@@ -66,12 +66,17 @@ public final class ExecutorStage {
     volatile long switchNs;
     /** Monotonic clock marks of the last allreduce (start, end), for the stage's timeline in the profile. */
     volatile long switchStart;
+
     volatile long switchEnd;
 
     private final TaskSettings settings;
 
-    ExecutorStage(final ExecutorRuntime runtime, final String key, final Rendezvous.Plan plan, final int rank,
-                  final TaskSettings settings) {
+    ExecutorStage(
+            final ExecutorRuntime runtime,
+            final String key,
+            final Rendezvous.Plan plan,
+            final int rank,
+            final TaskSettings settings) {
         this.runtime = runtime;
         this.key = key;
         this.plan = plan;
@@ -151,8 +156,9 @@ public final class ExecutorStage {
                 while (cycle == myCycle && failure == null) {
                     final long left = deadline - System.nanoTime();
                     if (left <= 0) {
-                        fail(new SwitchMLException(describe() + ": the executor's other tasks did not finish the step within "
-                                + (s.startTimeoutMs() + s.resultTimeoutMs() + 5_000) + " ms"));
+                        fail(new SwitchMLException(
+                                describe() + ": the executor's other tasks did not finish the step within "
+                                        + (s.startTimeoutMs() + s.resultTimeoutMs() + 5_000) + " ms"));
                         break;
                     }
                     try {
@@ -195,8 +201,8 @@ public final class ExecutorStage {
         for (int t = 1; t < parts.length; t++) {
             final double[] p = parts[t][0];
             if (p.length != out.length) {
-                throw new IllegalArgumentException("tasks of one executor contributed vectors of lengths "
-                        + out.length + " and " + p.length);
+                throw new IllegalArgumentException(
+                        "tasks of one executor contributed vectors of lengths " + out.length + " and " + p.length);
             }
             for (int i = 0; i < out.length; i++) {
                 out[i] += p[i];
@@ -348,8 +354,8 @@ public final class ExecutorStage {
             final JobSpec part = partSpec(plan, sh);
             final JobCounters c = shard.counters(part);
             if (c != null) {
-                runtime.tell(new Rendezvous.ShardCounters(part.jobId(), part.generation(), rank,
-                        Rendezvous.countersValues(c)));
+                runtime.tell(new Rendezvous.ShardCounters(
+                        part.jobId(), part.generation(), rank, Rendezvous.countersValues(c)));
             }
             shard.retire(part, settings.resultTimeoutMs() + RETIRE_GRACE_MS);
         }
@@ -379,7 +385,8 @@ public final class ExecutorStage {
 
     String describe() {
         return "job " + Integer.toUnsignedString(plan.jobId()) + " generation " + plan.generation() + " rank " + rank
-                + " (executor " + runtime.executorId() + ", worker " + runtime.worker().localAddress() + ", switch "
+                + " (executor " + runtime.executorId() + ", worker "
+                + runtime.worker().localAddress() + ", switch "
                 + plan.switchAddress() + ")";
     }
 }

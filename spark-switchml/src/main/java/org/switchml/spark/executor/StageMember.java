@@ -1,18 +1,17 @@
 package org.switchml.spark.executor;
 
-import org.apache.spark.BarrierTaskContext;
-import org.apache.spark.Partition;
-import org.switchml.spark.config.SwitchMLConfig;
-import org.switchml.spark.messages.Endpoints;
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.switchml.protocol.SwitchMLException;
-
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.Partition;
+import org.switchml.protocol.SwitchMLException;
+import org.switchml.spark.config.SwitchMLConfig;
+import org.switchml.spark.messages.Endpoints;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
 
 /**
  * One barrier task's part in a stage: it says hello to the driver, gets the plan (which source
@@ -34,6 +33,7 @@ public final class StageMember implements AutoCloseable {
 
     /** Nanosecond marks of this task's start-up, for the stage's timing report. */
     static final int T_HELLO = 0;
+
     static final int T_PLAN = 1;
 
     private final BarrierTaskContext ctx;
@@ -46,8 +46,13 @@ public final class StageMember implements AutoCloseable {
     private final Partition[] partitions;
     final long[] marks = new long[2];
 
-    private StageMember(final BarrierTaskContext ctx, final TaskSettings settings, final ExecutorRuntime runtime,
-                        final ExecutorStage stage, final int task, final Partition[] partitions) {
+    private StageMember(
+            final BarrierTaskContext ctx,
+            final TaskSettings settings,
+            final ExecutorRuntime runtime,
+            final ExecutorStage stage,
+            final int task,
+            final Partition[] partitions) {
         this.ctx = ctx;
         this.partitions = partitions;
         this.settings = settings;
@@ -79,8 +84,12 @@ public final class StageMember implements AutoCloseable {
         final int task = ctx.partitionId();
         final String executorId = rt.executorId();
         // An executor without a worker socket says so; the driver then tells every task the switch is out of reach.
-        final Rendezvous.Hello hello = new Rendezvous.Hello(s.stageKey(), task, executorId,
-                rt.broken() != null ? null : Endpoints.endpoint(rt.worker().localAddress()), rt.mtu(),
+        final Rendezvous.Hello hello = new Rendezvous.Hello(
+                s.stageKey(),
+                task,
+                executorId,
+                rt.broken() != null ? null : Endpoints.endpoint(rt.worker().localAddress()),
+                rt.mtu(),
                 rt.broken() != null ? null : rt.shardAddress());
         final long deadline = t0 + TimeUnit.MILLISECONDS.toNanos(s.startTimeoutMs());
         long pauseNs = 250_000;
@@ -89,13 +98,15 @@ public final class StageMember implements AutoCloseable {
         while (plan == null) {
             final Object reply = rt.ask(hello);
             if (!(reply instanceof Rendezvous.PlanReply r)) {
-                throw new SwitchMLException("stage " + s.stageKey() + " task " + task + ": unexpected answer from the driver: " + reply);
+                throw new SwitchMLException(
+                        "stage " + s.stageKey() + " task " + task + ": unexpected answer from the driver: " + reply);
             }
             if (r.error() != null) {
                 if (r.switchDown()) {
                     throw new SwitchUnreachableException(r.error());
                 }
-                throw new SwitchMLException("spark-switchml stage " + s.stageKey() + " task " + task + ": " + r.error());
+                throw new SwitchMLException(
+                        "spark-switchml stage " + s.stageKey() + " task " + task + ": " + r.error());
             }
             if (r.plan() != null && r.install()) {
                 // A sharded plan: this executor's shard gets its part before anyone streams to it. Every task of
@@ -183,8 +194,18 @@ public final class StageMember implements AutoCloseable {
     public long[] timings(final long computeNs, final long stepNs) {
         // Durations, then monotonic clock marks (the same clock for every JVM of one host): hello, plan,
         // the last allreduce's start and end, and now.
-        return new long[] {marks[T_PLAN] - marks[T_HELLO], computeNs, stepNs, stage.switchNs,
-                marks[T_HELLO], marks[T_PLAN], stage.switchStart, stage.switchEnd, System.nanoTime(), stage.rank()};
+        return new long[] {
+            marks[T_PLAN] - marks[T_HELLO],
+            computeNs,
+            stepNs,
+            stage.switchNs,
+            marks[T_HELLO],
+            marks[T_PLAN],
+            stage.switchStart,
+            stage.switchEnd,
+            System.nanoTime(),
+            stage.rank()
+        };
     }
 
     /** Sends {@code message} to the driver, one way. */

@@ -1,18 +1,17 @@
 package org.switchml.spark.executor;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.Partition;
 import org.apache.spark.TaskContext;
 import org.apache.spark.rdd.RDD;
+import org.switchml.protocol.SwitchMLException;
 import org.switchml.spark.messages.TaskOutcome;
 import org.switchml.spark.messages.TaskSettings;
-import org.switchml.protocol.SwitchMLException;
 import scala.collection.Iterator;
 import scala.jdk.javaapi.CollectionConverters;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * The frame every barrier task of a switch call runs in on its executor: it joins the stage, reads the
@@ -20,8 +19,7 @@ import java.util.function.Consumer;
  * falls back on.
  */
 public final class TaskFrame {
-    private TaskFrame() {
-    }
+    private TaskFrame() {}
 
     /** What a barrier task does once it is a member of its stage. */
     @FunctionalInterface
@@ -59,8 +57,7 @@ public final class TaskFrame {
     }
 
     /** Reads source partitions {@code parts} of {@code source} in this task (cached blocks, or computed). */
-    public static <T> void read(final RDD<T> source, final Partition[] parts,
-                         final Consumer<T> sink) {
+    public static <T> void read(final RDD<T> source, final Partition[] parts, final Consumer<T> sink) {
         final TaskContext ctx = TaskContext.get();
         for (final Partition p : parts) {
             final Iterator<T> it = source.iterator(p, ctx);

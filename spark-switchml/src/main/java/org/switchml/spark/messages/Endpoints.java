@@ -1,11 +1,10 @@
 package org.switchml.spark.messages;
 
-import org.switchml.protocol.Wire;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
+import org.switchml.protocol.Wire;
 
 /**
  * The text form of a worker socket in the messages between driver and executors ({@code ip:port}), and
@@ -13,8 +12,7 @@ import java.net.NetworkInterface;
  * that fits it.
  */
 public final class Endpoints {
-    private Endpoints() {
-    }
+    private Endpoints() {}
 
     /** {@code ip:port} of {@code a}. */
     public static String endpoint(final InetSocketAddress a) {

@@ -18,6 +18,7 @@ public final class PackedVector implements Serializable {
     private transient double[] values;
     /** After deserialization until first use: the length, then (zeros, values) runs, and the values. */
     private transient int length;
+
     private transient int[] runs;
     private transient double[] nonZeros;
 
@@ -85,8 +86,8 @@ public final class PackedVector implements Serializable {
             final int zeros = in.readInt();
             final int values = in.readInt();
             if (zeros < 0 || values < 0 || (long) i + zeros + values > n || zeros + values == 0) {
-                throw new InvalidObjectException("packed vector run (" + zeros + " zeros, " + values
-                        + " values) at " + i + " does not fit its length " + n);
+                throw new InvalidObjectException("packed vector run (" + zeros + " zeros, " + values + " values) at "
+                        + i + " does not fit its length " + n);
             }
             if (count + 2 > r.length) {
                 r = Arrays.copyOf(r, r.length * 2);

@@ -1,10 +1,5 @@
 package org.switchml.spark.messages;
 
-import org.apache.spark.Partition;
-import org.switchml.protocol.DropCounts;
-import org.switchml.protocol.DropReason;
-import org.switchml.protocol.JobCounters;
-
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -12,6 +7,10 @@ import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
 import java.io.ObjectStreamClass;
 import java.io.Serializable;
+import org.apache.spark.Partition;
+import org.switchml.protocol.DropCounts;
+import org.switchml.protocol.DropReason;
+import org.switchml.protocol.JobCounters;
 
 /**
  * The messages of a barrier stage's rendezvous, sent by each task to the driver (the plugin's driver
@@ -19,8 +18,7 @@ import java.io.Serializable;
  * driver endpoint must never block, so a task polls until the answer is final.
  */
 public final class Rendezvous {
-    private Rendezvous() {
-    }
+    private Rendezvous() {}
 
     /**
      * The bytes of a message as it crosses Spark's RPC. Spark deserializes RPC messages with the
@@ -32,7 +30,8 @@ public final class Rendezvous {
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(message);
         } catch (final IOException e) {
-            throw new IllegalStateException("cannot serialize " + message.getClass().getSimpleName() + ": " + e, e);
+            throw new IllegalStateException(
+                    "cannot serialize " + message.getClass().getSimpleName() + ": " + e, e);
         }
         return bytes.toByteArray();
     }
@@ -42,8 +41,7 @@ public final class Rendezvous {
         final ClassLoader loader = Rendezvous.class.getClassLoader();
         try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes)) {
             @Override
-            protected Class<?> resolveClass(final ObjectStreamClass desc)
-                    throws IOException, ClassNotFoundException {
+            protected Class<?> resolveClass(final ObjectStreamClass desc) throws IOException, ClassNotFoundException {
                 try {
                     return Class.forName(desc.getName(), false, loader);
                 } catch (final ClassNotFoundException e) {
@@ -73,7 +71,8 @@ public final class Rendezvous {
         private static final long serialVersionUID = 2L;
 
         /** A hello from an executor that hosts no switch shard. */
-        public Hello(final String stage, final int task, final String executorId, final String endpoint, final int mtu) {
+        public Hello(
+                final String stage, final int task, final String executorId, final String endpoint, final int mtu) {
             this(stage, task, executorId, endpoint, mtu, null);
         }
     }
@@ -151,8 +150,16 @@ public final class Rendezvous {
      * @param partitions   per task: the source partitions it reads, ascending
      * @param inMemory     whether the one executor computes the switch's sum itself (no job was installed)
      */
-    public record Plan(Shard[] shards, int k, String[] endpoints, int[] rankOfTask, int[] localIndex, int[] localCount,
-                       int[][] partitions, boolean inMemory) implements Serializable {
+    public record Plan(
+            Shard[] shards,
+            int k,
+            String[] endpoints,
+            int[] rankOfTask,
+            int[] localIndex,
+            int[] localCount,
+            int[][] partitions,
+            boolean inMemory)
+            implements Serializable {
         private static final long serialVersionUID = 2L;
 
         public int workers() {
@@ -220,7 +227,8 @@ public final class Rendezvous {
 
     /** The counters a {@link ShardCounters} message carries. */
     public static JobCounters countersOf(final long[] v) {
-        return new JobCounters(v[0], v[1], v[2], DropCounts.of(r -> 3 + r.ordinal() < v.length ? v[3 + r.ordinal()] : 0));
+        return new JobCounters(
+                v[0], v[1], v[2], DropCounts.of(r -> 3 + r.ordinal() < v.length ? v[3 + r.ordinal()] : 0));
     }
 
     /**
@@ -249,7 +257,8 @@ public final class Rendezvous {
     }
 
     /** Told (one way) by task 0 of a replicated loop after each iteration, for its progress listener. */
-    public record Progress(long listener, int iteration, double[] scalars, long nanos, int jobId) implements Serializable {
+    public record Progress(long listener, int iteration, double[] scalars, long nanos, int jobId)
+            implements Serializable {
         private static final long serialVersionUID = 1L;
     }
 }

@@ -1,7 +1,5 @@
 package org.switchml.spark.messages;
 
-
-
 import java.io.Serializable;
 
 /**
@@ -22,12 +20,15 @@ public final class TaskOutcome implements Serializable {
     public final double[] vector;
     /** Loop: iterations completed in this stage, and whether the update reported convergence. */
     public final int iterations;
+
     public final boolean converged;
     /** Loop: per-iteration scalars, iteration-major, {@code scalarWidth} per iteration; partition 0 only. */
     public final double[] scalars;
+
     public final int scalarWidth;
     /** Where this task's time went (ns): see the executor side's StageMember.timings. */
     public long[] timings;
+
     public static final int TIMINGS = 4;
     /** The switch job's workers (executors) in the stage; 0 when unknown. */
     public int workers;
@@ -36,8 +37,15 @@ public final class TaskOutcome implements Serializable {
     /** The switches (shards) the stage's job was split among; 0 when none took part. */
     public int shards;
 
-    public TaskOutcome(final int partition, final byte status, final String message, final double[] vector,
-                final int iterations, final boolean converged, final double[] scalars, final int scalarWidth) {
+    public TaskOutcome(
+            final int partition,
+            final byte status,
+            final String message,
+            final double[] vector,
+            final int iterations,
+            final boolean converged,
+            final double[] scalars,
+            final int scalarWidth) {
         this.partition = partition;
         this.status = status;
         this.message = message;

@@ -1,10 +1,9 @@
 package org.switchml.spark.messages;
 
-import org.switchml.spark.config.SwitchMLConfig;
-import org.apache.spark.SparkContext;
-
 import java.io.Serializable;
 import java.util.function.Function;
+import org.apache.spark.SparkContext;
+import org.switchml.spark.config.SwitchMLConfig;
 
 /**
  * The settings one barrier stage attempt needs, resolved once on the driver and shipped in the stage's
@@ -24,12 +23,31 @@ import java.util.function.Function;
  * @param exactSums         each source partition's vector quantized on its own and an executor's partitions summed
  *                          as integers ({@code spark.switchml.exactSums}), else in floating point
  */
-public record TaskSettings(int jobId, int generation, int tasks, int k, int poolSize, boolean fp64, long resultTimeoutMs,
-                    long startTimeoutMs, long killPollMs, boolean mayShard, boolean exactSums) implements Serializable {
+public record TaskSettings(
+        int jobId,
+        int generation,
+        int tasks,
+        int k,
+        int poolSize,
+        boolean fp64,
+        long resultTimeoutMs,
+        long startTimeoutMs,
+        long killPollMs,
+        boolean mayShard,
+        boolean exactSums)
+        implements Serializable {
 
     /** Settings of a call that may run on the executors' shards, with exact sums. */
-    public TaskSettings(final int jobId, final int generation, final int tasks, final int k, final int poolSize,
-                        final boolean fp64, final long resultTimeoutMs, final long startTimeoutMs, final long killPollMs) {
+    public TaskSettings(
+            final int jobId,
+            final int generation,
+            final int tasks,
+            final int k,
+            final int poolSize,
+            final boolean fp64,
+            final long resultTimeoutMs,
+            final long startTimeoutMs,
+            final long killPollMs) {
         this(jobId, generation, tasks, k, poolSize, fp64, resultTimeoutMs, startTimeoutMs, killPollMs, true, true);
     }
 
@@ -37,8 +55,12 @@ public record TaskSettings(int jobId, int generation, int tasks, int k, int pool
      * Settings of attempt {@code generation} of job {@code jobId} with {@code tasks} tasks, summing in
      * {@code precision} (null: as configured for the call).
      */
-    public static TaskSettings resolve(final SparkContext sc, final int jobId, final int generation, final int tasks,
-                                final SwitchMLConfig.Precision precision) {
+    public static TaskSettings resolve(
+            final SparkContext sc,
+            final int jobId,
+            final int generation,
+            final int tasks,
+            final SwitchMLConfig.Precision precision) {
         final Function<String, String> s = SwitchMLConfig.forCall(sc);
         final SwitchMLConfig.Precision p = precision != null ? precision : SwitchMLConfig.PRECISION.from(s);
         final boolean fp64 = p == SwitchMLConfig.Precision.FP64;
@@ -47,10 +69,18 @@ public record TaskSettings(int jobId, int generation, int tasks, int k, int pool
             throw new IllegalArgumentException(SwitchMLConfig.K.key() + "=" + k + " must be even with "
                     + SwitchMLConfig.PRECISION.key() + "=fp64 (two lanes per element)");
         }
-        return new TaskSettings(jobId, generation, tasks, k, SwitchMLConfig.POOL_SIZE.from(s), fp64,
-                SwitchMLConfig.RESULT_TIMEOUT.from(s), SwitchMLConfig.START_TIMEOUT.from(s),
+        return new TaskSettings(
+                jobId,
+                generation,
+                tasks,
+                k,
+                SwitchMLConfig.POOL_SIZE.from(s),
+                fp64,
+                SwitchMLConfig.RESULT_TIMEOUT.from(s),
+                SwitchMLConfig.START_TIMEOUT.from(s),
                 SwitchMLConfig.KILL_POLL_INTERVAL.from(s),
-                SwitchMLConfig.PLACEMENT.from(s) != SwitchMLConfig.Placement.DRIVER, SwitchMLConfig.EXACT_SUMS.from(s));
+                SwitchMLConfig.PLACEMENT.from(s) != SwitchMLConfig.Placement.DRIVER,
+                SwitchMLConfig.EXACT_SUMS.from(s));
     }
 
     /** Identifies this stage attempt in the rendezvous. */

@@ -1,5 +1,7 @@
 package org.switchml.spark.registrar;
 
+import java.util.Collections;
+import java.util.Optional;
 import org.switchml.control.SwitchController;
 import org.switchml.dataplane.SoftwareSwitch;
 import org.switchml.dataplane.SwitchOptions;
@@ -12,11 +14,8 @@ import org.switchml.service.JobServiceClient;
 import org.switchml.service.JobServiceServer;
 import org.switchml.service.Quotas;
 import org.switchml.service.stack.SwitchStack;
-import org.switchml.transport.FaultPlan;
 import org.switchml.spark.messages.Endpoints;
-
-import java.util.Collections;
-import java.util.Optional;
+import org.switchml.transport.FaultPlan;
 
 /**
  * The default control plane: a software switch in this JVM (the driver's) with the same stack a shared switch
@@ -44,14 +43,27 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
     public EmbeddedSwitchRegistrar(final SoftwareSwitch sw, final boolean owned, final long admissionTimeoutMs) {
         this.sw = sw;
         // The driver owns this switch alone: no quota beyond what the switch holds.
-        this.stack = SwitchStack.start(sw, owned, SwitchRuntimeServer::startInProcess, own -> own,
-                Endpoints.mtuOf(sw.address().host()), (c, d) -> JobServiceServer.startInProcess(new JobDesk(c, d,
-                        new JobDesk.Options(JobDesk.Options.DEFAULT.renewIntervalMs(), admissionTimeoutMs,
-                                JobDesk.Options.DEFAULT.reserveAfterMs(), Quotas.NONE),
+        this.stack = SwitchStack.start(
+                sw,
+                owned,
+                SwitchRuntimeServer::startInProcess,
+                own -> own,
+                Endpoints.mtuOf(sw.address().host()),
+                (c, d) -> JobServiceServer.startInProcess(new JobDesk(
+                        c,
+                        d,
+                        new JobDesk.Options(
+                                JobDesk.Options.DEFAULT.renewIntervalMs(),
+                                admissionTimeoutMs,
+                                JobDesk.Options.DEFAULT.reserveAfterMs(),
+                                Quotas.NONE),
                         "the embedded switch " + sw.address())));
         try {
-            this.viaService = new JobServiceRegistrar(JobServiceClient.inProcess(stack.service().inProcessName(),
-                    "the embedded switch's job service"), "this driver", sw.address(), admissionTimeoutMs);
+            this.viaService = new JobServiceRegistrar(
+                    JobServiceClient.inProcess(stack.service().inProcessName(), "the embedded switch's job service"),
+                    "this driver",
+                    sw.address(),
+                    admissionTimeoutMs);
         } catch (final RuntimeException e) {
             stack.close();
             throw e;
@@ -63,8 +75,10 @@ public final class EmbeddedSwitchRegistrar implements JobRegistrar {
      * the registrar stops it.
      */
     public static EmbeddedSwitchRegistrar start(final String bindHost, final int lanes, final long admissionTimeoutMs) {
-        return new EmbeddedSwitchRegistrar(SoftwareSwitch.start(new SwitchOptions(bindHost,
-                Collections.nCopies(lanes, 0), false, FaultPlan.NONE)), true, admissionTimeoutMs);
+        return new EmbeddedSwitchRegistrar(
+                SoftwareSwitch.start(new SwitchOptions(bindHost, Collections.nCopies(lanes, 0), false, FaultPlan.NONE)),
+                true,
+                admissionTimeoutMs);
     }
 
     /** The switch itself (counters, for tests and diagnostics). */

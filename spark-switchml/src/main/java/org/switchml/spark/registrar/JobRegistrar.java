@@ -1,11 +1,10 @@
 package org.switchml.spark.registrar;
 
+import java.util.Optional;
 import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.protocol.Wire;
-
-import java.util.Optional;
 
 /**
  * The control plane the driver uses to install jobs on a switch: a shared switch's job service

@@ -1,5 +1,9 @@
 package org.switchml.spark.registrar;
 
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
 import org.switchml.auth.BearerToken;
 import org.switchml.auth.TlsFiles;
 import org.switchml.protocol.JobCounters;
@@ -11,11 +15,6 @@ import org.switchml.service.JobServiceClient;
 import org.switchml.service.LeasedSession;
 import org.switchml.service.SwitchTotals;
 import org.switchml.spark.config.SwitchMLConfig;
-
-import java.nio.file.Path;
-import java.util.Map;
-import java.util.Optional;
-import java.util.function.Function;
 
 /**
  * Installs jobs through a switch's job service ({@code spark.switchml.jobService.address}): opens a session for
@@ -37,7 +36,10 @@ public final class JobServiceRegistrar implements JobRegistrar {
      * @param settings   every Spark setting
      */
     public JobServiceRegistrar(final SwitchAddress configured, final Map<String, String> settings) {
-        this(clientFor(settings::get), application(settings), configured,
+        this(
+                clientFor(settings::get),
+                application(settings),
+                configured,
                 SwitchMLConfig.ADMISSION_TIMEOUT.from(settings::get));
     }
 
@@ -46,10 +48,15 @@ public final class JobServiceRegistrar implements JobRegistrar {
      *
      * @throws org.switchml.service.JobServiceException when the service refuses or cannot be reached
      */
-    public JobServiceRegistrar(final JobServiceClient client, final String application, final SwitchAddress configured,
-                               final long admissionTimeoutMs) {
+    public JobServiceRegistrar(
+            final JobServiceClient client,
+            final String application,
+            final SwitchAddress configured,
+            final long admissionTimeoutMs) {
         this.session = new LeasedSession(client, application);
-        this.address = configured != null ? configured : session.grant().switchDescription().dataplane();
+        this.address = configured != null
+                ? configured
+                : session.grant().switchDescription().dataplane();
         this.admissionTimeoutMs = admissionTimeoutMs;
     }
 
@@ -60,9 +67,10 @@ public final class JobServiceRegistrar implements JobRegistrar {
      * @throws org.switchml.service.JobServiceException when the service refuses or cannot be reached
      */
     public static JobServiceRegistrar at(final String hostPort, final Map<String, String> settings) {
-        final Function<String, String> s = k -> k.equals(SwitchMLConfig.JOB_SERVICE_ADDRESS.key()) ? hostPort : settings.get(k);
-        return new JobServiceRegistrar(clientFor(s), application(settings), null,
-                SwitchMLConfig.ADMISSION_TIMEOUT.from(settings::get));
+        final Function<String, String> s =
+                k -> k.equals(SwitchMLConfig.JOB_SERVICE_ADDRESS.key()) ? hostPort : settings.get(k);
+        return new JobServiceRegistrar(
+                clientFor(s), application(settings), null, SwitchMLConfig.ADMISSION_TIMEOUT.from(settings::get));
     }
 
     /** A client of the service the settings name. */
@@ -77,9 +85,16 @@ public final class JobServiceRegistrar implements JobRegistrar {
                     + SwitchMLConfig.AUTH_TOKEN_FILE.key() + " to the file with the switch's token");
         }
         final BearerToken token = BearerToken.read(Path.of(tokenFile));
-        return JobServiceClient.connect(host, Integer.parseInt(at.substring(c + 1)),
-                TlsFiles.client(SwitchMLConfig.TLS_TRUST_CERT.from(settings), SwitchMLConfig.TLS_CERT.from(settings),
-                        SwitchMLConfig.TLS_KEY.from(settings), token, host, "the job service at " + at));
+        return JobServiceClient.connect(
+                host,
+                Integer.parseInt(at.substring(c + 1)),
+                TlsFiles.client(
+                        SwitchMLConfig.TLS_TRUST_CERT.from(settings),
+                        SwitchMLConfig.TLS_CERT.from(settings),
+                        SwitchMLConfig.TLS_KEY.from(settings),
+                        token,
+                        host,
+                        "the job service at " + at));
     }
 
     /**
@@ -87,7 +102,8 @@ public final class JobServiceRegistrar implements JobRegistrar {
      * what the service takes ({@link JobDesk#MAX_NAME_LENGTH}), keeping the id.
      */
     static String application(final Map<String, String> settings) {
-        final String name = settings.getOrDefault("spark.app.name", "spark application").replaceAll("\\p{Cc}", " ");
+        final String name =
+                settings.getOrDefault("spark.app.name", "spark application").replaceAll("\\p{Cc}", " ");
         final String id = settings.getOrDefault("spark.app.id", "").replaceAll("\\p{Cc}", " ");
         final String suffix = id.isEmpty() ? "" : " (" + id + ")";
         final int room = JobDesk.MAX_NAME_LENGTH - suffix.length();

@@ -1,5 +1,11 @@
 package org.switchml.spark.shard;
 
+import java.util.Collections;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.dataplane.SoftwareSwitch;
@@ -8,13 +14,6 @@ import org.switchml.protocol.JobCounters;
 import org.switchml.protocol.JobSpec;
 import org.switchml.protocol.SwitchAddress;
 import org.switchml.transport.FaultPlan;
-
-import java.util.Collections;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One executor's switch shard: a {@link SoftwareSwitch} bound to the executor's worker address, for the life of the
@@ -28,6 +27,7 @@ public final class ExecutorShard implements AutoCloseable {
     private final SoftwareSwitch sw;
     /** The part of each job id installed here (the registration this shard serves). */
     private final Map<Integer, JobSpec> installed = new ConcurrentHashMap<>();
+
     private final ScheduledExecutorService retirements = Executors.newSingleThreadScheduledExecutor(r -> {
         final Thread t = new Thread(r, "switchml-shard-retire");
         t.setDaemon(true);
@@ -44,8 +44,8 @@ public final class ExecutorShard implements AutoCloseable {
      * @throws org.switchml.protocol.SwitchMLException when it cannot bind
      */
     public static ExecutorShard start(final String host, final int lanes) {
-        return new ExecutorShard(SoftwareSwitch.start(new SwitchOptions(host, Collections.nCopies(lanes, 0), false,
-                FaultPlan.NONE)));
+        return new ExecutorShard(
+                SoftwareSwitch.start(new SwitchOptions(host, Collections.nCopies(lanes, 0), false, FaultPlan.NONE)));
     }
 
     /** Where the workers send this shard's part of a vector. */
@@ -60,8 +60,13 @@ public final class ExecutorShard implements AutoCloseable {
     public void install(final JobSpec part) {
         final JobSpec before = installed.put(part.jobId(), part);
         if (sw.registerJob(part)) {
-            LOG.debug("spark-switchml: shard {} installed job {} generation {} ({} workers, pool {}){}", sw.address(),
-                    part.jobName(), part.generation(), part.numWorkers(), part.poolSize(),
+            LOG.debug(
+                    "spark-switchml: shard {} installed job {} generation {} ({} workers, pool {}){}",
+                    sw.address(),
+                    part.jobName(),
+                    part.generation(),
+                    part.numWorkers(),
+                    part.poolSize(),
                     before == null ? "" : ", replacing generation " + before.generation());
         }
     }
@@ -77,11 +82,14 @@ public final class ExecutorShard implements AutoCloseable {
      */
     public void retire(final JobSpec part, final long delayMs) {
         try {
-            retirements.schedule(() -> {
-                if (installed.remove(part.jobId(), part)) {
-                    sw.removeJob(part.jobId());
-                }
-            }, delayMs, TimeUnit.MILLISECONDS);
+            retirements.schedule(
+                    () -> {
+                        if (installed.remove(part.jobId(), part)) {
+                            sw.removeJob(part.jobId());
+                        }
+                    },
+                    delayMs,
+                    TimeUnit.MILLISECONDS);
         } catch (final java.util.concurrent.RejectedExecutionException e) {
             // Closing: the switch goes with every job.
         }

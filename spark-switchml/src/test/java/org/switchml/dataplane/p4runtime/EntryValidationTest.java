@@ -1,6 +1,14 @@
 package org.switchml.dataplane.p4runtime;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.grpc.Status;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.switchml.p4info.Bytestrings;
@@ -10,15 +18,6 @@ import p4.v1.P4RuntimeOuterClass.Action;
 import p4.v1.P4RuntimeOuterClass.FieldMatch;
 import p4.v1.P4RuntimeOuterClass.TableAction;
 import p4.v1.P4RuntimeOuterClass.TableEntry;
-
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** A written table entry checked against switchml.p4's P4Info, and its canonical stored form. */
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
@@ -48,12 +47,16 @@ class EntryValidationTest {
         final List<Map.Entry<String, Long>> given = List.copyOf(params.entrySet());
         for (int i = given.size() - 1; i >= 0; i--) {
             final P4InfoIndex.Field f = SET_JOB.param(given.get(i).getKey());
-            a.addParams(Action.Param.newBuilder().setParamId(f.id())
+            a.addParams(Action.Param.newBuilder()
+                    .setParamId(f.id())
                     .setValue(Bytestrings.encode(given.get(i).getValue(), f.bitwidth(), f.name())));
         }
-        return TableEntry.newBuilder().setTableId(JOBS.id())
-                .addMatch(FieldMatch.newBuilder().setFieldId(key.id()).setExact(FieldMatch.Exact.newBuilder()
-                        .setValue(Bytestrings.encode(jobId, key.bitwidth(), key.name()))))
+        return TableEntry.newBuilder()
+                .setTableId(JOBS.id())
+                .addMatch(FieldMatch.newBuilder()
+                        .setFieldId(key.id())
+                        .setExact(FieldMatch.Exact.newBuilder()
+                                .setValue(Bytestrings.encode(jobId, key.bitwidth(), key.name()))))
                 .setAction(TableAction.newBuilder().setAction(a));
     }
 
@@ -86,18 +89,29 @@ class EntryValidationTest {
         final Map<String, Long> missing = job();
         missing.remove(P4Names.P_K);
         assertEquals(Status.Code.INVALID_ARGUMENT, refused(entry(1, missing).build(), "parameter k missing"));
-        final TableEntry twice = entry(1, job()).addMatch(entry(1, job()).getMatch(0)).build();
+        final TableEntry twice =
+                entry(1, job()).addMatch(entry(1, job()).getMatch(0)).build();
         assertThrows(Failure.class, () -> EntryValidation.key(JOBS, twice), "a match field given twice");
-        final TableEntry ternary = entry(1, job()).setMatch(0, FieldMatch.newBuilder()
-                .setFieldId(JOBS.field(P4Names.F_JOB_ID).id()).setTernary(FieldMatch.Ternary.getDefaultInstance())).build();
+        final TableEntry ternary = entry(1, job())
+                .setMatch(
+                        0,
+                        FieldMatch.newBuilder()
+                                .setFieldId(JOBS.field(P4Names.F_JOB_ID).id())
+                                .setTernary(FieldMatch.Ternary.getDefaultInstance()))
+                .build();
         assertThrows(Failure.class, () -> EntryValidation.key(JOBS, ternary), "not exact");
         final TableEntry noAction = entry(1, job()).clearAction().build();
         assertEquals(Status.Code.INVALID_ARGUMENT, refused(noAction, "needs a direct action"));
-        final TableEntry foreign = entry(1, job()).setAction(TableAction.newBuilder().setAction(Action.newBuilder()
-                .setActionId(P4.action(P4Names.SET_WORKER).id()))).build();
+        final TableEntry foreign = entry(1, job())
+                .setAction(TableAction.newBuilder()
+                        .setAction(Action.newBuilder()
+                                .setActionId(P4.action(P4Names.SET_WORKER).id())))
+                .build();
         assertEquals(Status.Code.INVALID_ARGUMENT, refused(foreign, "is not an action of table"));
-        final TableEntry unknown = entry(1, job()).setAction(TableAction.newBuilder().setAction(Action.newBuilder()
-                .setActionId(123456789))).build();
+        final TableEntry unknown = entry(1, job())
+                .setAction(
+                        TableAction.newBuilder().setAction(Action.newBuilder().setActionId(123456789)))
+                .build();
         assertEquals(Status.Code.NOT_FOUND, refused(unknown, "is not in the P4Info"));
         assertThrows(Failure.class, () -> EntryValidation.table(P4, 987654321), "an unknown table");
     }

@@ -1,13 +1,10 @@
 package org.switchml.dataplane.p4runtime;
 
-import io.grpc.Status;
-import org.junit.jupiter.api.Test;
-import org.switchml.control.ControllerOptions;
-import org.switchml.control.SwitchControlException;
-import org.switchml.control.SwitchController;
-import org.switchml.dataplane.SoftwareSwitch;
-import org.switchml.dataplane.SwitchOptions;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.Status;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetAddress;
@@ -16,10 +13,12 @@ import java.net.NetworkInterface;
 import java.net.Socket;
 import java.net.SocketException;
 import java.util.Collections;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.switchml.control.ControllerOptions;
+import org.switchml.control.SwitchControlException;
+import org.switchml.control.SwitchController;
+import org.switchml.dataplane.SoftwareSwitch;
+import org.switchml.dataplane.SwitchOptions;
 
 /**
  * The P4Runtime server (unauthenticated, like BMv2's) binds loopback unless an address is given, both as a
@@ -30,7 +29,7 @@ class RuntimeServerBindingTest {
     @Test
     void withoutAnAddressTheServerListensOnLoopbackOnly() throws Exception {
         try (SoftwareSwitch sw = SoftwareSwitch.start(SwitchOptions.loopback(1));
-             SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, 0)) {
+                SwitchRuntimeServer server = SwitchRuntimeServer.start(sw, 0)) {
             final InetSocketAddress bound = server.boundAddress();
             System.out.println("[binding] P4Runtime server bound to " + bound);
             assertTrue(bound.getAddress().isLoopbackAddress(), "bound to " + bound);
@@ -40,22 +39,29 @@ class RuntimeServerBindingTest {
                 System.out.println("[binding] no non-loopback IPv4 interface here: only the bound address is checked");
             } else {
                 // A local but non-loopback address of this host must not reach the server.
-                assertThrows(IOException.class, () -> {
-                    try (Socket s = new Socket()) {
-                        s.connect(new InetSocketAddress(external, server.port()), 2_000);
-                    }
-                }, "reached the server through " + external);
+                assertThrows(
+                        IOException.class,
+                        () -> {
+                            try (Socket s = new Socket()) {
+                                s.connect(new InetSocketAddress(external, server.port()), 2_000);
+                            }
+                        },
+                        "reached the server through " + external);
             }
 
             // Single primary, as before: the same election id again is refused, a lower one is a backup.
             try (SwitchController primary = SwitchController.connect(
                     ControllerOptions.of("127.0.0.1", server.port()).withElectionId(10))) {
                 assertTrue(primary.isPrimary());
-                final SwitchControlException same = assertThrows(SwitchControlException.class,
-                        () -> SwitchController.connect(ControllerOptions.of("127.0.0.1", server.port()).withElectionId(10)));
+                final SwitchControlException same = assertThrows(
+                        SwitchControlException.class,
+                        () -> SwitchController.connect(
+                                ControllerOptions.of("127.0.0.1", server.port()).withElectionId(10)));
                 assertEquals(Status.Code.INVALID_ARGUMENT, same.code(), same.getMessage());
-                final SwitchControlException lower = assertThrows(SwitchControlException.class,
-                        () -> SwitchController.connect(ControllerOptions.of("127.0.0.1", server.port()).withElectionId(9)));
+                final SwitchControlException lower = assertThrows(
+                        SwitchControlException.class,
+                        () -> SwitchController.connect(
+                                ControllerOptions.of("127.0.0.1", server.port()).withElectionId(9)));
                 assertEquals(Status.Code.PERMISSION_DENIED, lower.code(), lower.getMessage());
                 assertTrue(primary.isPrimary(), "the first controller stays primary");
             }

@@ -1,7 +1,9 @@
 package org.switchml.spark.config;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -9,11 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The worker socket's address when {@code spark.switchml.worker.host} is empty: the executor's own host, unless
@@ -71,10 +70,22 @@ class WorkerHostsTest {
 
     @Test
     void theSwitchHostComesFromTheDriverElseTheSettings() {
-        assertEquals("10.0.0.254", WorkerHosts.switchHost(Map.of(WorkerHosts.SWITCH_HOST_FROM_DRIVER, "10.0.0.254",
-                "spark.switchml.switch.address", "10.0.0.9:48864", "spark.switchml.jobService.address", "127.0.0.1:9560")));
-        assertEquals("10.0.0.9", WorkerHosts.switchHost(Map.of("spark.switchml.switch.address", "10.0.0.9:48864,48865",
-                "spark.switchml.jobService.address", "127.0.0.1:9560")));
+        assertEquals(
+                "10.0.0.254",
+                WorkerHosts.switchHost(Map.of(
+                        WorkerHosts.SWITCH_HOST_FROM_DRIVER,
+                        "10.0.0.254",
+                        "spark.switchml.switch.address",
+                        "10.0.0.9:48864",
+                        "spark.switchml.jobService.address",
+                        "127.0.0.1:9560")));
+        assertEquals(
+                "10.0.0.9",
+                WorkerHosts.switchHost(Map.of(
+                        "spark.switchml.switch.address",
+                        "10.0.0.9:48864,48865",
+                        "spark.switchml.jobService.address",
+                        "127.0.0.1:9560")));
         assertEquals("10.0.0.5", WorkerHosts.switchHost(Map.of("spark.switchml.jobService.address", "10.0.0.5:9560")));
         assertNull(WorkerHosts.switchHost(Map.of("spark.driver.host", "127.0.0.1")));
     }

@@ -1,11 +1,9 @@
 package org.switchml.spark.connect;
 
-import org.apache.spark.ml.Estimator;
-import org.apache.spark.ml.param.Param;
-import org.apache.spark.ml.param.Params;
-import org.apache.spark.sql.connect.plugin.MLBackendPlugin;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,11 +22,12 @@ import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.apache.spark.ml.Estimator;
+import org.apache.spark.ml.param.Param;
+import org.apache.spark.ml.param.Params;
+import org.apache.spark.sql.connect.plugin.MLBackendPlugin;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * What the Spark Connect server needs of the plugin and of each drop-in it names, checked as the server does it:
@@ -43,30 +42,37 @@ class SwitchMLBackendTest {
 
     private static MLBackendPlugin plugin() throws ReflectiveOperationException {
         // As Spark creates it: by name, through the public no-arg constructor.
-        return (MLBackendPlugin) Class.forName(SwitchMLBackend.class.getName()).getConstructor().newInstance();
+        return (MLBackendPlugin)
+                Class.forName(SwitchMLBackend.class.getName()).getConstructor().newInstance();
     }
 
     @Test
     void aStockLogisticRegressionBecomesTheDropInAndNothingElseChanges() throws Exception {
         final MLBackendPlugin p = plugin();
-        assertEquals(Optional.of("org.switchml.spark.ml.classification.SwitchMLLogisticRegression"),
+        assertEquals(
+                Optional.of("org.switchml.spark.ml.classification.SwitchMLLogisticRegression"),
                 p.transform("org.apache.spark.ml.classification.LogisticRegression"));
-        assertEquals(Optional.of("org.switchml.spark.ml.classification.SwitchMLLinearSVC"),
+        assertEquals(
+                Optional.of("org.switchml.spark.ml.classification.SwitchMLLinearSVC"),
                 p.transform("org.apache.spark.ml.classification.LinearSVC"));
-        assertEquals(Optional.of("org.switchml.spark.ml.regression.SwitchMLLinearRegression"),
+        assertEquals(
+                Optional.of("org.switchml.spark.ml.regression.SwitchMLLinearRegression"),
                 p.transform("org.apache.spark.ml.regression.LinearRegression"));
         // Models (a load names the model class), other estimators, evaluators: Spark's own.
-        for (final String other : List.of("org.apache.spark.ml.classification.LogisticRegressionModel",
+        for (final String other : List.of(
+                "org.apache.spark.ml.classification.LogisticRegressionModel",
                 "org.apache.spark.ml.classification.RandomForestClassifier",
                 "org.apache.spark.ml.evaluation.BinaryClassificationEvaluator",
-                "org.switchml.spark.ml.classification.SwitchMLLogisticRegression", "")) {
+                "org.switchml.spark.ml.classification.SwitchMLLogisticRegression",
+                "")) {
             assertEquals(Optional.empty(), p.transform(other), other);
         }
     }
 
     @SuppressWarnings("rawtypes")
     private static Set<String> estimatorProviders(final ClassLoader loader) {
-        return ServiceLoader.load(Estimator.class, loader).stream().map(q -> q.type().getName())
+        return ServiceLoader.load(Estimator.class, loader).stream()
+                .map(q -> q.type().getName())
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
@@ -94,7 +100,8 @@ class SwitchMLBackendTest {
                 assertEquals(param.name(), created.getParam(param.name()).name());
             }
             final Method load = d.getMethod("load", String.class);
-            assertTrue(Modifier.isStatic(load.getModifiers()) && s.isAssignableFrom(load.getReturnType()),
+            assertTrue(
+                    Modifier.isStatic(load.getModifiers()) && s.isAssignableFrom(load.getReturnType()),
                     dropIn + ".load(String) is what a Connect read of " + stock + " calls");
         }
     }
@@ -108,7 +115,9 @@ class SwitchMLBackendTest {
                 ours.add(u);
                 try (InputStream in = u.openStream()) {
                     Arrays.stream(new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n"))
-                            .map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).forEach(listed::add);
+                            .map(String::strip)
+                            .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+                            .forEach(listed::add);
                 }
             }
         }

@@ -1,14 +1,5 @@
 package org.switchml.spark.driver;
 
-import org.apache.spark.SparkConf;
-import org.switchml.protocol.Wire;
-import org.switchml.spark.messages.Rendezvous;
-import org.switchml.spark.messages.TaskSettings;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
-import java.util.Arrays;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -16,13 +7,23 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Arrays;
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.switchml.protocol.Wire;
+import org.switchml.spark.messages.Rendezvous;
+import org.switchml.spark.messages.TaskSettings;
+
 /** The pre-launch rules and the stage plan as pure functions (no cluster needed). */
 @Timeout(60)
 class StageLauncherRulesTest {
     private static final TaskSettings AUTO = new TaskSettings(7, 0, 4, 0, 0, true, 10_000, 60_000, 100);
 
     private static SparkConf conf(final String master, final boolean dynamicAllocation) {
-        return new SparkConf(false).setMaster(master).set(StageLauncher.DYNAMIC_ALLOCATION, Boolean.toString(dynamicAllocation));
+        return new SparkConf(false)
+                .setMaster(master)
+                .set(StageLauncher.DYNAMIC_ALLOCATION, Boolean.toString(dynamicAllocation));
     }
 
     @Test
@@ -30,17 +31,23 @@ class StageLauncherRulesTest {
         // Spark's rule: dynamic allocation is in effect on any master but local and local[...].
         assertTrue(StageLauncher.barrierStagesRefused(conf("local-cluster[2,1,1024]", true)));
         assertTrue(StageLauncher.barrierStagesRefused(conf("spark://m:7077", true)));
-        assertTrue(StageLauncher.barrierStagesRefused(conf("yarn", true)
-                .set("spark.dynamicAllocation.minExecutors", "2").set("spark.dynamicAllocation.maxExecutors", "2")),
+        assertTrue(
+                StageLauncher.barrierStagesRefused(conf("yarn", true)
+                        .set("spark.dynamicAllocation.minExecutors", "2")
+                        .set("spark.dynamicAllocation.maxExecutors", "2")),
                 "a fixed executor count under dynamic allocation is refused as well");
         assertFalse(StageLauncher.barrierStagesRefused(conf("yarn", false)));
-        assertFalse(StageLauncher.barrierStagesRefused(conf("local[2]", true)), "a local master has no dynamic allocation");
-        assertTrue(StageLauncher.barrierStagesRefused(conf("local[2]", true).set("spark.dynamicAllocation.testing", "true")));
+        assertFalse(
+                StageLauncher.barrierStagesRefused(conf("local[2]", true)), "a local master has no dynamic allocation");
+        assertTrue(StageLauncher.barrierStagesRefused(
+                conf("local[2]", true).set("spark.dynamicAllocation.testing", "true")));
 
-        final IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> StageLauncher.checkCluster(conf("spark://m:7077", true)));
-        assertTrue(e.getMessage().contains("spark.dynamicAllocation.enabled=true")
-                && e.getMessage().contains("spark.dynamicAllocation.enabled=false"), e.getMessage());
+        final IllegalStateException e = assertThrows(
+                IllegalStateException.class, () -> StageLauncher.checkCluster(conf("spark://m:7077", true)));
+        assertTrue(
+                e.getMessage().contains("spark.dynamicAllocation.enabled=true")
+                        && e.getMessage().contains("spark.dynamicAllocation.enabled=false"),
+                e.getMessage());
         assertDoesNotThrow(() -> StageLauncher.checkCluster(conf("local[2]", true)));
     }
 
@@ -54,20 +61,25 @@ class StageLauncherRulesTest {
 
     @Test
     void aClusterMasterWithoutThePluginIsAnErrorNamingSparkPlugins() {
-        final IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> DriverRuntimes.requirePluginUnlessLocal(false, "yarn"));
-        assertTrue(e.getMessage().contains("spark.plugins=org.switchml.spark.SwitchMLPlugin")
-                && e.getMessage().contains("yarn"), e.getMessage());
+        final IllegalStateException e =
+                assertThrows(IllegalStateException.class, () -> DriverRuntimes.requirePluginUnlessLocal(false, "yarn"));
+        assertTrue(
+                e.getMessage().contains("spark.plugins=org.switchml.spark.SwitchMLPlugin")
+                        && e.getMessage().contains("yarn"),
+                e.getMessage());
         assertDoesNotThrow(() -> DriverRuntimes.requirePluginUnlessLocal(true, "local[2]"));
     }
 
     private static Rendezvous.Hello hello(final int task, final String executor, final int mtu) {
-        return new Rendezvous.Hello("7.0", task, executor, "127.0.0." + (executor.hashCode() & 7) + ":" + (5000 + executor.length()), mtu);
+        return new Rendezvous.Hello(
+                "7.0", task, executor, "127.0.0." + (executor.hashCode() & 7) + ":" + (5000 + executor.length()), mtu);
     }
 
     @Test
     void executorsAreTheWorkersRankedByTheirLowestTask() {
-        final Rendezvous.Hello[] h = {hello(0, "2", 65536), hello(1, "1", 65536), hello(2, "2", 65536), hello(3, "1", 65536)};
+        final Rendezvous.Hello[] h = {
+            hello(0, "2", 65536), hello(1, "1", 65536), hello(2, "2", 65536), hello(3, "1", 65536)
+        };
         final Rendezvous.Plan p = StagePlans.make("127.0.0.1:1", AUTO, h, new String[8], 0, 0);
         assertEquals(2, p.workers());
         assertArrayEquals(new int[] {0, 1, 0, 1}, p.rankOfTask());
@@ -87,7 +99,10 @@ class StageLauncherRulesTest {
         final Rendezvous.Plan p = StagePlans.make("127.0.0.1:1", AUTO, h, pref, 0, 0);
         assertArrayEquals(new int[] {0, 1, 2}, p.partitions()[0]);
         assertArrayEquals(new int[] {3, 4, 5}, p.partitions()[1]);
-        final int[] all = Arrays.stream(p.partitions()).flatMapToInt(Arrays::stream).sorted().toArray();
+        final int[] all = Arrays.stream(p.partitions())
+                .flatMapToInt(Arrays::stream)
+                .sorted()
+                .toArray();
         assertArrayEquals(new int[] {0, 1, 2, 3, 4, 5}, all);
     }
 
@@ -111,8 +126,8 @@ class StageLauncherRulesTest {
         for (int t = 0; t < h.length; t++) {
             h[t] = new Rendezvous.Hello("7.0", t, "e" + t, "127.0.0.1:" + (6000 + t), 0);
         }
-        final IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> StagePlans.make("127.0.0.1:1", AUTO, h, new String[h.length], 0, 0));
+        final IllegalStateException e = assertThrows(
+                IllegalStateException.class, () -> StagePlans.make("127.0.0.1:1", AUTO, h, new String[h.length], 0, 0));
         assertTrue(e.getMessage().contains("257 executors") && e.getMessage().contains("at most 256"), e.getMessage());
     }
 }

@@ -1,5 +1,6 @@
 package org.switchml.spark.ml.classification;
 
+import java.util.Arrays;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.linalg.Matrix;
@@ -11,8 +12,6 @@ import org.switchml.spark.ml.linear.LogisticObjective;
 import org.switchml.spark.ml.linear.OptimizerChoice;
 import org.switchml.spark.ml.linear.Standardization;
 import scala.Option;
-
-import java.util.Arrays;
 
 /**
  * A logistic fit's training problem as MLlib sets it up from the statistics: the classes and the family
@@ -27,11 +26,14 @@ import java.util.Arrays;
 record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, FeatureSummary.Stats stats) {
 
     /** The problem of {@code lr}'s fit with these statistics, after MLlib's checks. */
-    static LogisticProblem of(final LogisticRegression lr, final Option<Object> metaClasses,
-                              final FeatureSummary.Stats statistics, final int numFeatures) {
+    static LogisticProblem of(
+            final LogisticRegression lr,
+            final Option<Object> metaClasses,
+            final FeatureSummary.Stats statistics,
+            final int numFeatures) {
         final int numClasses = LogisticChecks.numClasses(metaClasses, statistics);
-        final LogisticProblem problem = new LogisticProblem(numFeatures, numClasses,
-                LogisticChecks.multinomial(lr, numClasses), statistics);
+        final LogisticProblem problem =
+                new LogisticProblem(numFeatures, numClasses, LogisticChecks.multinomial(lr, numClasses), statistics);
         LogisticChecks.checkShapes(lr, problem.sets(), numFeatures, numClasses);
         return problem;
     }
@@ -71,12 +73,19 @@ record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, Fea
     LogisticObjective objective(final LogisticRegression lr, final Standardization scaling) {
         final boolean fitWithMean = lr.getFitIntercept()
                 && (!lr.isSet(lr.lowerBoundsOnIntercepts())
-                    || allEqual(lr.getLowerBoundsOnIntercepts().toArray(), Double.NEGATIVE_INFINITY))
+                        || allEqual(lr.getLowerBoundsOnIntercepts().toArray(), Double.NEGATIVE_INFINITY))
                 && (!lr.isSet(lr.upperBoundsOnIntercepts())
-                    || allEqual(lr.getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));
+                        || allEqual(lr.getUpperBoundsOnIntercepts().toArray(), Double.POSITIVE_INFINITY));
         final double regL2 = (1.0 - lr.getElasticNetParam()) * lr.getRegParam();
-        return LogisticObjective.of(numFeatures, numClasses, multinomial, lr.getFitIntercept(), fitWithMean, regL2,
-                lr.getStandardization(), scaling);
+        return LogisticObjective.of(
+                numFeatures,
+                numClasses,
+                multinomial,
+                lr.getFitIntercept(),
+                fitWithMean,
+                regL2,
+                lr.getStandardization(),
+                scaling);
     }
 
     /** The bounds in the training space (coefficients times std), laid out as the coefficients; null without. */
@@ -114,8 +123,15 @@ record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, Fea
 
     /** The optimizer MLlib picks for {@code lr}'s params ({@link OptimizerChoice}). */
     QuasiNewton optimizer(final LogisticRegression lr, final CoefficientLayout layout, final double[][] bounds) {
-        return OptimizerChoice.of(layout, lr.getRegParam(), lr.getElasticNetParam(), lr.getStandardization(),
-                stats.std(), bounds, lr.getMaxIter(), lr.getTol());
+        return OptimizerChoice.of(
+                layout,
+                lr.getRegParam(),
+                lr.getElasticNetParam(),
+                lr.getStandardization(),
+                stats.std(),
+                bounds,
+                lr.getMaxIter(),
+                lr.getTol());
     }
 
     /**
@@ -123,14 +139,20 @@ record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, Fea
      * when their shape fits (else they are ignored with MLlib's warning), the intercepts from the label
      * histogram otherwise, within the bounds.
      */
-    double[] initialPoint(final LogisticRegression lr, final LogisticRegressionModel initialModel,
-                          final LogisticObjective objective, final double[][] bounds, final Logger log) {
+    double[] initialPoint(
+            final LogisticRegression lr,
+            final LogisticRegressionModel initialModel,
+            final LogisticObjective objective,
+            final double[][] bounds,
+            final Logger log) {
         final int sets = sets();
         double[] initCoef = null;
         double[] initIntercept = null;
         if (initialModel != null) {
             final Matrix m = initialModel.coefficientMatrix();
-            if (m.numRows() == sets && m.numCols() == numFeatures && initialModel.interceptVector().size() == sets
+            if (m.numRows() == sets
+                    && m.numCols() == numFeatures
+                    && initialModel.interceptVector().size() == sets
                     && initialModel.getFitIntercept() == lr.getFitIntercept()) {
                 initCoef = new double[sets * numFeatures];
                 for (int c = 0; c < sets; c++) {
@@ -140,12 +162,21 @@ record LogisticProblem(int numFeatures, int numClasses, boolean multinomial, Fea
                 }
                 initIntercept = initialModel.interceptVector().toArray();
             } else {
-                log.warn("Initial coefficients will be ignored! Its dimensions ({}, {}) did not match the expected "
-                        + "size ({}, {})", m.numRows(), m.numCols(), sets, numFeatures);
+                log.warn(
+                        "Initial coefficients will be ignored! Its dimensions ({}, {}) did not match the expected "
+                                + "size ({}, {})",
+                        m.numRows(),
+                        m.numCols(),
+                        sets,
+                        numFeatures);
             }
         }
-        final double[] x0 = objective.initialSolution(stats.histogram(), initCoef, initIntercept,
-                bounds == null ? null : bounds[0], bounds == null ? null : bounds[1]);
+        final double[] x0 = objective.initialSolution(
+                stats.histogram(),
+                initCoef,
+                initIntercept,
+                bounds == null ? null : bounds[0],
+                bounds == null ? null : bounds[1]);
         objective.toCentered(x0);
         return x0;
     }

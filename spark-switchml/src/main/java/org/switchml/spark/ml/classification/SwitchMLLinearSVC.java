@@ -81,41 +81,62 @@ public class SwitchMLLinearSVC extends LinearSVC implements SwitchMLEstimator<Sw
 
     @Override
     public LinearSVCModel train(final Dataset<?> dataset) {
-        return LinearFit.train(new LinearFit.Estimator(this, "SwitchMLLinearSVC", "LinearSVC", LOG, switchml.reports()), dataset,
-                new LinearFit.Columns(DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.apply(2)),
-                        get(weightCol()), getFeaturesCol()),
-                () -> super.train(dataset), m -> m.summary().totalIterations(), fit -> train(dataset, fit));
+        return LinearFit.train(
+                new LinearFit.Estimator(this, "SwitchMLLinearSVC", "LinearSVC", LOG, switchml.reports()),
+                dataset,
+                new LinearFit.Columns(
+                        DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.apply(2)),
+                        get(weightCol()),
+                        getFeaturesCol()),
+                () -> super.train(dataset),
+                m -> m.summary().totalIterations(),
+                fit -> train(dataset, fit));
     }
 
     /** MLlib's training on the cached batches, every sum through the switch. */
     private LinearSVCModel train(final Dataset<?> dataset, final LinearFit fit) {
         final int numFeatures = fit.numFeatures();
-        final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
-        final FeatureSummary.Stats stats = fit.statistics(metaClasses.isDefined()
-                ? Math.max(2, (Integer) metaClasses.get()) : 2);
+        final Option<Object> metaClasses =
+                MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
+        final FeatureSummary.Stats stats =
+                fit.statistics(metaClasses.isDefined() ? Math.max(2, (Integer) metaClasses.get()) : 2);
         final int numClasses = LogisticChecks.numClasses(metaClasses, stats);
         if (numClasses != 2) {
             throw new IllegalArgumentException("requirement failed: LinearSVC only supports binary classification. "
                     + numClasses + " classes detected in " + getLabelCol());
         }
-        final HingeObjective objective = HingeObjective.of(numFeatures, getFitIntercept(), getRegParam(),
-                getStandardization(), fit.standardization());
+        final HingeObjective objective = HingeObjective.of(
+                numFeatures, getFitIntercept(), getRegParam(), getStandardization(), fit.standardization());
         final QuasiNewton optimizer = OptimizerChoice.orthantWise(objective.layout(), getMaxIter(), getTol());
-        final double[] state = fit.run(objective, optimizer, objective.initialPoint(), getMaxIter(),
-                getCheckpointInterval(), SwitchMLParams.precision(fit.sparkContext(), this, precision()));
+        final double[] state = fit.run(
+                objective,
+                optimizer,
+                objective.initialPoint(),
+                getMaxIter(),
+                getCheckpointInterval(),
+                SwitchMLParams.precision(fit.sparkContext(), this, precision()));
         final double[][] model = objective.toModel(optimizer.solution(state));
-        return fit.trained(model(dataset, Vectors.dense(model[0]).compressed(), model[1][0],
-                optimizer.objectiveHistory(state)), optimizer);
+        return fit.trained(
+                model(dataset, Vectors.dense(model[0]).compressed(), model[1][0], optimizer.objectiveHistory(state)),
+                optimizer);
     }
 
     /** The stock model with this estimator's params and MLlib's training summary attached. */
-    private LinearSVCModel model(final Dataset<?> dataset, final Vector coefficients, final double intercept,
-                                 final double[] objectiveHistory) {
+    private LinearSVCModel model(
+            final Dataset<?> dataset,
+            final Vector coefficients,
+            final double intercept,
+            final double[] objectiveHistory) {
         final LinearSVCModel model = copyValues(new LinearSVCModel(uid(), coefficients, intercept), ParamMap.empty());
         final String weightColName = isDefined(weightCol()) ? getWeightCol() : "weightCol";
         final Tuple3<ClassificationModel<Vector, LinearSVCModel>, String, String> found = model.findSummaryModel();
-        model.setSummary(Option.apply(new LinearSVCTrainingSummaryImpl(found._1().transform(dataset), found._2(),
-                found._3(), getLabelCol(), weightColName, objectiveHistory)));
+        model.setSummary(Option.apply(new LinearSVCTrainingSummaryImpl(
+                found._1().transform(dataset),
+                found._2(),
+                found._3(),
+                getLabelCol(),
+                weightColName,
+                objectiveHistory)));
         return model;
     }
 }

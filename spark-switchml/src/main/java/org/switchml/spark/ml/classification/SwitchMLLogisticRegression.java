@@ -4,14 +4,14 @@ import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.util.DatasetUtils$;
-import org.apache.spark.ml.util.MetadataUtils;
 import org.apache.spark.ml.util.Identifiable$;
+import org.apache.spark.ml.util.MetadataUtils;
 import org.apache.spark.sql.Dataset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.switchml.optim.QuasiNewton;
-import org.switchml.spark.ml.linear.LogisticObjective;
 import org.switchml.spark.ml.linear.LinearFit;
+import org.switchml.spark.ml.linear.LogisticObjective;
 import org.switchml.spark.ml.linear.SwitchMLEstimator;
 import org.switchml.spark.ml.linear.SwitchMLParams;
 import org.switchml.spark.ml.linear.SwitchMLParts;
@@ -43,12 +43,12 @@ import scala.Option;
  * {@code spark.dynamicAllocation.enabled=true} on a cluster, under which Spark refuses barrier stages
  * ({@link org.switchml.spark.SwitchMLDriver#barrierStagesRefused}).
  */
-public class SwitchMLLogisticRegression extends LogisticRegression implements SwitchMLEstimator<SwitchMLLogisticRegression> {
+public class SwitchMLLogisticRegression extends LogisticRegression
+        implements SwitchMLEstimator<SwitchMLLogisticRegression> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(SwitchMLLogisticRegression.class);
     /** Label slots in the statistics when the label column carries no class count. */
     private static final int DEFAULT_LABEL_CAPACITY = 64;
-
 
     private LogisticRegressionModel initialModel;
     private final SwitchMLParts switchml;
@@ -97,19 +97,30 @@ public class SwitchMLLogisticRegression extends LogisticRegression implements Sw
 
     @Override
     public LogisticRegressionModel train(final Dataset<?> dataset) {
-        return LinearFit.train(new LinearFit.Estimator(this, "SwitchMLLogisticRegression", "LogisticRegression", LOG,
-                        switchml.reports()), dataset,
-                new LinearFit.Columns(DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
-                        get(weightCol()), getFeaturesCol()),
-                () -> super.train(dataset), m -> m.summary().totalIterations(), fit -> train(dataset, fit));
+        return LinearFit.train(
+                new LinearFit.Estimator(
+                        this, "SwitchMLLogisticRegression", "LogisticRegression", LOG, switchml.reports()),
+                dataset,
+                new LinearFit.Columns(
+                        DatasetUtils$.MODULE$.checkClassificationLabels(getLabelCol(), Option.empty()),
+                        get(weightCol()),
+                        getFeaturesCol()),
+                () -> super.train(dataset),
+                m -> m.summary().totalIterations(),
+                fit -> train(dataset, fit));
     }
 
     /** MLlib's training on the cached batches, every sum through the switch. */
     private LogisticRegressionModel train(final Dataset<?> dataset, final LinearFit fit) {
         final int numFeatures = fit.numFeatures();
-        final Option<Object> metaClasses = MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
-        final LogisticProblem problem = LogisticProblem.of(this, metaClasses, fit.statistics(metaClasses.isDefined()
-                ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY), numFeatures);
+        final Option<Object> metaClasses =
+                MetadataUtils.getNumClasses(dataset.schema().apply(getLabelCol()));
+        final LogisticProblem problem = LogisticProblem.of(
+                this,
+                metaClasses,
+                fit.statistics(
+                        metaClasses.isDefined() ? Math.max(1, (Integer) metaClasses.get()) : DEFAULT_LABEL_CAPACITY),
+                numFeatures);
         if (getFitIntercept() && problem.constantLabel() && !LogisticChecks.bounded(this)) {
             LOG.warn("All labels are the same value and fitIntercept=true, so the coefficients will be zeros. "
                     + "Training is not needed.");
@@ -123,7 +134,12 @@ public class SwitchMLLogisticRegression extends LogisticRegression implements Sw
         final double[][] bounds = problem.bounds(this, objective.layout());
         final QuasiNewton optimizer = problem.optimizer(this, objective.layout(), bounds);
         final double[] x0 = problem.initialPoint(this, initialModel, objective, bounds, LOG);
-        final double[] state = fit.run(objective, optimizer, x0, getMaxIter(), getCheckpointInterval(),
+        final double[] state = fit.run(
+                objective,
+                optimizer,
+                x0,
+                getMaxIter(),
+                getCheckpointInterval(),
                 SwitchMLParams.precision(fit.sparkContext(), this, precision()));
         return fit.trained(LogisticModels.trained(this, dataset, problem, objective, optimizer, state), optimizer);
     }

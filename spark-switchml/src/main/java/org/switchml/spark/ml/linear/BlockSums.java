@@ -8,6 +8,7 @@ package org.switchml.spark.ml.linear;
 final class BlockSums {
     /** The gradient sum; kernels add into its first {@code F * sets} elements. */
     final double[] gradient;
+
     final double[] multiplierSums;
     double loss;
     double weight;

@@ -22,6 +22,7 @@ import java.util.List;
 final class ColumnBlock {
     /** The batches, in order, whose rows are the block's rows 0 .. rows-1. */
     final InstanceBatch[] batches;
+
     final int rows;
     /** Distinct columns, ascending. */
     final int[] columns;
@@ -29,10 +30,16 @@ final class ColumnBlock {
     final int[] columnStart;
     /** Row of each non-zero within the block. */
     final int[] rowIndex;
+
     final double[] values;
 
-    private ColumnBlock(final InstanceBatch[] batches, final int rows, final int[] columns, final int[] columnStart,
-                        final int[] rowIndex, final double[] values) {
+    private ColumnBlock(
+            final InstanceBatch[] batches,
+            final int rows,
+            final int[] columns,
+            final int[] columnStart,
+            final int[] rowIndex,
+            final double[] values) {
         this.batches = batches;
         this.rows = rows;
         this.columns = columns;
@@ -163,7 +170,8 @@ final class ColumnBlock {
     }
 
     /** A counting sort by column (one pass over the non-zeros in row order keeps each column's rows ascending). */
-    private static ColumnBlock byCounting(final InstanceBatch[] run, final int rows, final int nnz, final int features) {
+    private static ColumnBlock byCounting(
+            final InstanceBatch[] run, final int rows, final int nnz, final int features) {
         final int[] next = new int[features + 1];
         for (final InstanceBatch b : run) {
             for (int p = 0; p < b.rowStart[b.rows]; p++) {

@@ -1,10 +1,7 @@
 package org.switchml.spark.ml.linear;
 
-
-
-
-import org.switchml.spark.SwitchMLKryoRegistrator;
 import java.util.List;
+import org.switchml.spark.SwitchMLKryoRegistrator;
 
 /**
  * The estimator's classes that Spark may serialize with Kryo: its cached input blocks (spilled to disk with

@@ -26,6 +26,7 @@ final class EvaluationCache {
     private int leases;
     /** The pending point of the state being evaluated, or null; guarded by {@code this}. */
     private Pending pending;
+
     private final Workspace workspace = new Workspace();
 
     private EvaluationCache(final long fitId) {

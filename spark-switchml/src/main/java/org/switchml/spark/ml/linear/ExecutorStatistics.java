@@ -31,8 +31,7 @@ final class ExecutorStatistics {
     /** Times a JVM read statistics from the broadcast because it did not keep them (tests read it). */
     private static final AtomicLong MISSES = new AtomicLong();
 
-    private ExecutorStatistics() {
-    }
+    private ExecutorStatistics() {}
 
     /** Keeps a statistics stage's result under {@code key}. */
     static synchronized void keep(final String key, final MeanStd statistics) {

@@ -1,12 +1,8 @@
 package org.switchml.spark.ml.linear;
 
-
-
-
-import org.switchml.spark.ReplicatedLoop;
-
 import java.util.Arrays;
 import java.util.List;
+import org.switchml.spark.ReplicatedLoop;
 
 /**
  * The statistics MLlib's LogisticRegression computes before training (feature mean and unbiased
@@ -56,11 +52,11 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
         this(numFeatures, labelCapacity, keepAs, false);
     }
 
-    private FeatureSummary(final int numFeatures, final int labelCapacity, final String keepAs,
-                           final boolean labelColumn) {
+    private FeatureSummary(
+            final int numFeatures, final int labelCapacity, final String keepAs, final boolean labelColumn) {
         if (numFeatures < 0 || labelCapacity < 1) {
-            throw new IllegalArgumentException("numFeatures >= 0 and labelCapacity >= 1: " + numFeatures + ", "
-                    + labelCapacity);
+            throw new IllegalArgumentException(
+                    "numFeatures >= 0 and labelCapacity >= 1: " + numFeatures + ", " + labelCapacity);
         }
         this.numFeatures = numFeatures;
         this.labelCapacity = labelCapacity;
@@ -218,8 +214,14 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
         }
     }
 
-    private void addShifted(final double[] v, final int out, final int j, final double x, final double w,
-                            final double m, final double s) {
+    private void addShifted(
+            final double[] v,
+            final int out,
+            final int j,
+            final double x,
+            final double w,
+            final double m,
+            final double s) {
         final double z = (x - m) / s;
         v[out + j] += w * z;
         v[out + columns + j] += w * z * z;
@@ -262,8 +264,11 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
             next[sIdx + j] = Math.sqrt(variance);
         }
         if (keepAs != null) {
-            ExecutorStatistics.keep(keepAs, new MeanStd(Arrays.copyOfRange(next, mIdx, mIdx + numFeatures),
-                    Arrays.copyOfRange(next, sIdx, sIdx + numFeatures)));
+            ExecutorStatistics.keep(
+                    keepAs,
+                    new MeanStd(
+                            Arrays.copyOfRange(next, mIdx, mIdx + numFeatures),
+                            Arrays.copyOfRange(next, sIdx, sIdx + numFeatures)));
         }
         return new ReplicatedLoop.Step(next, new double[0], true);
     }
@@ -281,9 +286,16 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
      * @param labelMean     a regression's: the label's weighted mean (NaN for a classification)
      * @param labelStd      a regression's: the label's unbiased weighted std (NaN for a classification)
      */
-    public record Stats(double[] mean, double[] std, long count, double weightSum, double[] histogram,
-                        long labelOverflow, long invalidLabels, double labelMean, double labelStd) {
-    }
+    public record Stats(
+            double[] mean,
+            double[] std,
+            long count,
+            double weightSum,
+            double[] histogram,
+            long labelOverflow,
+            long invalidLabels,
+            double labelMean,
+            double labelStd) {}
 
     /** The statistics from the loop's final state. */
     public Stats stats(final double[] state) {
@@ -299,9 +311,14 @@ public final class FeatureSummary implements ReplicatedLoop.Body<InstanceBatch> 
                 classes = k + 1;
             }
         }
-        return new Stats(Arrays.copyOfRange(state, mIdx, mIdx + numFeatures),
-                Arrays.copyOfRange(state, sIdx, sIdx + numFeatures), Math.round(state[2]), state[1],
-                Arrays.copyOfRange(state, 4, 4 + classes), Math.round(state[4 + c]), Math.round(state[5 + c]),
+        return new Stats(
+                Arrays.copyOfRange(state, mIdx, mIdx + numFeatures),
+                Arrays.copyOfRange(state, sIdx, sIdx + numFeatures),
+                Math.round(state[2]),
+                state[1],
+                Arrays.copyOfRange(state, 4, 4 + classes),
+                Math.round(state[4 + c]),
+                Math.round(state[5 + c]),
                 labelColumn ? state[mIdx + numFeatures] : Double.NaN,
                 labelColumn ? state[sIdx + numFeatures] : Double.NaN);
     }

@@ -1,12 +1,11 @@
 package org.switchml.spark.ml.linear;
 
-import org.apache.spark.TaskContext;
-import org.apache.spark.util.TaskCompletionListener;
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.optim.QuasiNewton;
-
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.spark.TaskContext;
+import org.apache.spark.util.TaskCompletionListener;
+import org.switchml.optim.QuasiNewton;
+import org.switchml.spark.ReplicatedLoop;
 
 /**
  * A fit as a {@link ReplicatedLoop.Body}, for any estimator's {@link LinearObjective}: the loop's state is the
@@ -29,8 +28,8 @@ final class FitBody implements ReplicatedLoop.Body<InstanceBatch> {
 
     FitBody(final LinearObjective objective, final QuasiNewton optimizer) {
         if (objective.dim() != optimizer.dimension()) {
-            throw new IllegalArgumentException("objective has " + objective.dim() + " coefficients, optimizer "
-                    + optimizer.dimension());
+            throw new IllegalArgumentException(
+                    "objective has " + objective.dim() + " coefficients, optimizer " + optimizer.dimension());
         }
         this.objective = objective;
         this.optimizer = optimizer;
@@ -38,6 +37,7 @@ final class FitBody implements ReplicatedLoop.Body<InstanceBatch> {
 
     /** Indices of the scalars. */
     static final int ITERATIONS = 0;
+
     static final int LOSS = 1;
     static final int GRADIENT_NORM = 2;
     static final int EVALUATIONS = 3;
@@ -99,8 +99,8 @@ final class FitBody implements ReplicatedLoop.Body<InstanceBatch> {
     }
 
     @Override
-    public double[] contribution(final List<InstanceBatch> partition, final double[] state, final int iteration,
-                                 final double[] spare) {
+    public double[] contribution(
+            final List<InstanceBatch> partition, final double[] state, final int iteration, final double[] spare) {
         final long t0 = System.nanoTime();
         final double[] v = objective.contribution(partition, pending(cache(), state).prepared, spare);
         final double ms = (System.nanoTime() - t0) / 1e6;
@@ -127,9 +127,17 @@ final class FitBody implements ReplicatedLoop.Body<InstanceBatch> {
         // the point, so nothing reads these arrays until the next evaluation takes them back.
         w.giveBack(point, pending.prepared.effective, grad);
         final boolean done = optimizer.done(next);
-        final double[] scalars = {optimizer.iterations(next), optimizer.adjustedValue(next),
-            optimizer.adjustedGradientNorm(next), optimizer.evaluations(next), System.nanoTime() / 1e6,
-            optimizer.objectiveHistoryLength(next), value, contributionMs, 0};
+        final double[] scalars = {
+            optimizer.iterations(next),
+            optimizer.adjustedValue(next),
+            optimizer.adjustedGradientNorm(next),
+            optimizer.evaluations(next),
+            System.nanoTime() / 1e6,
+            optimizer.objectiveHistoryLength(next),
+            value,
+            contributionMs,
+            0
+        };
         scalars[UPDATE_MS] = (System.nanoTime() - t0) / 1e6;
         // The driver needs only x and the history of a finished fit, not the curvature pairs.
         return new ReplicatedLoop.Step(done ? optimizer.finalState(next) : next, scalars, done);

@@ -14,6 +14,5 @@ public interface FitListener {
     void onIteration(IterationReport report);
 
     /** The fit ended; {@code report} is what the estimator's {@code lastFit()} then returns. */
-    default void onFitEnd(final FitReport report) {
-    }
+    default void onFitEnd(final FitReport report) {}
 }

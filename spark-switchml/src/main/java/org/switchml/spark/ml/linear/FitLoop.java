@@ -1,13 +1,12 @@
 package org.switchml.spark.ml.linear;
 
+import java.util.List;
+import java.util.Locale;
 import org.apache.spark.api.java.JavaRDD;
 import org.slf4j.Logger;
 import org.switchml.optim.QuasiNewton;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.config.SwitchMLConfig;
-
-import java.util.List;
-import java.util.Locale;
 
 /**
  * Runs a fit's optimizer over its objective in the replicated loop: one barrier stage, or one per
@@ -16,8 +15,7 @@ import java.util.Locale;
  * iteration; that one is in the log), with the fit's progress reported as it goes ({@link FitProgress}).
  */
 final class FitLoop {
-    private FitLoop() {
-    }
+    private FitLoop() {}
 
     /**
      * The loop's outcome over all its stages.
@@ -28,8 +26,7 @@ final class FitLoop {
      * @param msPerEvaluation steady time per evaluation: task 0's clock between updates of one stage
      * @param nonFinite       evaluations where some partition's loss or gradient was not finite
      */
-    record Fitted(double[] state, int evaluations, int stages, double msPerEvaluation, int nonFinite) {
-    }
+    record Fitted(double[] state, int evaluations, int stages, double msPerEvaluation, int nonFinite) {}
 
     /**
      * What a fit runs, and how.
@@ -41,20 +38,34 @@ final class FitLoop {
      * @param precision          of the sums through the switch
      * @param listener           the user's, or null
      */
-    record Settings(String uid, Logger log, int maxIter, int checkpointInterval, SwitchMLConfig.Precision precision,
-                    FitListener listener) {
-    }
+    record Settings(
+            String uid,
+            Logger log,
+            int maxIter,
+            int checkpointInterval,
+            SwitchMLConfig.Precision precision,
+            FitListener listener) {}
 
     /** Runs {@code optimizer} from {@code x0} over {@code batches}; names the stages' jobs with {@code names}. */
-    static Fitted run(final JavaRDD<InstanceBatch> batches, final LinearObjective objective,
-                      final QuasiNewton optimizer, final double[] x0, final Settings settings, final SwitchUse use,
-                      final JobNames names) {
+    static Fitted run(
+            final JavaRDD<InstanceBatch> batches,
+            final LinearObjective objective,
+            final QuasiNewton optimizer,
+            final double[] x0,
+            final Settings settings,
+            final SwitchUse use,
+            final JobNames names) {
         final int maxEvaluations = FitBody.maxEvaluations(settings.maxIter(), optimizer.maxEvaluationsPerSearch());
         final int interval = settings.checkpointInterval();
         final boolean fp64 = settings.precision() == SwitchMLConfig.Precision.FP64;
         final int length = objective.vectorLength();
-        final FitProgress progress = new FitProgress(settings.uid(), settings.log(), settings.maxIter(),
-                length * (fp64 ? 8.0 : 4.0) / 1e6, settings.listener(), use);
+        final FitProgress progress = new FitProgress(
+                settings.uid(),
+                settings.log(),
+                settings.maxIter(),
+                length * (fp64 ? 8.0 : 4.0) / 1e6,
+                settings.listener(),
+                use);
         final ReplicatedLoop.Progress stages = new ReplicatedLoop.Progress() {
             @Override
             public void onIteration(final int iteration, final double[] scalars, final long nanos) {
@@ -68,18 +79,28 @@ final class FitLoop {
 
             @Override
             public void onStageStarted(final int evaluations, final double[] state) {
-                final int span = interval > 0 ? Math.min(interval, maxEvaluations - evaluations)
-                        : maxEvaluations - evaluations;
+                final int span =
+                        interval > 0 ? Math.min(interval, maxEvaluations - evaluations) : maxEvaluations - evaluations;
                 final int fromIteration = optimizer.iterations(state);
                 final int toIteration = Math.min(settings.maxIter(), fromIteration + span);
-                names.describe(String.format(Locale.ROOT, "iterations %d to <=%d of %d (evaluations %d-%d%s)",
-                        fromIteration, toIteration, settings.maxIter(), evaluations + 1, evaluations + span,
+                names.describe(String.format(
+                        Locale.ROOT,
+                        "iterations %d to <=%d of %d (evaluations %d-%d%s)",
+                        fromIteration,
+                        toIteration,
+                        settings.maxIter(),
+                        evaluations + 1,
+                        evaluations + span,
                         interval > 0 ? ", then a checkpoint" : ", the whole fit in this barrier stage"));
             }
         };
-        final ReplicatedLoop.Result r = ReplicatedLoop.run(batches.rdd(), optimizer.start(x0), length,
-                new FitBody(objective, optimizer), new ReplicatedLoop.Options(maxEvaluations, interval, 0,
-                        settings.precision()), stages);
+        final ReplicatedLoop.Result r = ReplicatedLoop.run(
+                batches.rdd(),
+                optimizer.start(x0),
+                length,
+                new FitBody(objective, optimizer),
+                new ReplicatedLoop.Options(maxEvaluations, interval, 0, settings.precision()),
+                stages);
         use.ran(r, length, fp64);
         // steady time per evaluation: task 0's clock between updates of one stage
         final List<double[]> scalars = r.scalars();
@@ -91,7 +112,11 @@ final class FitLoop {
                 steadyCount++;
             }
         }
-        return new Fitted(r.state(), r.iterations(), r.stages().size(),
-                steadyCount == 0 ? Double.NaN : steadyMs / steadyCount, progress.nonFiniteEvaluations());
+        return new Fitted(
+                r.state(),
+                r.iterations(),
+                r.stages().size(),
+                steadyCount == 0 ? Double.NaN : steadyMs / steadyCount,
+                progress.nonFiniteEvaluations());
     }
 }

@@ -1,10 +1,9 @@
 package org.switchml.spark.ml.linear;
 
-import org.slf4j.Logger;
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.protocol.JobCounters;
-
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.switchml.protocol.JobCounters;
+import org.switchml.spark.ReplicatedLoop;
 
 /**
  * Turns the loop's per-evaluation reports (task 0's scalars, live through the plugin's endpoint) into
@@ -33,8 +32,13 @@ final class FitProgress implements ReplicatedLoop.Progress {
     private long retransmissionsSince;
 
     /** @param log the estimator's logger, which the iterations' lines go to */
-    FitProgress(final String uid, final Logger log, final int maxIter, final double megabytesPerEvaluation,
-                final FitListener listener, final SwitchUse use) {
+    FitProgress(
+            final String uid,
+            final Logger log,
+            final int maxIter,
+            final double megabytesPerEvaluation,
+            final FitListener listener,
+            final SwitchUse use) {
         this.uid = uid;
         this.log = log;
         this.maxIter = maxIter;
@@ -54,8 +58,8 @@ final class FitProgress implements ReplicatedLoop.Progress {
         evaluationsSince++;
         final double clock = s[FitBody.CLOCK];
         // A report that arrives only with its stage's end carries no time; task 0's clock tells it.
-        final double millis = nanos >= 0 ? nanos / 1e6
-                : !Double.isNaN(lastClock) && clock >= lastClock ? clock - lastClock : 0.0;
+        final double millis =
+                nanos >= 0 ? nanos / 1e6 : !Double.isNaN(lastClock) && clock >= lastClock ? clock - lastClock : 0.0;
         lastClock = clock;
         millisSince += millis;
         computeSince += s.length > FitBody.UPDATE_MS ? s[FitBody.COMPUTE_MS] : Double.NaN;
@@ -70,10 +74,20 @@ final class FitProgress implements ReplicatedLoop.Progress {
         }
         reportedHistory = history;
         final boolean known = countRetransmissions(jobId);
-        final IterationReport r = new IterationReport(uid, (int) s[FitBody.ITERATIONS], maxIter,
-                s[FitBody.LOSS], s[FitBody.GRADIENT_NORM], evaluationsSince, totalEvaluations, millisSince,
-                evaluationsSince * megabytesPerEvaluation, known ? retransmissionsSince : -1, computeSince,
-                updateSince, nonFiniteSince);
+        final IterationReport r = new IterationReport(
+                uid,
+                (int) s[FitBody.ITERATIONS],
+                maxIter,
+                s[FitBody.LOSS],
+                s[FitBody.GRADIENT_NORM],
+                evaluationsSince,
+                totalEvaluations,
+                millisSince,
+                evaluationsSince * megabytesPerEvaluation,
+                known ? retransmissionsSince : -1,
+                computeSince,
+                updateSince,
+                nonFiniteSince);
         if (nonFiniteSince) {
             log.warn("{}", r.line());
         } else {

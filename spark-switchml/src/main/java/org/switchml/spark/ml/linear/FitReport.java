@@ -23,8 +23,7 @@ public record FitReport(boolean viaSwitch, String reason, Timing timing, Loop lo
      * @param msPerEvaluation steady-state time per evaluation inside the loop's stages (partition 0's clock,
      *                        from the first update to the last; excludes stage start-up), NaN if fewer than 2
      */
-    public record Timing(long readMs, long statisticsMs, long fitMs, long modelMs, double msPerEvaluation) {
-    }
+    public record Timing(long readMs, long statisticsMs, long fitMs, long modelMs, double msPerEvaluation) {}
 
     /**
      * What the optimizer loop did.
@@ -35,8 +34,7 @@ public record FitReport(boolean viaSwitch, String reason, Timing timing, Loop lo
      * @param nonFiniteEvaluations evaluations where some partition's loss or gradient was not finite (flagged
      *                             through the switch, never summed, and taken as an infinite objective)
      */
-    public record Loop(int evaluations, int iterations, int stages, int nonFiniteEvaluations) {
-    }
+    public record Loop(int evaluations, int iterations, int stages, int nonFiniteEvaluations) {}
 
     /**
      * What went through the switch, statistics included.
@@ -53,8 +51,14 @@ public record FitReport(boolean viaSwitch, String reason, Timing timing, Loop lo
      * @param inMemoryStages  barrier stages whose tasks all ran in one executor, which computed the switch's
      *                        sums itself, bit for bit, sending nothing ({@code spark.switchml.localShortcut})
      */
-    public record SwitchTraffic(double megabytes, long packetsIn, long packetsOut, long retransmissions, long drops,
-                                int fallbacks, int inMemoryStages) {
+    public record SwitchTraffic(
+            double megabytes,
+            long packetsIn,
+            long packetsOut,
+            long retransmissions,
+            long drops,
+            int fallbacks,
+            int inMemoryStages) {
         /** A fit that never used the switch: nothing sent, counters unknown. */
         static final SwitchTraffic NONE = new SwitchTraffic(0, -1, -1, -1, -1, 0, 0);
     }

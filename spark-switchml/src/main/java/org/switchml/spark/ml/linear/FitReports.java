@@ -1,8 +1,7 @@
 package org.switchml.spark.ml.linear;
 
-import org.slf4j.Logger;
-
 import java.io.Serializable;
+import org.slf4j.Logger;
 
 /**
  * One estimator's reports: its last fit's {@link FitReport} and the {@link FitListener} its fits tell. Neither is an

@@ -9,9 +9,16 @@ package org.switchml.spark.ml.linear;
 public final class HingeObjective extends LinearObjective {
     private static final long serialVersionUID = 1L;
 
-    private HingeObjective(final CoefficientLayout layout, final Standardization scaling, final double regParam,
-                           final boolean standardization) {
-        super(layout, scaling, layout.fitIntercept(), new BinaryDenseKernel(new HingeLoss()),
+    private HingeObjective(
+            final CoefficientLayout layout,
+            final Standardization scaling,
+            final double regParam,
+            final boolean standardization) {
+        super(
+                layout,
+                scaling,
+                layout.fitIntercept(),
+                new BinaryDenseKernel(new HingeLoss()),
                 new BinarySparseKernel(new HingeLoss()),
                 new L2Regularization(regParam, standardization, layout, scaling));
     }
@@ -22,14 +29,18 @@ public final class HingeObjective extends LinearObjective {
      * @param regParam        MLlib's regParam (L2 only)
      * @param standardization MLlib's param: penalize the standardized coefficients, else the unscaled ones
      */
-    public static HingeObjective of(final int numFeatures, final boolean fitIntercept, final double regParam,
-                                    final boolean standardization, final Standardization scaling) {
+    public static HingeObjective of(
+            final int numFeatures,
+            final boolean fitIntercept,
+            final double regParam,
+            final boolean standardization,
+            final Standardization scaling) {
         if (scaling.inverseStd().length != numFeatures) {
-            throw new IllegalArgumentException("the standardization has " + scaling.inverseStd().length
-                    + " features, expected " + numFeatures);
+            throw new IllegalArgumentException(
+                    "the standardization has " + scaling.inverseStd().length + " features, expected " + numFeatures);
         }
-        return new HingeObjective(new CoefficientLayout(numFeatures, 1, fitIntercept), scaling, regParam,
-                standardization);
+        return new HingeObjective(
+                new CoefficientLayout(numFeatures, 1, fitIntercept), scaling, regParam, standardization);
     }
 
     /** MLlib's first point: zeros, moved to the centered problem. */

@@ -24,8 +24,14 @@ public final class InstanceBatch implements Serializable {
     /** The sparse kernels' by-column copy of the block this batch starts, made on first use (not cached bytes). */
     transient volatile ColumnBlock columnBlock;
 
-    private InstanceBatch(final int rows, final int numFeatures, final double[] labels, final double[] weights,
-                          final double[] values, final int[] indices, final int[] rowStart) {
+    private InstanceBatch(
+            final int rows,
+            final int numFeatures,
+            final double[] labels,
+            final double[] weights,
+            final double[] values,
+            final int[] indices,
+            final int[] rowStart) {
         this.rows = rows;
         this.numFeatures = numFeatures;
         this.labels = labels;
@@ -158,8 +164,14 @@ public final class InstanceBatch implements Serializable {
                 }
                 b = new InstanceBatch(rows, numFeatures, l, w, dense, null, null);
             } else {
-                b = new InstanceBatch(rows, numFeatures, l, w, Arrays.copyOf(values, nnz),
-                        Arrays.copyOf(indices, nnz), Arrays.copyOf(rowStart, rows + 1));
+                b = new InstanceBatch(
+                        rows,
+                        numFeatures,
+                        l,
+                        w,
+                        Arrays.copyOf(values, nnz),
+                        Arrays.copyOf(indices, nnz),
+                        Arrays.copyOf(rowStart, rows + 1));
             }
             reset();
             return b;

@@ -28,16 +28,37 @@ import java.util.Locale;
  *                        some partition: it went through the switch as a flag, never as NaN or infinity,
  *                        and counted as an infinite objective (the line search then shortens its step)
  */
-public record IterationReport(String uid, int iteration, int maxIter, double loss, double gradientNorm,
-                              int evaluations, int totalEvaluations, double millis, double megabytes,
-                              long retransmissions, double computeMillis, double updateMillis,
-                              boolean nonFinite) {
+public record IterationReport(
+        String uid,
+        int iteration,
+        int maxIter,
+        double loss,
+        double gradientNorm,
+        int evaluations,
+        int totalEvaluations,
+        double millis,
+        double megabytes,
+        long retransmissions,
+        double computeMillis,
+        double updateMillis,
+        boolean nonFinite) {
 
     /** The log line: {@code uid: iteration i/N: loss ..., |gradient| ..., ms, MB, retransmissions}. */
     public String line() {
-        return String.format(Locale.ROOT, "%s: iteration %d/%d: loss %.10g, |gradient| %.4g, %d evaluation%s, "
-                        + "%.1f ms (compute %.1f, update %.1f), %.4g MB aggregated per worker, %s%s", uid, iteration, maxIter,
-                loss, gradientNorm, evaluations, evaluations == 1 ? "" : "s", millis, computeMillis, updateMillis,
+        return String.format(
+                Locale.ROOT,
+                "%s: iteration %d/%d: loss %.10g, |gradient| %.4g, %d evaluation%s, "
+                        + "%.1f ms (compute %.1f, update %.1f), %.4g MB aggregated per worker, %s%s",
+                uid,
+                iteration,
+                maxIter,
+                loss,
+                gradientNorm,
+                evaluations,
+                evaluations == 1 ? "" : "s",
+                millis,
+                computeMillis,
+                updateMillis,
                 megabytes,
                 retransmissions < 0 ? "retransmissions n/a" : retransmissions + " retransmissions",
                 nonFinite ? "; a non-finite loss or gradient was flagged (treated as +infinity)" : "");

@@ -20,8 +20,11 @@ final class L2Regularization implements Serializable {
      * @param standardization MLlib's param: penalize the standardized coefficients, else the unscaled ones
      * @param scaling         the features' std, for the unscaled penalty
      */
-    L2Regularization(final double regParam, final boolean standardization, final CoefficientLayout layout,
-                     final Standardization scaling) {
+    L2Regularization(
+            final double regParam,
+            final boolean standardization,
+            final CoefficientLayout layout,
+            final Standardization scaling) {
         this.regParam = regParam;
         this.standardization = standardization;
         this.layout = layout;

@@ -15,12 +15,22 @@ public final class LeastSquaresObjective extends LinearObjective {
     private final boolean fitIntercept;
     /** {@code yMean / yStd}: the centered label's constant part. */
     private final double scaledLabelMean;
+
     private final double labelStd;
 
-    private LeastSquaresObjective(final CoefficientLayout layout, final Standardization scaling,
-                                  final boolean fitIntercept, final double labelMean, final double labelStd,
-                                  final double regL2, final boolean standardization) {
-        super(layout, scaling, false, new BinaryDenseKernel(new SquaredLoss(labelStd)),
+    private LeastSquaresObjective(
+            final CoefficientLayout layout,
+            final Standardization scaling,
+            final boolean fitIntercept,
+            final double labelMean,
+            final double labelStd,
+            final double regL2,
+            final boolean standardization) {
+        super(
+                layout,
+                scaling,
+                false,
+                new BinaryDenseKernel(new SquaredLoss(labelStd)),
                 new BinarySparseKernel(new SquaredLoss(labelStd)),
                 new L2Regularization(regL2, standardization, layout, scaling));
         this.fitIntercept = fitIntercept;
@@ -36,15 +46,26 @@ public final class LeastSquaresObjective extends LinearObjective {
      * @param regL2           the effective L2 weight: {@code (1 - elasticNet) * regParam / labelStd}
      * @param standardization MLlib's param: penalize the standardized coefficients, else the unscaled ones
      */
-    public static LeastSquaresObjective of(final int numFeatures, final boolean fitIntercept, final double labelMean,
-                                           final double labelStd, final double regL2, final boolean standardization,
-                                           final Standardization scaling) {
+    public static LeastSquaresObjective of(
+            final int numFeatures,
+            final boolean fitIntercept,
+            final double labelMean,
+            final double labelStd,
+            final double regL2,
+            final boolean standardization,
+            final Standardization scaling) {
         if (scaling.inverseStd().length != numFeatures) {
-            throw new IllegalArgumentException("the standardization has " + scaling.inverseStd().length
-                    + " features, expected " + numFeatures);
+            throw new IllegalArgumentException(
+                    "the standardization has " + scaling.inverseStd().length + " features, expected " + numFeatures);
         }
-        return new LeastSquaresObjective(new CoefficientLayout(numFeatures, 1, false), scaling, fitIntercept,
-                labelMean, labelStd, regL2, standardization);
+        return new LeastSquaresObjective(
+                new CoefficientLayout(numFeatures, 1, false),
+                scaling,
+                fitIntercept,
+                labelMean,
+                labelStd,
+                regL2,
+                standardization);
     }
 
     @Override

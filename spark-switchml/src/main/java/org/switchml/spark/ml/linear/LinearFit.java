@@ -1,5 +1,12 @@
 package org.switchml.spark.ml.linear;
 
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -15,14 +22,6 @@ import org.switchml.spark.SwitchMLDriver;
 import org.switchml.spark.config.SwitchMLConfig;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
-
-import java.util.Arrays;
-import java.util.List;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
-import java.util.function.ToIntFunction;
 
 /**
  * One fit of a linear estimator through the switch, step by step as every estimator runs it: the input read into
@@ -84,8 +83,7 @@ public final class LinearFit {
      * @param weightCol   the weight column, if any
      * @param featuresCol the features column
      */
-    public record Columns(Column label, Option<String> weightCol, String featuresCol) {
-    }
+    public record Columns(Column label, Option<String> weightCol, String featuresCol) {}
 
     /** What an estimator does between reading its input and its model. */
     @FunctionalInterface
@@ -93,8 +91,12 @@ public final class LinearFit {
         M fit(LinearFit fit);
     }
 
-    private LinearFit(final Estimator estimator, final Instrumentation instr, final SparkContext sc,
-                      final JobNames names, final JavaRDD<InstanceBatch> batches) {
+    private LinearFit(
+            final Estimator estimator,
+            final Instrumentation instr,
+            final SparkContext sc,
+            final JobNames names,
+            final JavaRDD<InstanceBatch> batches) {
         this.estimator = estimator;
         this.instr = instr;
         this.sc = sc;
@@ -111,24 +113,39 @@ public final class LinearFit {
      * batches (released at the end), or with {@code stock} (MLlib's own training, reporting {@code stockIterations})
      * where the switch cannot be used.
      */
-    public static <M> M train(final Estimator estimator, final Dataset<?> dataset, final Columns columns,
-                              final Supplier<M> stock, final ToIntFunction<M> stockIterations, final Body<M> body) {
+    public static <M> M train(
+            final Estimator estimator,
+            final Dataset<?> dataset,
+            final Columns columns,
+            final Supplier<M> stock,
+            final ToIntFunction<M> stockIterations,
+            final Body<M> body) {
         final SparkContext sc = dataset.sparkSession().sparkContext();
         final Optional<StockFallback.Reason> reason = StockFallback.reason(sc);
         if (reason.isPresent()) {
-            return StockFallback.train(sc, estimator.log(), estimator.uid(), estimator.stockName(), reason.get(), stock,
-                    stockIterations, r -> estimator.reports().finish(estimator.uid(), estimator.log(), r));
+            return StockFallback.train(
+                    sc,
+                    estimator.log(),
+                    estimator.uid(),
+                    estimator.stockName(),
+                    reason.get(),
+                    stock,
+                    stockIterations,
+                    r -> estimator.reports().finish(estimator.uid(), estimator.log(), r));
         }
         return Instrumentation.instrumented(instr -> {
             final PipelineStage stage = estimator.stage();
             instr.logPipelineStage(stage);
             instr.logDataset(dataset);
-            instr.logParams(stage, CollectionConverters.asScala(Arrays.<Param<?>>asList(stage.params())).toSeq());
+            instr.logParams(
+                    stage,
+                    CollectionConverters.asScala(Arrays.<Param<?>>asList(stage.params()))
+                            .toSeq());
             warnIgnored(estimator);
             try (JobNames names = new JobNames(sc, estimator.name() + " " + estimator.uid())) {
                 names.describe("reading the input into the cache");
-                final JavaRDD<InstanceBatch> batches = InputBatches.cached(InputBatches.instances(dataset,
-                        columns.label(), columns.weightCol(), columns.featuresCol()));
+                final JavaRDD<InstanceBatch> batches = InputBatches.cached(
+                        InputBatches.instances(dataset, columns.label(), columns.weightCol(), columns.featuresCol()));
                 LinearFit fit = null;
                 try {
                     fit = new LinearFit(estimator, instr, sc, names, batches);
@@ -147,11 +164,16 @@ public final class LinearFit {
     private static void warnIgnored(final Estimator estimator) {
         final PipelineStage stage = estimator.stage();
         for (final String name : IGNORED) {
-            if (stage.hasParam(name) && stage.isSet(stage.getParam(name))
-                    && WARNED.add(estimator.uid() + " " + name)) {
-                estimator.log().warn("{} {}: {}={} is ignored; it shapes only MLlib's treeAggregate, and the sums of "
-                                + "this fit go through the switch (the input is stacked in blocks of about 1 MiB)",
-                        estimator.name(), estimator.uid(), name, stage.getOrDefault(stage.getParam(name)));
+            if (stage.hasParam(name) && stage.isSet(stage.getParam(name)) && WARNED.add(estimator.uid() + " " + name)) {
+                estimator
+                        .log()
+                        .warn(
+                                "{} {}: {}={} is ignored; it shapes only MLlib's treeAggregate, and the sums of "
+                                        + "this fit go through the switch (the input is stacked in blocks of about 1 MiB)",
+                                estimator.name(),
+                                estimator.uid(),
+                                name,
+                                stage.getOrDefault(stage.getParam(name)));
             }
         }
     }
@@ -160,10 +182,21 @@ public final class LinearFit {
      * Trains with stock MLlib ({@code stock}) because the params take another path in MLlib ({@code why}, e.g. a
      * solver without an optimizer loop), saying so once per application with {@code advice}, and reports the fit.
      */
-    public static <M> M stock(final Estimator estimator, final SparkContext sc, final String why, final String advice,
-                              final Supplier<M> stock, final ToIntFunction<M> iterations) {
-        return StockFallback.train(sc, estimator.log(), estimator.uid(), estimator.stockName(),
-                new StockFallback.Reason(why, advice), stock, iterations,
+    public static <M> M stock(
+            final Estimator estimator,
+            final SparkContext sc,
+            final String why,
+            final String advice,
+            final Supplier<M> stock,
+            final ToIntFunction<M> iterations) {
+        return StockFallback.train(
+                sc,
+                estimator.log(),
+                estimator.uid(),
+                estimator.stockName(),
+                new StockFallback.Reason(why, advice),
+                stock,
+                iterations,
                 r -> estimator.reports().finish(estimator.uid(), estimator.log(), r));
     }
 
@@ -225,12 +258,28 @@ public final class LinearFit {
      * @param checkpointInterval evaluations per barrier stage (0: the whole fit in one)
      * @param precision          of the sums through the switch
      */
-    public double[] run(final LinearObjective objective, final QuasiNewton optimizer, final double[] x0,
-                        final int maxIter, final int checkpointInterval, final SwitchMLConfig.Precision precision) {
+    public double[] run(
+            final LinearObjective objective,
+            final QuasiNewton optimizer,
+            final double[] x0,
+            final int maxIter,
+            final int checkpointInterval,
+            final SwitchMLConfig.Precision precision) {
         statisticsMs = clock.lapMs();
         try {
-            fitted = FitLoop.run(batches, objective, optimizer, x0, new FitLoop.Settings(estimator.uid(),
-                    estimator.log(), maxIter, checkpointInterval, precision, estimator.reports().listener()), use,
+            fitted = FitLoop.run(
+                    batches,
+                    objective,
+                    optimizer,
+                    x0,
+                    new FitLoop.Settings(
+                            estimator.uid(),
+                            estimator.log(),
+                            maxIter,
+                            checkpointInterval,
+                            precision,
+                            estimator.reports().listener()),
+                    use,
                     names);
         } finally {
             destroyBroadcast();
@@ -245,21 +294,37 @@ public final class LinearFit {
             throw new IllegalStateException("the loop did not run");
         }
         final long modelMs = clock.lapMs();
-        estimator.reports().finish(estimator.uid(), estimator.log(), new FitReport(use.viaSwitch(),
-                optimizer.reason(fitted.state()).name(),
-                new FitReport.Timing(readMs, statisticsMs, fitMs, modelMs, fitted.msPerEvaluation()),
-                new FitReport.Loop(fitted.evaluations(), optimizer.iterations(fitted.state()), fitted.stages(),
-                        fitted.nonFinite()),
-                use.traffic()));
+        estimator
+                .reports()
+                .finish(
+                        estimator.uid(),
+                        estimator.log(),
+                        new FitReport(
+                                use.viaSwitch(),
+                                optimizer.reason(fitted.state()).name(),
+                                new FitReport.Timing(readMs, statisticsMs, fitMs, modelMs, fitted.msPerEvaluation()),
+                                new FitReport.Loop(
+                                        fitted.evaluations(),
+                                        optimizer.iterations(fitted.state()),
+                                        fitted.stages(),
+                                        fitted.nonFinite()),
+                                use.traffic()));
         return model;
     }
 
     /** Reports a fit that needed no training ({@code reason}, e.g. all labels equal), ending with {@code model}. */
     public <M> M withoutTraining(final M model, final String reason) {
-        estimator.reports().finish(estimator.uid(), estimator.log(), new FitReport(use.viaSwitch(),
-                reason + " (MLlib's model without training)",
-                new FitReport.Timing(readMs, clock.lapMs(), 0, 0, Double.NaN), new FitReport.Loop(0, 0, 0, 0),
-                use.traffic()));
+        estimator
+                .reports()
+                .finish(
+                        estimator.uid(),
+                        estimator.log(),
+                        new FitReport(
+                                use.viaSwitch(),
+                                reason + " (MLlib's model without training)",
+                                new FitReport.Timing(readMs, clock.lapMs(), 0, 0, Double.NaN),
+                                new FitReport.Loop(0, 0, 0, 0),
+                                use.traffic()));
         return model;
     }
 

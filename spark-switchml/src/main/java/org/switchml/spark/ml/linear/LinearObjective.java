@@ -41,9 +41,13 @@ public class LinearObjective implements Serializable {
      * @param dense       the loss's kernel for dense batches
      * @param sparse      the loss's kernel for column blocks of sparse batches
      */
-    LinearObjective(final CoefficientLayout layout, final Standardization scaling, final boolean fitWithMean,
-                    final BlockKernel<InstanceBatch> dense, final BlockKernel<ColumnBlock> sparse,
-                    final L2Regularization l2) {
+    LinearObjective(
+            final CoefficientLayout layout,
+            final Standardization scaling,
+            final boolean fitWithMean,
+            final BlockKernel<InstanceBatch> dense,
+            final BlockKernel<ColumnBlock> sparse,
+            final L2Regularization l2) {
         if (fitWithMean && !layout.fitIntercept()) {
             throw new IllegalArgumentException("fitting with the mean needs an intercept");
         }
@@ -160,8 +164,8 @@ public class LinearObjective implements Serializable {
      * As {@link #contribution(Iterable, PreparedPoint)}, into {@code spare} (zeroed first) when that is an
      * array of length {@link #vectorLength()}, else into a new array.
      */
-    public final double[] contribution(final Iterable<InstanceBatch> batches, final PreparedPoint p,
-                                       final double[] spare) {
+    public final double[] contribution(
+            final Iterable<InstanceBatch> batches, final PreparedPoint p, final double[] spare) {
         final int dim = dim();
         final double[] out;
         if (spare != null && spare.length == dim + 3) {

@@ -1,7 +1,5 @@
 package org.switchml.spark.ml.linear;
 
-import org.apache.spark.broadcast.Broadcast;
-
 /**
  * The logistic regression objective as MLlib 4.0.1 trains it ({@link LinearObjective}): binomial log loss
  * ({@link LogisticLoss}) with one coefficient set, or the softmax over K sets, and L2 regularization that skips
@@ -25,24 +23,57 @@ public final class LogisticObjective extends LinearObjective {
      * @param standardization MLlib's standardization param (L2 on scaled coefficients)
      * @param featuresStd     std_j, for the L2 term without standardization
      */
-    public LogisticObjective(final int numFeatures, final int numClasses, final boolean multinomial,
-                             final boolean fitIntercept, final boolean fitWithMean, final double[] inverseStd,
-                             final double[] scaledMean, final double regL2, final boolean standardization,
-                             final double[] featuresStd) {
-        this(numFeatures, numClasses, multinomial, fitIntercept, fitWithMean,
-                Standardization.of(inverseStd, scaledMean, featuresStd), regL2, standardization);
+    public LogisticObjective(
+            final int numFeatures,
+            final int numClasses,
+            final boolean multinomial,
+            final boolean fitIntercept,
+            final boolean fitWithMean,
+            final double[] inverseStd,
+            final double[] scaledMean,
+            final double regL2,
+            final boolean standardization,
+            final double[] featuresStd) {
+        this(
+                numFeatures,
+                numClasses,
+                multinomial,
+                fitIntercept,
+                fitWithMean,
+                Standardization.of(inverseStd, scaledMean, featuresStd),
+                regL2,
+                standardization);
     }
 
-    private LogisticObjective(final int numFeatures, final int numClasses, final boolean multinomial,
-                              final boolean fitIntercept, final boolean fitWithMean, final Standardization scaling,
-                              final double regL2, final boolean standardization) {
-        this(new CoefficientLayout(numFeatures, checkSets(numClasses, multinomial), fitIntercept), multinomial,
-                fitWithMean, scaling, regL2, standardization);
+    private LogisticObjective(
+            final int numFeatures,
+            final int numClasses,
+            final boolean multinomial,
+            final boolean fitIntercept,
+            final boolean fitWithMean,
+            final Standardization scaling,
+            final double regL2,
+            final boolean standardization) {
+        this(
+                new CoefficientLayout(numFeatures, checkSets(numClasses, multinomial), fitIntercept),
+                multinomial,
+                fitWithMean,
+                scaling,
+                regL2,
+                standardization);
     }
 
-    private LogisticObjective(final CoefficientLayout layout, final boolean multinomial, final boolean fitWithMean,
-                              final Standardization scaling, final double regL2, final boolean standardization) {
-        super(checked(layout, fitWithMean, scaling), scaling, fitWithMean,
+    private LogisticObjective(
+            final CoefficientLayout layout,
+            final boolean multinomial,
+            final boolean fitWithMean,
+            final Standardization scaling,
+            final double regL2,
+            final boolean standardization) {
+        super(
+                checked(layout, fitWithMean, scaling),
+                scaling,
+                fitWithMean,
                 multinomial ? new MultinomialDenseKernel() : new BinaryDenseKernel(new LogisticLoss()),
                 multinomial ? new MultinomialSparseKernel() : new BinarySparseKernel(new LogisticLoss()),
                 new L2Regularization(regL2, standardization, layout, scaling));
@@ -56,16 +87,16 @@ public final class LogisticObjective extends LinearObjective {
         return multinomial ? numClasses : 1;
     }
 
-    private static CoefficientLayout checked(final CoefficientLayout layout, final boolean fitWithMean,
-                                             final Standardization scaling) {
+    private static CoefficientLayout checked(
+            final CoefficientLayout layout, final boolean fitWithMean, final Standardization scaling) {
         final int f = layout.numFeatures();
-        if (fitWithMean && (!layout.fitIntercept() || scaling.scaledMean() == null
-                || scaling.scaledMean().length != f)) {
+        if (fitWithMean
+                && (!layout.fitIntercept() || scaling.scaledMean() == null || scaling.scaledMean().length != f)) {
             throw new IllegalArgumentException("fitting with the mean needs an intercept and " + f + " scaled means");
         }
         if (scaling.inverseStd().length != f) {
-            throw new IllegalArgumentException("inverseStd has length " + scaling.inverseStd().length + ", expected "
-                    + f);
+            throw new IllegalArgumentException(
+                    "inverseStd has length " + scaling.inverseStd().length + ", expected " + f);
         }
         return layout;
     }
@@ -80,11 +111,17 @@ public final class LogisticObjective extends LinearObjective {
      * @param regL2           (1 - elasticNet) * regParam
      * @param standardization MLlib's standardization param (L2 on scaled coefficients)
      */
-    public static LogisticObjective of(final int numFeatures, final int numClasses, final boolean multinomial,
-                                       final boolean fitIntercept, final boolean fitWithMean, final double regL2,
-                                       final boolean standardization, final Standardization scaling) {
-        return new LogisticObjective(numFeatures, numClasses, multinomial, fitIntercept, fitWithMean, scaling, regL2,
-                standardization);
+    public static LogisticObjective of(
+            final int numFeatures,
+            final int numClasses,
+            final boolean multinomial,
+            final boolean fitIntercept,
+            final boolean fitWithMean,
+            final double regL2,
+            final boolean standardization,
+            final Standardization scaling) {
+        return new LogisticObjective(
+                numFeatures, numClasses, multinomial, fitIntercept, fitWithMean, scaling, regL2, standardization);
     }
 
     // ------------------------------------------------------------------ start and end of a fit
@@ -101,8 +138,12 @@ public final class LogisticObjective extends LinearObjective {
      * @param lower         lower bounds in the training space or null
      * @param upper         upper bounds in the training space or null
      */
-    public double[] initialSolution(final double[] histogram, final double[] initialCoef, final double[] initialInt,
-                                    final double[] lower, final double[] upper) {
+    public double[] initialSolution(
+            final double[] histogram,
+            final double[] initialCoef,
+            final double[] initialInt,
+            final double[] lower,
+            final double[] upper) {
         final CoefficientLayout layout = layout();
         final int interceptAt = layout.featureCoefficients();
         final double[] x = new double[dim()];

@@ -12,8 +12,7 @@ import org.switchml.optim.QuasiNewton;
 public final class OptimizerChoice {
     private static final int PAIRS = 10;
 
-    private OptimizerChoice() {
-    }
+    private OptimizerChoice() {}
 
     /**
      * @param regParam        MLlib's regParam
@@ -25,11 +24,18 @@ public final class OptimizerChoice {
      * @param maxIter         MLlib's maxIter
      * @param tol             MLlib's tol
      */
-    public static QuasiNewton of(final CoefficientLayout layout, final double regParam, final double elasticNet,
-                          final boolean standardization, final double[] std, final double[][] bounds,
-                          final int maxIter, final double tol) {
+    public static QuasiNewton of(
+            final CoefficientLayout layout,
+            final double regParam,
+            final double elasticNet,
+            final boolean standardization,
+            final double[] std,
+            final double[][] bounds,
+            final int maxIter,
+            final double tol) {
         if (elasticNet == 0.0 || regParam == 0.0) {
-            return bounds != null ? new Lbfgsb(bounds[0], bounds[1], PAIRS, maxIter, tol)
+            return bounds != null
+                    ? new Lbfgsb(bounds[0], bounds[1], PAIRS, maxIter, tol)
                     : new Lbfgs(layout.dim(), PAIRS, maxIter, tol);
         }
         final double l1 = elasticNet * regParam;

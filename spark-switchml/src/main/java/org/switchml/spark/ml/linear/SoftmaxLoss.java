@@ -4,8 +4,7 @@ import java.util.Arrays;
 
 /** The multinomial logistic (softmax) loss, as MLlib's MultinomialLogisticBlockAggregator computes it per row. */
 final class SoftmaxLoss {
-    private SoftmaxLoss() {
-    }
+    private SoftmaxLoss() {}
 
     /**
      * A batch's rows from margins to multipliers in place (row r's K margins at {@code m[(o + r) * k ..]}; rows
@@ -37,8 +36,8 @@ final class SoftmaxLoss {
      * Turns one row's margins ({@code m[o .. o+k)}) into its multipliers {@code w (p - onehot(label))},
      * adds them to {@code multiplierSum}, and returns the row's loss {@code -w log p_label}.
      */
-    private static double rowMultipliers(final double[] m, final int o, final int k, final double w, final int label,
-                                         final double[] multiplierSum) {
+    private static double rowMultipliers(
+            final double[] m, final int o, final int k, final double w, final int label, final double[] multiplierSum) {
         softmax(m, o, k);
         final double loss = -w * Math.log(m[o + label]);
         if (w != 1) {

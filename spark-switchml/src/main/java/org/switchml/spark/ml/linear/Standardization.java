@@ -1,8 +1,7 @@
 package org.switchml.spark.ml.linear;
 
-import org.apache.spark.broadcast.Broadcast;
-
 import java.io.Serializable;
+import org.apache.spark.broadcast.Broadcast;
 
 /**
  * A fit's feature standardization, as the objective's copies in tasks receive it: {@code 1/std_j},
@@ -18,8 +17,7 @@ import java.io.Serializable;
 public abstract class Standardization implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    private Standardization() {
-    }
+    private Standardization() {}
 
     /** {@code 1 / std_j} (0 where std is 0). */
     abstract double[] inverseStd();
@@ -39,8 +37,8 @@ public abstract class Standardization implements Serializable {
      * The standardization of {@code mean} and {@code std}, which serialized copies take from their executor's
      * statistics kept under {@code key}, else from {@code statistics}.
      */
-    static Standardization kept(final String key, final Broadcast<MeanStd> statistics, final double[] mean,
-                                final double[] std) {
+    static Standardization kept(
+            final String key, final Broadcast<MeanStd> statistics, final double[] mean, final double[] std) {
         return new Kept(key, statistics, derive(mean, std));
     }
 

@@ -1,10 +1,9 @@
 package org.switchml.spark.ml.linear;
 
+import java.util.UUID;
 import org.apache.spark.api.java.JavaRDD;
 import org.switchml.spark.ReplicatedLoop;
 import org.switchml.spark.config.SwitchMLConfig;
-
-import java.util.UUID;
 
 /**
  * The feature statistics and the label histogram of a fit through the switch: one barrier stage of
@@ -13,8 +12,7 @@ import java.util.UUID;
  * ({@link ExecutorStatistics}), for the fit's objective ({@link Standardization#kept}).
  */
 final class StatisticsStage {
-    private StatisticsStage() {
-    }
+    private StatisticsStage() {}
 
     /**
      * The statistics, and the key under which the executors kept them.
@@ -22,8 +20,7 @@ final class StatisticsStage {
      * @param stats the feature statistics and the weight of each label
      * @param key   a key no other statistics stage used
      */
-    record Outcome(FeatureSummary.Stats stats, String key) {
-    }
+    record Outcome(FeatureSummary.Stats stats, String key) {}
 
     /**
      * Runs the statistics over {@code batches} of {@code numFeatures} features with {@code labelCapacity}
@@ -31,19 +28,24 @@ final class StatisticsStage {
      *
      * @param owner prefix of the executors' keys (the estimator's uid)
      */
-    static Outcome run(final JavaRDD<InstanceBatch> batches, final int numFeatures, final int labelCapacity,
-                       final SwitchUse use, final String owner) {
+    static Outcome run(
+            final JavaRDD<InstanceBatch> batches,
+            final int numFeatures,
+            final int labelCapacity,
+            final SwitchUse use,
+            final String owner) {
         String key = key(owner);
         FeatureSummary.Stats stats = summarize(batches, numFeatures, labelCapacity, use, key);
         if (stats.labelOverflow() > 0) {
             // more classes than slots: find the largest label, then count again
             final double maxLabel = batches.map(b -> {
-                double max = Double.NEGATIVE_INFINITY;
-                for (int r = 0; r < b.size(); r++) {
-                    max = Math.max(max, b.label(r));
-                }
-                return max;
-            }).reduce(Math::max);
+                        double max = Double.NEGATIVE_INFINITY;
+                        for (int r = 0; r < b.size(); r++) {
+                            max = Math.max(max, b.label(r));
+                        }
+                        return max;
+                    })
+                    .reduce(Math::max);
             key = key(owner);
             stats = summarize(batches, numFeatures, (int) maxLabel + 1, use, key);
         }
@@ -59,8 +61,8 @@ final class StatisticsStage {
      *
      * @param owner prefix of the executors' keys (the estimator's uid)
      */
-    static Outcome runWithLabel(final JavaRDD<InstanceBatch> batches, final int numFeatures, final SwitchUse use,
-                                final String owner) {
+    static Outcome runWithLabel(
+            final JavaRDD<InstanceBatch> batches, final int numFeatures, final SwitchUse use, final String owner) {
         final String key = key(owner);
         final FeatureSummary.Stats stats = summarize(batches, FeatureSummary.withLabel(numFeatures, key), use);
         if (!(stats.weightSum() > 0)) {
@@ -74,15 +76,22 @@ final class StatisticsStage {
         return owner + "/" + UUID.randomUUID();
     }
 
-    private static FeatureSummary.Stats summarize(final JavaRDD<InstanceBatch> batches, final int numFeatures,
-                                                  final int labelCapacity, final SwitchUse use, final String key) {
+    private static FeatureSummary.Stats summarize(
+            final JavaRDD<InstanceBatch> batches,
+            final int numFeatures,
+            final int labelCapacity,
+            final SwitchUse use,
+            final String key) {
         return summarize(batches, new FeatureSummary(numFeatures, labelCapacity, key), use);
     }
 
-    private static FeatureSummary.Stats summarize(final JavaRDD<InstanceBatch> batches, final FeatureSummary summary,
-                                                  final SwitchUse use) {
-        final ReplicatedLoop.Result r = ReplicatedLoop.run(batches.rdd(), summary.initialState(),
-                summary.vectorLength(), summary,
+    private static FeatureSummary.Stats summarize(
+            final JavaRDD<InstanceBatch> batches, final FeatureSummary summary, final SwitchUse use) {
+        final ReplicatedLoop.Result r = ReplicatedLoop.run(
+                batches.rdd(),
+                summary.initialState(),
+                summary.vectorLength(),
+                summary,
                 new ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0, SwitchMLConfig.Precision.FP64));
         use.ran(r, summary.vectorLength(), true);
         return summary.stats(r.state());

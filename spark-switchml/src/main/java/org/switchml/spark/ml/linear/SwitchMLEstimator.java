@@ -1,13 +1,12 @@
 package org.switchml.spark.ml.linear;
 
+import java.util.Locale;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkContext$;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.Params;
 import scala.Option;
-
-import java.util.Locale;
 
 /**
  * What every SwitchML estimator adds to its MLlib parent, the same way for each: the params {@link #precision()}
@@ -42,7 +41,9 @@ public interface SwitchMLEstimator<E extends SwitchMLEstimator<E>> extends Param
         }
         final Option<SparkContext> active = SparkContext$.MODULE$.getActive();
         return active.isDefined()
-                ? SwitchMLParams.precision(active.get(), this, precision()).name().toLowerCase(Locale.ROOT)
+                ? SwitchMLParams.precision(active.get(), this, precision())
+                        .name()
+                        .toLowerCase(Locale.ROOT)
                 : getOrDefault(precision());
     }
 

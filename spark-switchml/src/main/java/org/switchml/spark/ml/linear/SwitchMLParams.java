@@ -1,13 +1,12 @@
 package org.switchml.spark.ml.linear;
 
+import java.util.Locale;
 import org.apache.spark.SparkContext;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.ParamValidators;
 import org.apache.spark.ml.param.Params;
 import org.switchml.spark.config.SwitchMLConfig;
-
-import java.util.Locale;
 
 /**
  * The params every SwitchML estimator adds to its MLlib parent's, made the same way for each: {@code precision}
@@ -17,12 +16,13 @@ import java.util.Locale;
  * estimator declares the accessors; their fields come from here.
  */
 public final class SwitchMLParams {
-    private SwitchMLParams() {
-    }
+    private SwitchMLParams() {}
 
     /** The {@code precision} param of {@code parent}; its default is {@code fp64}. */
     public static Param<String> precision(final Params parent) {
-        return new Param<>(parent, "precision",
+        return new Param<>(
+                parent,
+                "precision",
                 "precision of the sums through the switch during the fit: fp64 or fp32 (statistics always use fp64); "
                         + "unset, spark.switchml.precision decides",
                 ParamValidators.inArray(new String[] {"fp64", "fp32"}));
@@ -30,9 +30,12 @@ public final class SwitchMLParams {
 
     /** The {@code checkpointInterval} param of {@code parent}; its default is 0. */
     public static IntParam checkpointInterval(final Params parent) {
-        return new IntParam(parent, "checkpointInterval",
+        return new IntParam(
+                parent,
+                "checkpointInterval",
                 "return the optimizer state to the driver every this many evaluations, so that a failure retries "
-                        + "from there (0: never)", ParamValidators.gtEq(0));
+                        + "from there (0: never)",
+                ParamValidators.gtEq(0));
     }
 
     /** A precision as the param holds it: lower case. */
@@ -44,8 +47,8 @@ public final class SwitchMLParams {
      * The precision of a fit of {@code owner} in {@code sc}: its {@code precision} param when set, else
      * {@code spark.switchml.precision} as for every call (the application's conf, or the thread's local property).
      */
-    public static SwitchMLConfig.Precision precision(final SparkContext sc, final Params owner,
-                                                     final Param<String> precision) {
+    public static SwitchMLConfig.Precision precision(
+            final SparkContext sc, final Params owner, final Param<String> precision) {
         return owner.isSet(precision)
                 ? SwitchMLConfig.Precision.valueOf(owner.getOrDefault(precision).toUpperCase(Locale.ROOT))
                 : SwitchMLConfig.PRECISION.from(SwitchMLConfig.forCall(sc));

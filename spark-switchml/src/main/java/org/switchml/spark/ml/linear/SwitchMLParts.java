@@ -1,10 +1,9 @@
 package org.switchml.spark.ml.linear;
 
+import java.io.Serializable;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.Param;
 import org.apache.spark.ml.param.Params;
-
-import java.io.Serializable;
 
 /**
  * One SwitchML estimator's own params (owned by it, with their defaults set) and reports: what

@@ -1,12 +1,11 @@
 package org.switchml.spark.ml.linear;
 
-import org.switchml.spark.ReplicatedLoop;
-import org.switchml.protocol.JobCounters;
-import org.switchml.spark.SwitchMLDriver;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.switchml.protocol.JobCounters;
+import org.switchml.spark.ReplicatedLoop;
+import org.switchml.spark.SwitchMLDriver;
 
 /**
  * What one fit sent through the switch: its jobs (for the counters), bytes, and fallbacks; and the only
@@ -65,8 +64,15 @@ final class SwitchUse {
 
     /** Bytes, fallbacks and the switch's counters over this fit's jobs (-1s when unknown). */
     FitReport.SwitchTraffic traffic() {
-        return counters().map(c -> new FitReport.SwitchTraffic(megabytes, c.packetsIn(), c.packetsOut(),
-                        c.retransmissions(), c.totalDrops(), fallbacks, inMemoryStages))
+        return counters()
+                .map(c -> new FitReport.SwitchTraffic(
+                        megabytes,
+                        c.packetsIn(),
+                        c.packetsOut(),
+                        c.retransmissions(),
+                        c.totalDrops(),
+                        fallbacks,
+                        inMemoryStages))
                 .orElseGet(() -> new FitReport.SwitchTraffic(megabytes, -1, -1, -1, -1, fallbacks, inMemoryStages));
     }
 

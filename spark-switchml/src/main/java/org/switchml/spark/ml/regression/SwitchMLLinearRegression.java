@@ -88,18 +88,26 @@ public class SwitchMLLinearRegression extends LinearRegression implements Switch
 
     @Override
     public LinearRegressionModel train(final Dataset<?> dataset) {
-        final LinearFit.Estimator estimator = new LinearFit.Estimator(this, "SwitchMLLinearRegression",
-                "LinearRegression", LOG, switchml.reports());
+        final LinearFit.Estimator estimator =
+                new LinearFit.Estimator(this, "SwitchMLLinearRegression", "LinearRegression", LOG, switchml.reports());
         final String otherPath = otherPath(dataset);
         if (otherPath != null) {
-            return LinearFit.stock(estimator, dataset.sparkSession().sparkContext(), otherPath,
-                    "Set solver=l-bfgs (with loss=squaredError) to train through the switch.", () -> super.train(dataset),
+            return LinearFit.stock(
+                    estimator,
+                    dataset.sparkSession().sparkContext(),
+                    otherPath,
+                    "Set solver=l-bfgs (with loss=squaredError) to train through the switch.",
+                    () -> super.train(dataset),
                     m -> m.summary().totalIterations());
         }
-        return LinearFit.train(estimator, dataset,
-                new LinearFit.Columns(DatasetUtils$.MODULE$.checkRegressionLabels(getLabelCol()), get(weightCol()),
-                        getFeaturesCol()),
-                () -> super.train(dataset), m -> m.summary().totalIterations(), fit -> train(dataset, fit));
+        return LinearFit.train(
+                estimator,
+                dataset,
+                new LinearFit.Columns(
+                        DatasetUtils$.MODULE$.checkRegressionLabels(getLabelCol()), get(weightCol()), getFeaturesCol()),
+                () -> super.train(dataset),
+                m -> m.summary().totalIterations(),
+                fit -> train(dataset, fit));
     }
 
     /**
@@ -141,8 +149,10 @@ public class SwitchMLLinearRegression extends LinearRegression implements Switch
                     LOG.warn("The standard deviation of the label is zero, so the coefficients will be zeros and the "
                             + "intercept will be the mean of the label; as a result, training is not needed.");
                 }
-                return fit.withoutTraining(model(dataset, Vectors.sparse(numFeatures, new int[0], new double[0]),
-                        yMean, new double[] {0.0}), "CONSTANT_LABEL");
+                return fit.withoutTraining(
+                        model(dataset, Vectors.sparse(numFeatures, new int[0], new double[0]), yMean, new double[] {0.0
+                        }),
+                        "CONSTANT_LABEL");
             }
             if (getRegParam() != 0.0) {
                 throw new IllegalArgumentException("requirement failed: The standard deviation of the label is zero. "
@@ -167,12 +177,24 @@ public class SwitchMLLinearRegression extends LinearRegression implements Switch
         // The features and the label are standardized, so the penalty's weight is too.
         final double effectiveRegParam = getRegParam() / yStd;
         final double effectiveL2 = (1.0 - getElasticNetParam()) * effectiveRegParam;
-        final LeastSquaresObjective objective = LeastSquaresObjective.of(numFeatures, getFitIntercept(), yMean, yStd,
-                effectiveL2, getStandardization(), fit.standardization());
-        final QuasiNewton optimizer = OptimizerChoice.of(objective.layout(), effectiveRegParam, getElasticNetParam(),
-                getStandardization(), std, null, getMaxIter(), getTol());
-        final double[] state = fit.run(objective, optimizer, objective.initialPoint(), getMaxIter(),
-                getCheckpointInterval(), SwitchMLParams.precision(fit.sparkContext(), this, precision()));
+        final LeastSquaresObjective objective = LeastSquaresObjective.of(
+                numFeatures, getFitIntercept(), yMean, yStd, effectiveL2, getStandardization(), fit.standardization());
+        final QuasiNewton optimizer = OptimizerChoice.of(
+                objective.layout(),
+                effectiveRegParam,
+                getElasticNetParam(),
+                getStandardization(),
+                std,
+                null,
+                getMaxIter(),
+                getTol());
+        final double[] state = fit.run(
+                objective,
+                optimizer,
+                objective.initialPoint(),
+                getMaxIter(),
+                getCheckpointInterval(),
+                SwitchMLParams.precision(fit.sparkContext(), this, precision()));
         final double[] coefficients = objective.coefficients(optimizer.solution(state));
         double intercept = 0.0;
         if (getFitIntercept()) {
@@ -182,18 +204,28 @@ public class SwitchMLLinearRegression extends LinearRegression implements Switch
             }
             intercept = yMean - dot;
         }
-        return fit.trained(model(dataset, Vectors.dense(coefficients).compressed(), intercept,
-                optimizer.objectiveHistory(state)), optimizer);
+        return fit.trained(
+                model(dataset, Vectors.dense(coefficients).compressed(), intercept, optimizer.objectiveHistory(state)),
+                optimizer);
     }
 
     /** The stock model with this estimator's params and MLlib's training summary attached. */
-    private LinearRegressionModel model(final Dataset<?> dataset, final org.apache.spark.ml.linalg.Vector coefficients,
-                                        final double intercept, final double[] objectiveHistory) {
-        final LinearRegressionModel model = copyValues(new LinearRegressionModel(uid(), coefficients, intercept, 1.0),
-                ParamMap.empty());
+    private LinearRegressionModel model(
+            final Dataset<?> dataset,
+            final org.apache.spark.ml.linalg.Vector coefficients,
+            final double intercept,
+            final double[] objectiveHistory) {
+        final LinearRegressionModel model =
+                copyValues(new LinearRegressionModel(uid(), coefficients, intercept, 1.0), ParamMap.empty());
         final Tuple2<LinearRegressionModel, String> found = model.findSummaryModelAndPredictionCol();
-        model.setSummary(Option.apply(new LinearRegressionTrainingSummary(found._1().transform(dataset), found._2(),
-                getLabelCol(), getFeaturesCol(), model, new double[] {0.0}, objectiveHistory)));
+        model.setSummary(Option.apply(new LinearRegressionTrainingSummary(
+                found._1().transform(dataset),
+                found._2(),
+                getLabelCol(),
+                getFeaturesCol(),
+                model,
+                new double[] {0.0},
+                objectiveHistory)));
         return model;
     }
 }

@@ -1,12 +1,8 @@
 package org.switchml.spark.ml.classification;
 
-import org.apache.spark.ml.classification.LogisticRegressionModel;
-import org.apache.spark.ml.feature.Instance;
-import org.apache.spark.ml.linalg.Vectors;
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
-import org.switchml.spark.SwitchMLPlugin;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,10 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.apache.spark.ml.classification.LogisticRegressionModel;
+import org.apache.spark.ml.feature.Instance;
+import org.apache.spark.ml.linalg.Vectors;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.switchml.spark.SwitchMLPlugin;
 
 /**
  * What the crash tests share: an ill-conditioned problem whose fit needs several checkpoint stages, a fit that
@@ -31,6 +30,7 @@ final class CrashFits {
     static final int FEATURES = 30;
     /** A short result timeout: a crash is noticed quickly. */
     static final long RESULT_TIMEOUT_MS = 2_000;
+
     static final int ROWS = 4_000;
     static final int MAX_ITER = 200;
     /**
@@ -39,6 +39,7 @@ final class CrashFits {
      * the fallback sums without the switch's encoding).
      */
     static final double TOL = 1e-12;
+
     static final int CHECKPOINT = 15;
     /**
      * The crash comes early in the second checkpoint's stage, so that the stage still has many evaluations to
@@ -47,29 +48,33 @@ final class CrashFits {
     static final int CRASH_AFTER_EVALUATIONS = CHECKPOINT + 2;
     /** How close a disturbed fit's final objective must come to the undisturbed one's. */
     static final double RELATIVE = 1e-9;
+
     private static final int FACTORS = 4;
     /** A loop stage's span in its job description. */
     private static final Pattern SPAN = Pattern.compile("\\(evaluations (\\d+)-\\d+,");
 
-    private CrashFits() {
-    }
+    private CrashFits() {}
 
     /**
      * A session on {@code master} (a {@code local-cluster[...]}) for a crash test: loopback, the plugin, executors of
      * 512 MiB that load this build's classes, the result timeout {@code resultTimeoutMs}, and the fallback to
      * treeAggregate.
      */
-    static SparkSession.Builder session(final String master, final String app, final int shufflePartitions,
-                                        final long resultTimeoutMs) {
+    static SparkSession.Builder session(
+            final String master, final String app, final int shufflePartitions, final long resultTimeoutMs) {
         final Path target = Path.of("target").toAbsolutePath();
-        return SparkSession.builder().master(master).appName(app)
+        return SparkSession.builder()
+                .master(master)
+                .appName(app)
                 .config("spark.ui.enabled", "false")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.sql.shuffle.partitions", Integer.toString(shufflePartitions))
                 .config("spark.plugins", SwitchMLPlugin.class.getName())
                 .config("spark.executor.memory", "512m")
-                .config("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
+                .config(
+                        "spark.executor.extraClassPath",
+                        target.resolve("classes") + ":" + target.resolve("test-classes"))
                 .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
                 .config("spark.switchml.slotWaitTimeout", "180s")
                 .config("spark.switchml.resultTimeout", resultTimeoutMs + "ms")
@@ -113,8 +118,11 @@ final class CrashFits {
 
     /** The estimator of every crash test's fits: checkpoints every {@link #CHECKPOINT} evaluations. */
     static SwitchMLLogisticRegression estimator() {
-        return (SwitchMLLogisticRegression) new SwitchMLLogisticRegression().setCheckpointInterval(CHECKPOINT)
-                .setMaxIter(MAX_ITER).setTol(TOL).setRegParam(0.0);
+        return (SwitchMLLogisticRegression) new SwitchMLLogisticRegression()
+                .setCheckpointInterval(CHECKPOINT)
+                .setMaxIter(MAX_ITER)
+                .setTol(TOL)
+                .setRegParam(0.0);
     }
 
     static double finalLoss(final LogisticRegressionModel m) {
@@ -123,11 +131,12 @@ final class CrashFits {
     }
 
     /** The final objective of {@code m} is that of {@code reference} within {@code relative}. */
-    static void assertSameObjective(final LogisticRegressionModel reference, final LogisticRegressionModel m,
-                                    final double relative) {
+    static void assertSameObjective(
+            final LogisticRegressionModel reference, final LogisticRegressionModel m, final double relative) {
         final double expected = finalLoss(reference);
         final double actual = finalLoss(m);
-        assertTrue(Math.abs(actual - expected) <= relative * Math.abs(expected),
+        assertTrue(
+                Math.abs(actual - expected) <= relative * Math.abs(expected),
                 "final objective " + actual + ", undisturbed " + expected + " (relative difference "
                         + Math.abs(actual - expected) / Math.abs(expected) + ")");
     }
@@ -142,9 +151,13 @@ final class CrashFits {
      * Fits {@code data}, calling {@code crash} once, on the listener's thread, at the first iteration report at
      * or past {@code crashAfterEvaluations} evaluations, and checks that it was called before the fit's end.
      */
-    static LogisticRegressionModel fitWithCrash(final SparkSession spark, final Dataset<Row> data,
-                                                final SwitchMLLogisticRegression lr, final int crashAfterEvaluations,
-                                                final Runnable crash, final LogisticRegressionModel reference)
+    static LogisticRegressionModel fitWithCrash(
+            final SparkSession spark,
+            final Dataset<Row> data,
+            final SwitchMLLogisticRegression lr,
+            final int crashAfterEvaluations,
+            final Runnable crash,
+            final LogisticRegressionModel reference)
             throws TimeoutException {
         final AtomicInteger crashedAt = new AtomicInteger(-1);
         final AtomicReference<Throwable> crashFailed = new AtomicReference<>();
@@ -162,21 +175,31 @@ final class CrashFits {
         final long t0 = System.nanoTime();
         final LogisticRegressionModel model = lr.fit(data);
         spark.sparkContext().listenerBus().waitUntilEmpty(); // bounded: Spark's listener timeout
-        System.out.printf("[crash] fit in %d ms: loss %.17g (undisturbed %.17g) after %d iterations; %s%n",
-                (System.nanoTime() - t0) / 1_000_000, finalLoss(model), finalLoss(reference),
-                model.summary().totalIterations(), lr.lastFit());
+        System.out.printf(
+                "[crash] fit in %d ms: loss %.17g (undisturbed %.17g) after %d iterations; %s%n",
+                (System.nanoTime() - t0) / 1_000_000,
+                finalLoss(model),
+                finalLoss(reference),
+                model.summary().totalIterations(),
+                lr.lastFit());
         if (crashFailed.get() != null) {
             fail("the crash failed", crashFailed.get());
         }
         assertTrue(crashedAt.get() >= 0, "the listener never fired");
-        assertTrue(model.summary().totalIterations() > crashedAt.get(), "the crash came after the fit's last iteration");
+        assertTrue(
+                model.summary().totalIterations() > crashedAt.get(), "the crash came after the fit's last iteration");
         return model;
     }
 
     /** The executor JVMs of this local-cluster: child processes of this JVM (its in-process Workers start them). */
     static List<ProcessHandle> executors(final int expected) {
-        final List<ProcessHandle> out = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
-                .filter(h -> h.info().commandLine().map(c -> c.contains("CoarseGrainedExecutorBackend")).orElse(false))
+        final List<ProcessHandle> out = ProcessHandle.current()
+                .descendants()
+                .filter(ProcessHandle::isAlive)
+                .filter(h -> h.info()
+                        .commandLine()
+                        .map(c -> c.contains("CoarseGrainedExecutorBackend"))
+                        .orElse(false))
                 .toList();
         assertEquals(expected, out.size(), "executor JVMs: " + out);
         return out;

@@ -1,5 +1,18 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.Serializable;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LogEvent;
@@ -30,20 +43,6 @@ import scala.Function1;
 import scala.collection.Iterator;
 import scala.reflect.ClassTag$;
 
-import java.io.Serializable;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * Dynamic allocation on a real cluster (local-cluster[2,1,1024], two executor JVMs, the plugin on, shuffle
  * tracking, two executors at least and at most), where Spark refuses barrier stages: the estimator trains with stock MLlib and says why once, the aggregator falls back to
@@ -68,8 +67,10 @@ class DynamicAllocationTest {
 
         @Override
         public void append(final LogEvent event) {
-            if (event.getLevel().isMoreSpecificThan(Level.WARN) && event.getLoggerName().startsWith("org.switchml")) {
-                events.add(new String[] {event.getLoggerName(), event.getMessage().getFormattedMessage()});
+            if (event.getLevel().isMoreSpecificThan(Level.WARN)
+                    && event.getLoggerName().startsWith("org.switchml")) {
+                events.add(
+                        new String[] {event.getLoggerName(), event.getMessage().getFormattedMessage()});
             }
         }
 
@@ -88,14 +89,18 @@ class DynamicAllocationTest {
     @BeforeAll
     static void start() {
         final Path target = Path.of("target").toAbsolutePath();
-        spark = SparkSession.builder().master("local-cluster[2,1,1024]").appName("switchml-dynamic-allocation")
+        spark = SparkSession.builder()
+                .master("local-cluster[2,1,1024]")
+                .appName("switchml-dynamic-allocation")
                 .config("spark.ui.enabled", "false")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
                 .config("spark.sql.shuffle.partitions", "4")
                 .config("spark.plugins", SwitchMLPlugin.class.getName())
                 .config("spark.executor.memory", "512m")
-                .config("spark.executor.extraClassPath", target.resolve("classes") + ":" + target.resolve("test-classes"))
+                .config(
+                        "spark.executor.extraClassPath",
+                        target.resolve("classes") + ":" + target.resolve("test-classes"))
                 .config("spark.executorEnv.SPARK_SCALA_VERSION", "2.13")
                 .config(SETTING, "true")
                 .config("spark.dynamicAllocation.shuffleTracking.enabled", "true")
@@ -133,22 +138,29 @@ class DynamicAllocationTest {
         @SuppressWarnings("unchecked")
         final Function1<Iterator<Integer>, Iterator<Integer>> identity =
                 (Function1<Iterator<Integer>, Iterator<Integer>> & Serializable) it -> it;
-        final Exception e = assertThrows(Exception.class,
-                () -> rdd.barrier().mapPartitions(identity, false, ClassTag$.MODULE$.apply(Integer.class)).collect());
+        final Exception e = assertThrows(
+                Exception.class,
+                () -> rdd.barrier()
+                        .mapPartitions(identity, false, ClassTag$.MODULE$.apply(Integer.class))
+                        .collect());
         assertEquals("BarrierJobRunWithDynamicAllocationException", e.getClass().getSimpleName(), e.toString());
         assertTrue(e.getMessage().contains(SETTING), e.getMessage());
-        assertTrue(SwitchMLDriver.barrierStagesRefused(spark.sparkContext()).orElse("").contains(SETTING));
+        assertTrue(SwitchMLDriver.barrierStagesRefused(spark.sparkContext())
+                .orElse("")
+                .contains(SETTING));
     }
 
     @Test
     void theEstimatorTrainsAsStockMllibAndSaysWhyOnce() {
         final long seed = Seeds.seed("dynamic allocation estimator", 91);
-        final Dataset<Row> data = MllibParity.frame(spark, LrData.generate(seed, 300, 5, 2, false, 1.0).rows(), 4);
+        final Dataset<Row> data = MllibParity.frame(
+                spark, LrData.generate(seed, 300, 5, 2, false, 1.0).rows(), 4);
         final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression();
         ours.setRegParam(0.01).setMaxIter(15);
         final LogisticRegressionModel viaOurs = ours.fit(data);
         final FitReport report = ours.lastFit();
-        final LogisticRegressionModel stock = new LogisticRegression().setRegParam(0.01).setMaxIter(15).fit(data);
+        final LogisticRegressionModel stock =
+                new LogisticRegression().setRegParam(0.01).setMaxIter(15).fit(data);
 
         assertFalse(report.viaSwitch(), report.toString());
         assertTrue(report.reason().startsWith("stock MLlib") && report.reason().contains(SETTING), report.reason());
@@ -192,21 +204,24 @@ class DynamicAllocationTest {
         final JavaRDD<double[]> rdd = jsc.parallelize(rows, 6).cache();
         final SwitchMLDriver driver = SwitchMLDriver.of(jsc.sc());
         final long before = driver.fallbackCount();
-        final SwitchMLAggregator.Result r = SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim],
-                DynamicAllocationTest::add);
+        final SwitchMLAggregator.Result r =
+                SwitchMLAggregator.aggregateWithInfo(rdd.rdd(), dim, new double[dim], DynamicAllocationTest::add);
         assertFalse(r.viaSwitch());
         assertTrue(r.fallbackReason().contains(SETTING), r.fallbackReason());
         assertEquals(before + 1, driver.fallbackCount());
-        assertArrayEquals(SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], DynamicAllocationTest::add),
-                r.sum(), 0.0);
+        assertArrayEquals(
+                SwitchMLAggregator.treeAggregate(rdd.rdd(), new double[dim], DynamicAllocationTest::add), r.sum(), 0.0);
         final List<String> said = warnings.naming(SwitchMLAggregator.class, SETTING);
         assertEquals(1, said.size(), said.toString());
 
         jsc.setLocalProperty("spark.switchml.fallback", "fail");
         try {
-            final SwitchMLException e = assertThrows(SwitchMLException.class,
+            final SwitchMLException e = assertThrows(
+                    SwitchMLException.class,
                     () -> SwitchMLAggregator.aggregate(rdd, dim, new double[dim], DynamicAllocationTest::add));
-            assertTrue(e.getMessage().contains(SETTING + "=true") && e.getMessage().contains("spark.switchml.fallback=fail"),
+            assertTrue(
+                    e.getMessage().contains(SETTING + "=true")
+                            && e.getMessage().contains("spark.switchml.fallback=fail"),
                     e.getMessage());
             assertEquals(before + 1, driver.fallbackCount(), "a failed call is no fallback");
         } finally {
@@ -217,7 +232,8 @@ class DynamicAllocationTest {
     @Test
     void theReplicatedLoopFailsNamingTheSetting() {
         final JavaRDD<double[]> data = jsc.parallelize(List.of(new double[] {1}, new double[] {2}), 2);
-        final IllegalStateException e = assertThrows(IllegalStateException.class,
+        final IllegalStateException e = assertThrows(
+                IllegalStateException.class,
                 () -> ReplicatedLoop.run(data, new double[1], 1, new Count(), new ReplicatedLoop.Options(3, 0, 0)));
         assertTrue(e.getMessage().contains(SETTING + "=true") && e.getMessage().contains("barrier"), e.getMessage());
     }

@@ -1,10 +1,24 @@
 package org.switchml.spark.ml.classification;
 
-import org.apache.spark.ml.classification.LogisticRegressionModel;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.ExecutorLostFailure;
+import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.SparkListenerStageSubmitted;
+import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -19,21 +33,6 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
-
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Crashes under {@link SwitchMLLogisticRegression#fit} on local-cluster (two executor JVMs) with a standalone
@@ -55,6 +54,7 @@ class EstimatorCrashTest {
     private static FitReport referenceReport;
     /** Payload per worker of one evaluation through the switch, in MB. */
     private static volatile double megabytesPerEvaluation;
+
     private static SwitchProcess switchAt;
     private static Process switchProcess;
     /** The job description of every stage submitted (each attempt, each job), in order. */
@@ -97,15 +97,19 @@ class EstimatorCrashTest {
                 .setListener(r -> megabytesPerEvaluation = r.megabytes() / Math.max(1, r.evaluations()));
         reference = lr.fit(data);
         referenceReport = lr.lastFit();
-        System.out.printf("[estimator-crash] undisturbed fit in %d ms: loss %.17g after %d iterations; %s%n",
-                (System.nanoTime() - t0) / 1_000_000, CrashFits.finalLoss(reference), reference.summary().totalIterations(),
+        System.out.printf(
+                "[estimator-crash] undisturbed fit in %d ms: loss %.17g after %d iterations; %s%n",
+                (System.nanoTime() - t0) / 1_000_000,
+                CrashFits.finalLoss(reference),
+                reference.summary().totalIterations(),
                 referenceReport);
         assertTrue(referenceReport.viaSwitch(), "the undisturbed fit fell back: " + referenceReport);
         assertEquals(0, referenceReport.traffic().fallbacks());
         assertNotEquals("MAX_ITERATIONS", referenceReport.reason(), "the undisturbed fit stopped short of the minimum");
         // The crash must land inside a stage that has a checkpoint before it and stages after it.
-        assertTrue(referenceReport.loop().evaluations() > 2 * CrashFits.CHECKPOINT + 1, "too short a fit for the crash: "
-                + referenceReport.loop());
+        assertTrue(
+                referenceReport.loop().evaluations() > 2 * CrashFits.CHECKPOINT + 1,
+                "too short a fit for the crash: " + referenceReport.loop());
     }
 
     @AfterAll
@@ -117,8 +121,11 @@ class EstimatorCrashTest {
     }
 
     /** Fits the data, calling {@code crash} once at {@link #CrashFits.CRASH_AFTER_EVALUATIONS} evaluations. */
-    private static void fitWithCrash(final SwitchMLLogisticRegression lr, final Runnable crash,
-                                    final AtomicReference<LogisticRegressionModel> model) throws TimeoutException {
+    private static void fitWithCrash(
+            final SwitchMLLogisticRegression lr,
+            final Runnable crash,
+            final AtomicReference<LogisticRegressionModel> model)
+            throws TimeoutException {
         STAGES.clear();
         LOST.clear();
         model.set(CrashFits.fitWithCrash(spark, data, lr, CrashFits.CRASH_AFTER_EVALUATIONS, crash, reference));
@@ -130,7 +137,9 @@ class EstimatorCrashTest {
 
     /** Submissions of the loop stage that starts at evaluation {@code first} (each attempt, each job). */
     private static long submissions(final int first) {
-        return STAGES.stream().filter(d -> CrashFits.firstEvaluation(d) == first).count();
+        return STAGES.stream()
+                .filter(d -> CrashFits.firstEvaluation(d) == first)
+                .count();
     }
 
     @Test
@@ -139,12 +148,15 @@ class EstimatorCrashTest {
         final AtomicReference<ProcessHandle> killed = new AtomicReference<>();
         final AtomicReference<LogisticRegressionModel> model = new AtomicReference<>();
         final SwitchMLLogisticRegression lr = CrashFits.estimator();
-        fitWithCrash(lr, () -> {
-            final ProcessHandle executor = CrashFits.executors(2).get(0);
-            System.out.println("[estimator-crash] killing executor JVM pid " + executor.pid());
-            executor.destroyForcibly(); // SIGKILL
-            killed.set(executor);
-        }, model);
+        fitWithCrash(
+                lr,
+                () -> {
+                    final ProcessHandle executor = CrashFits.executors(2).get(0);
+                    System.out.println("[estimator-crash] killing executor JVM pid " + executor.pid());
+                    executor.destroyForcibly(); // SIGKILL
+                    killed.set(executor);
+                },
+                model);
         final FitReport report = lr.lastFit();
         System.out.println("[estimator-crash] stages: " + STAGES);
         killed.get().onExit().get(30, TimeUnit.SECONDS);
@@ -154,7 +166,10 @@ class EstimatorCrashTest {
         assertEquals(0, report.traffic().fallbacks());
         // A loop stage lost a task with the executor; it ran again from its own start (the checkpoint before the
         // crash), and every stage before it ran once.
-        final int crashed = LOST.stream().mapToInt(CrashFits::firstEvaluation).filter(f -> f > 0).min()
+        final int crashed = LOST.stream()
+                .mapToInt(CrashFits::firstEvaluation)
+                .filter(f -> f > 0)
+                .min()
                 .orElseThrow(() -> new AssertionError("no loop stage lost a task with the executor: " + LOST));
         System.out.println("[estimator-crash] the loop stage from evaluation " + crashed + " lost its executor");
         assertTrue(crashed > CrashFits.CHECKPOINT, "the crash came before the first checkpoint");
@@ -169,14 +184,17 @@ class EstimatorCrashTest {
     void theSwitchKilledMidFitFallsBackToTreeAggregateWithTheUndisturbedObjective() throws Exception {
         final AtomicReference<LogisticRegressionModel> model = new AtomicReference<>();
         final SwitchMLLogisticRegression lr = CrashFits.estimator();
-        fitWithCrash(lr, () -> {
-            System.out.println("[estimator-crash] killing the switch (pid " + switchProcess.pid() + ")");
-            try {
-                SwitchProcess.kill(switchProcess);
-            } catch (final InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, model);
+        fitWithCrash(
+                lr,
+                () -> {
+                    System.out.println("[estimator-crash] killing the switch (pid " + switchProcess.pid() + ")");
+                    try {
+                        SwitchProcess.kill(switchProcess);
+                    } catch (final InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                model);
         final FitReport report = lr.lastFit();
         System.out.println("[estimator-crash] stages: " + STAGES);
         assertFalse(switchProcess.isAlive());
@@ -187,8 +205,8 @@ class EstimatorCrashTest {
         // and every later one ran on the driver, each counted as a fallback.
         final int switchedStages = report.loop().stages() - report.traffic().fallbacks();
         assertTrue(switchedStages >= 1, "the crash came before the first checkpoint: " + report);
-        final double statistics = referenceReport.traffic().megabytes()
-                - referenceReport.loop().evaluations() * megabytesPerEvaluation;
+        final double statistics =
+                referenceReport.traffic().megabytes() - referenceReport.loop().evaluations() * megabytesPerEvaluation;
         final double switched = statistics + switchedStages * CrashFits.CHECKPOINT * megabytesPerEvaluation;
         assertEquals(switched, report.traffic().megabytes(), 1e-9 * switched, "MB through the switch");
         for (int first = 1; first <= switchedStages * CrashFits.CHECKPOINT; first += CrashFits.CHECKPOINT) {

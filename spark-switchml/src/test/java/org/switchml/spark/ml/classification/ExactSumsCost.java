@@ -1,5 +1,12 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -9,14 +16,6 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
-
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Locale;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What exact sums cost, side by side with the float path: on a local-cluster of two executors (two cores each),
@@ -34,12 +33,16 @@ class ExactSumsCost {
         final int features = Integer.getInteger("switchml.bench.features", 200_000);
         final int partitions = Integer.getInteger("switchml.bench.partitions", 8);
         final SparkSession spark = CrashFits.session("local-cluster[2,2,2048]", "switchml-exact-sums-cost", 4, 20_000)
-                .config("spark.executor.memory", "1536m").getOrCreate();
+                .config("spark.executor.memory", "1536m")
+                .getOrCreate();
         try {
             spark.sparkContext().setLogLevel("WARN");
             final long seed = Seeds.seed("ExactSumsCost", 91);
-            final Dataset<Row> data = MllibParity.frame(spark, LrData.generate(seed, 4000, features, 2, false,
-                    20.0 / features).rows(), partitions);
+            final Dataset<Row> data = MllibParity.frame(
+                    spark,
+                    LrData.generate(seed, 4000, features, 2, false, 20.0 / features)
+                            .rows(),
+                    partitions);
             data.count();
             final List<double[]> exact = new ArrayList<>();
             final List<double[]> floats = new ArrayList<>();
@@ -50,20 +53,38 @@ class ExactSumsCost {
                     lr.setMaxIter(20).setTol(0).setRegParam(0.01);
                     lr.fit(data);
                     final FitReport r = lr.lastFit();
-                    System.out.printf(Locale.ROOT, "[exact sums cost] rep %d exactSums=%s: fit %d ms, %.2f ms per "
-                            + "evaluation, %d evaluations, viaSwitch %s%n", rep, e, r.timing().fitMs(),
-                            r.timing().msPerEvaluation(), r.loop().evaluations(), r.viaSwitch());
+                    System.out.printf(
+                            Locale.ROOT,
+                            "[exact sums cost] rep %d exactSums=%s: fit %d ms, %.2f ms per "
+                                    + "evaluation, %d evaluations, viaSwitch %s%n",
+                            rep,
+                            e,
+                            r.timing().fitMs(),
+                            r.timing().msPerEvaluation(),
+                            r.loop().evaluations(),
+                            r.viaSwitch());
                     assertTrue(r.viaSwitch(), r.toString());
                     if (rep > 0) { // the first round warms the executors' JIT
-                        (e ? exact : floats).add(new double[] {r.timing().fitMs(), r.timing().msPerEvaluation()});
+                        (e ? exact : floats).add(new double[] {
+                            r.timing().fitMs(), r.timing().msPerEvaluation()
+                        });
                     }
                 }
             }
             final double[] me = medians(exact);
             final double[] mf = medians(floats);
-            System.out.printf(Locale.ROOT, "[exact sums cost] %d features, %d partitions, 2 executors: median fit %.0f ms "
-                    + "exact vs %.0f ms float (%+.1f%%); median per evaluation %.2f vs %.2f ms (%+.1f%%)%n", features,
-                    partitions, me[0], mf[0], 100 * (me[0] / mf[0] - 1), me[1], mf[1], 100 * (me[1] / mf[1] - 1));
+            System.out.printf(
+                    Locale.ROOT,
+                    "[exact sums cost] %d features, %d partitions, 2 executors: median fit %.0f ms "
+                            + "exact vs %.0f ms float (%+.1f%%); median per evaluation %.2f vs %.2f ms (%+.1f%%)%n",
+                    features,
+                    partitions,
+                    me[0],
+                    mf[0],
+                    100 * (me[0] / mf[0] - 1),
+                    me[1],
+                    mf[1],
+                    100 * (me[1] / mf[1] - 1));
         } finally {
             spark.stop();
         }

@@ -1,5 +1,12 @@
 package org.switchml.spark.ml.classification;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.apache.spark.ml.Estimator;
 import org.apache.spark.ml.classification.LinearSVC;
 import org.apache.spark.ml.feature.Instance;
@@ -14,14 +21,6 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.switchml.spark.ml.regression.SwitchMLLinearRegression;
 import org.switchml.testing.Seeds;
-
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Locale;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
 /**
  * Fit time of SwitchMLLinearSVC and SwitchMLLinearRegression against their stock twins on a local-cluster of two
@@ -46,7 +45,11 @@ class LinearEstimatorsCost {
         }
         final List<Instance> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            final int[] idx = rnd.ints(4L * NNZ, 0, FEATURES).distinct().limit(NNZ).sorted().toArray();
+            final int[] idx = rnd.ints(4L * NNZ, 0, FEATURES)
+                    .distinct()
+                    .limit(NNZ)
+                    .sorted()
+                    .toArray();
             final double[] val = new double[idx.length];
             double margin = 0.2;
             for (int k = 0; k < idx.length; k++) {
@@ -61,8 +64,10 @@ class LinearEstimatorsCost {
 
     @Test
     void againstStock() {
-        final SparkSession spark = CrashFits.session("local-cluster[2,2,2048]", "switchml-linear-estimators-cost", 4,
-                20_000).config("spark.executor.memory", "1536m").getOrCreate();
+        final SparkSession spark = CrashFits.session(
+                        "local-cluster[2,2,2048]", "switchml-linear-estimators-cost", 4, 20_000)
+                .config("spark.executor.memory", "1536m")
+                .getOrCreate();
         try {
             spark.sparkContext().setLogLevel("WARN");
             final long seed = Seeds.seed("LinearEstimatorsCost", 93);
@@ -70,14 +75,24 @@ class LinearEstimatorsCost {
             final Dataset<Row> real = MllibParity.frame(spark, rows(seed + 1, 40_000, false), 8);
             binary.count();
             real.count();
-            measure("LinearSVC", binary, () -> new LinearSVC().setMaxIter(10).setTol(0).setRegParam(1e-3),
+            measure(
+                    "LinearSVC",
+                    binary,
+                    () -> new LinearSVC().setMaxIter(10).setTol(0).setRegParam(1e-3),
                     () -> {
                         final SwitchMLLinearSVC s = new SwitchMLLinearSVC();
                         s.setMaxIter(10).setTol(0).setRegParam(1e-3);
                         return s;
                     });
-            measure("LinearRegression", real, () -> new LinearRegression().setSolver("l-bfgs").setMaxIter(10).setTol(0)
-                    .setRegParam(1e-3), () -> {
+            measure(
+                    "LinearRegression",
+                    real,
+                    () -> new LinearRegression()
+                            .setSolver("l-bfgs")
+                            .setMaxIter(10)
+                            .setTol(0)
+                            .setRegParam(1e-3),
+                    () -> {
                         final SwitchMLLinearRegression s = new SwitchMLLinearRegression();
                         s.setSolver("l-bfgs").setMaxIter(10).setTol(0).setRegParam(1e-3);
                         return s;
@@ -87,15 +102,23 @@ class LinearEstimatorsCost {
         }
     }
 
-    private static void measure(final String name, final Dataset<Row> data, final Supplier<Estimator<?>> stock,
-                                final Supplier<Estimator<?>> ours) {
+    private static void measure(
+            final String name,
+            final Dataset<Row> data,
+            final Supplier<Estimator<?>> stock,
+            final Supplier<Estimator<?>> ours) {
         final double[] s = new double[3];
         final double[] o = new double[3];
         for (int rep = -1; rep < 3; rep++) { // rep -1: warm-up pair
             final double ts = seconds(() -> stock.get().fit(data));
             final double to = seconds(() -> ours.get().fit(data));
-            System.out.printf(Locale.ROOT, "[linear estimators cost] %s rep %d: stock %.2f s, switchml %.2f s%n", name,
-                    rep, ts, to);
+            System.out.printf(
+                    Locale.ROOT,
+                    "[linear estimators cost] %s rep %d: stock %.2f s, switchml %.2f s%n",
+                    name,
+                    rep,
+                    ts,
+                    to);
             if (rep >= 0) {
                 s[rep] = ts;
                 o[rep] = to;
@@ -103,8 +126,14 @@ class LinearEstimatorsCost {
         }
         Arrays.sort(s);
         Arrays.sort(o);
-        System.out.printf(Locale.ROOT, "[linear estimators cost] %s, 2^18 features, 40000 rows, 8 partitions, 2 executors "
-                + "x 2 cores, 10 iterations: median stock %.2f s, switchml %.2f s (%.2fx)%n", name, s[1], o[1], s[1] / o[1]);
+        System.out.printf(
+                Locale.ROOT,
+                "[linear estimators cost] %s, 2^18 features, 40000 rows, 8 partitions, 2 executors "
+                        + "x 2 cores, 10 iterations: median stock %.2f s, switchml %.2f s (%.2fx)%n",
+                name,
+                s[1],
+                o[1],
+                s[1] / o[1]);
     }
 
     private static double seconds(final Runnable r) {

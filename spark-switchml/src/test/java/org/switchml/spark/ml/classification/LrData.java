@@ -1,12 +1,11 @@
 package org.switchml.spark.ml.classification;
 
-import org.apache.spark.ml.feature.Instance;
-import org.apache.spark.ml.linalg.Vector;
-import org.apache.spark.ml.linalg.Vectors;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.apache.spark.ml.feature.Instance;
+import org.apache.spark.ml.linalg.Vector;
+import org.apache.spark.ml.linalg.Vectors;
 
 /**
  * Seeded synthetic classification data: features with different means and scales (so standardization
@@ -14,20 +13,23 @@ import java.util.SplittableRandom;
  * sparsity.
  */
 final class LrData {
-    private LrData() {
-    }
+    private LrData() {}
 
     /** One generated data set. */
-    record Set(List<Instance> rows, int numFeatures, int numClasses) {
-    }
+    record Set(List<Instance> rows, int numFeatures, int numClasses) {}
 
     /**
      * @param classes  2 for binomial labels, more for multinomial
      * @param weighted random weights in [0.25, 2.25) (with a few zeros) instead of 1
      * @param density  fraction of non-zero features per row (1: dense vectors)
      */
-    static Set generate(final long seed, final int rows, final int features, final int classes,
-                        final boolean weighted, final double density) {
+    static Set generate(
+            final long seed,
+            final int rows,
+            final int features,
+            final int classes,
+            final boolean weighted,
+            final double density) {
         final SplittableRandom rnd = new SplittableRandom(seed);
         final double[] mean = new double[features];
         final double[] scale = new double[features];

@@ -1,17 +1,19 @@
 package org.switchml.spark.ml.classification;
 
-import breeze.linalg.DenseVector$;
 import breeze.linalg.DenseVector;
+import breeze.linalg.DenseVector$;
 import breeze.optimize.CachedDiffFunction;
 import breeze.optimize.FirstOrderMinimizer;
 import breeze.optimize.LBFGS;
 import breeze.optimize.LBFGSB;
 import breeze.optimize.OWLQN;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.ml.feature.Instance;
-import org.apache.spark.ml.feature.InstanceBlock$;
 import org.apache.spark.ml.feature.InstanceBlock;
+import org.apache.spark.ml.feature.InstanceBlock$;
 import org.apache.spark.ml.linalg.SparseVector;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.ml.linalg.Vectors;
@@ -24,11 +26,8 @@ import scala.Function1;
 import scala.Option;
 import scala.Tuple2;
 import scala.collection.Iterator;
-import scala.reflect.ClassTag$;
 import scala.reflect.ClassTag;
-
-import java.util.ArrayList;
-import java.util.List;
+import scala.reflect.ClassTag$;
 
 /**
  * MLlib 4.0.1's own training path, driven from Java as a test oracle: the block aggregators and
@@ -36,17 +35,23 @@ import java.util.List;
  * iterating on them, as LogisticRegression.trainImpl does.
  */
 final class MllibOracle {
-    private MllibOracle() {
-    }
+    private MllibOracle() {}
 
     /** One emitted breeze state. */
-    record State(double[] x, double adjustedValue, int iter) {
-    }
+    record State(double[] x, double adjustedValue, int iter) {}
 
     /** The problem as MLlib sets it up (training space). */
-    record Problem(int numFeatures, int numClasses, boolean multinomial, boolean fitIntercept, boolean fitWithMean,
-                   double[] inverseStd, double[] scaledMean, double[] featuresStd, double regL2,
-                   boolean standardization) {
+    record Problem(
+            int numFeatures,
+            int numClasses,
+            boolean multinomial,
+            boolean fitIntercept,
+            boolean fitWithMean,
+            double[] inverseStd,
+            double[] scaledMean,
+            double[] featuresStd,
+            double regL2,
+            boolean standardization) {
         int sets() {
             return multinomial ? numClasses : 1;
         }
@@ -55,10 +60,12 @@ final class MllibOracle {
     private static final ClassTag<InstanceBlock> BLOCK = ClassTag$.MODULE$.apply(InstanceBlock.class);
 
     /** MLlib's loss function over {@code scaled} instances (features already multiplied by 1/std). */
-    static RDDLossFunction<InstanceBlock, ?> lossFunction(final JavaSparkContext jsc, final List<Instance> scaled,
-                                                          final int parts, final Problem p) {
+    static RDDLossFunction<InstanceBlock, ?> lossFunction(
+            final JavaSparkContext jsc, final List<Instance> scaled, final int parts, final Problem p) {
         final RDD<Instance> rdd = jsc.parallelize(scaled, parts).rdd();
-        final RDD<InstanceBlock> blocks = InstanceBlock$.MODULE$.blokifyWithMaxMemUsage(rdd, 1024L * 1024L).cache();
+        final RDD<InstanceBlock> blocks = InstanceBlock$.MODULE$
+                .blokifyWithMaxMemUsage(rdd, 1024L * 1024L)
+                .cache();
         final Broadcast<double[]> inv = jsc.sc().broadcast(p.inverseStd(), ClassTag$.MODULE$.apply(double[].class));
         final Broadcast<double[]> mean = jsc.sc().broadcast(p.scaledMean(), ClassTag$.MODULE$.apply(double[].class));
         final Option<L2Regularization> reg;
@@ -66,8 +73,10 @@ final class MllibOracle {
             final int sets = p.sets();
             final int f = p.numFeatures();
             final Function1<Object, Object> apply = idx -> (Integer) idx >= 0 && (Integer) idx < f * sets;
-            final Option<Function1<Object, Object>> std = p.standardization() ? Option.empty()
-                    : Option.apply(j -> (Integer) j >= 0 && (Integer) j < sets * f ? p.featuresStd()[(Integer) j / sets] : 0.0);
+            final Option<Function1<Object, Object>> std = p.standardization()
+                    ? Option.empty()
+                    : Option.apply(j ->
+                            (Integer) j >= 0 && (Integer) j < sets * f ? p.featuresStd()[(Integer) j / sets] : 0.0);
             reg = Option.apply(new L2Regularization(p.regL2(), apply, std));
         } else {
             reg = Option.empty();
@@ -75,13 +84,18 @@ final class MllibOracle {
         if (p.multinomial()) {
             final Function1<Broadcast<Vector>, MultinomialLogisticBlockAggregator> agg =
                     bc -> new MultinomialLogisticBlockAggregator(inv, mean, p.fitIntercept(), p.fitWithMean(), bc);
-            return new RDDLossFunction<>(blocks, agg, toOption(reg), 2, BLOCK,
+            return new RDDLossFunction<>(
+                    blocks,
+                    agg,
+                    toOption(reg),
+                    2,
+                    BLOCK,
                     ClassTag$.MODULE$.apply(MultinomialLogisticBlockAggregator.class));
         }
         final Function1<Broadcast<Vector>, BinaryLogisticBlockAggregator> agg =
                 bc -> new BinaryLogisticBlockAggregator(inv, mean, p.fitIntercept(), p.fitWithMean(), bc);
-        return new RDDLossFunction<>(blocks, agg, toOption(reg), 2, BLOCK,
-                ClassTag$.MODULE$.apply(BinaryLogisticBlockAggregator.class));
+        return new RDDLossFunction<>(
+                blocks, agg, toOption(reg), 2, BLOCK, ClassTag$.MODULE$.apply(BinaryLogisticBlockAggregator.class));
     }
 
     @SuppressWarnings("unchecked")
@@ -103,8 +117,14 @@ final class MllibOracle {
 
     /** Runs breeze as MLlib's createOptimizer would, returning every emitted state. */
     @SuppressWarnings({"unchecked", "rawtypes"})
-    static List<State> run(final RDDLossFunction<InstanceBlock, ?> f, final double[] x0, final int maxIter,
-                           final double tol, final double[] l1, final double[] lower, final double[] upper) {
+    static List<State> run(
+            final RDDLossFunction<InstanceBlock, ?> f,
+            final double[] x0,
+            final int maxIter,
+            final double tol,
+            final double[] l1,
+            final double[] lower,
+            final double[] upper) {
         final FirstOrderMinimizer opt;
         if (lower != null) {
             opt = new LBFGSB(dv(lower), dv(upper), maxIter, 10, tol, 64, 64);
@@ -132,8 +152,8 @@ final class MllibOracle {
         for (int j = 0; j < x.length; j++) {
             x[j] *= inverseStd[j];
         }
-        final Vector v = in.features() instanceof SparseVector
-                ? Vectors.dense(x).toSparse() : Vectors.dense(x);
+        final Vector v =
+                in.features() instanceof SparseVector ? Vectors.dense(x).toSparse() : Vectors.dense(x);
         return new Instance(in.label(), in.weight(), v);
     }
 }

@@ -1,5 +1,13 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Consumer;
 import org.apache.spark.ml.classification.LogisticRegression;
 import org.apache.spark.ml.classification.LogisticRegressionModel;
 import org.apache.spark.ml.feature.Instance;
@@ -13,15 +21,6 @@ import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.function.Consumer;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * SwitchMLLogisticRegression against stock MLlib LogisticRegression on the same data and params, the sums
  * through the embedded switch in fp64. Criteria: final objective within 1e-6 relative of MLlib's or lower;
@@ -33,10 +32,10 @@ public final class MllibParity {
     private static final StructType SCHEMA = new StructType(new StructField[] {
         new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
         new StructField("weight", DataTypes.DoubleType, false, Metadata.empty()),
-        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
+        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())
+    });
 
-    private MllibParity() {
-    }
+    private MllibParity() {}
 
     /** A local[4] session on the loopback interface, for the comparisons. */
     public static SparkSession localSession(final String appName) {
@@ -48,7 +47,9 @@ public final class MllibParity {
      * though the one executor of a local master could take them in memory.
      */
     public static SparkSession localSession(final String appName, final boolean localShortcut) {
-        final SparkSession spark = SparkSession.builder().master("local[4]").appName(appName)
+        final SparkSession spark = SparkSession.builder()
+                .master("local[4]")
+                .appName(appName)
                 .config("spark.switchml.localShortcut", Boolean.toString(localShortcut))
                 .config("spark.ui.enabled", "false")
                 .config("spark.driver.host", "127.0.0.1")
@@ -79,8 +80,7 @@ public final class MllibParity {
     }
 
     /** Fits both estimators configured by {@code params} on {@code data}, checks the criteria. */
-    public static void compare(final String name, final Dataset<Row> data,
-                                  final Consumer<LogisticRegression> params) {
+    public static void compare(final String name, final Dataset<Row> data, final Consumer<LogisticRegression> params) {
         final LogisticRegression stock = new LogisticRegression();
         final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression();
         params.accept(stock);
@@ -113,9 +113,10 @@ public final class MllibParity {
         final double agreement = (double) same / pe.size();
         final int ie = expected.summary().totalIterations();
         final int ia = actual.summary().totalIterations();
-        System.out.printf("[parity] %s: objective %.12g vs MLlib %.12g (rel %+.2e); coefficients rel diff %.2e; "
-                        + "iterations %d vs %d; predictions agree %.4f; fit %d ms vs MLlib %d ms%n", name, fa, fe,
-                objectiveRel, coefRel, ia, ie, agreement, oursMs, stockMs);
+        System.out.printf(
+                "[parity] %s: objective %.12g vs MLlib %.12g (rel %+.2e); coefficients rel diff %.2e; "
+                        + "iterations %d vs %d; predictions agree %.4f; fit %d ms vs MLlib %d ms%n",
+                name, fa, fe, objectiveRel, coefRel, ia, ie, agreement, oursMs, stockMs);
         assertTrue(objectiveRel <= 1e-6, name + ": objective " + fa + " vs MLlib " + fe);
         assertTrue(coefRel <= 1e-3, name + ": coefficients differ by " + coefRel);
         assertTrue(agreement >= 0.999, name + ": predictions agree on " + agreement);

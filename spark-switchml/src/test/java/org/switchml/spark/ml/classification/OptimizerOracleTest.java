@@ -1,5 +1,12 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.ml.feature.Instance;
@@ -23,14 +30,6 @@ import org.switchml.testing.Seeds;
 import scala.Tuple2;
 import scala.jdk.javaapi.CollectionConverters;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * The Java loss, summary statistics and optimizers against MLlib's own path (its Summarizer, block
  * aggregators and RDDLossFunction, driven by breeze's LBFGS / OWLQN / LBFGSB from Java), on the same
@@ -44,8 +43,11 @@ class OptimizerOracleTest {
 
     @BeforeAll
     static void start() {
-        jsc = new JavaSparkContext(new SparkConf().setMaster("local[2]").setAppName("OptimizerOracleTest")
-                .set("spark.ui.enabled", "false").set("spark.driver.host", "127.0.0.1")
+        jsc = new JavaSparkContext(new SparkConf()
+                .setMaster("local[2]")
+                .setAppName("OptimizerOracleTest")
+                .set("spark.ui.enabled", "false")
+                .set("spark.driver.host", "127.0.0.1")
                 .set("spark.driver.bindAddress", "127.0.0.1"));
         jsc.setLogLevel("WARN");
     }
@@ -56,20 +58,36 @@ class OptimizerOracleTest {
     }
 
     /** One fit configuration. */
-    record Case(String name, int classes, boolean multinomial, boolean fitIntercept, boolean standardization,
-                double regParam, double elasticNet, boolean bounds, boolean weighted, double density, int maxIter) {
-    }
+    record Case(
+            String name,
+            int classes,
+            boolean multinomial,
+            boolean fitIntercept,
+            boolean standardization,
+            double regParam,
+            double elasticNet,
+            boolean bounds,
+            boolean weighted,
+            double density,
+            int maxIter) {}
 
     /** Everything both paths share: the problem in MLlib's training space. */
-    private record Setup(MllibOracle.Problem problem, List<Instance> scaled, List<List<InstanceBatch>> batches,
-                         LogisticObjective objective, double[] x0, double[] l1, double[] lower, double[] upper) {
-    }
+    private record Setup(
+            MllibOracle.Problem problem,
+            List<Instance> scaled,
+            List<List<InstanceBatch>> batches,
+            LogisticObjective objective,
+            double[] x0,
+            double[] l1,
+            double[] lower,
+            double[] upper) {}
 
     private static Setup setup(final Case c, final LrData.Set data) {
         final List<Instance> rows = data.rows();
         final int f = data.numFeatures();
         final Tuple2<SummarizerBuffer, MultiClassSummarizer> s = Summarizer$.MODULE$.getClassificationSummarizers(
-                jsc.parallelize(rows, 3).rdd(), 2,
+                jsc.parallelize(rows, 3).rdd(),
+                2,
                 CollectionConverters.asScala(List.of("mean", "std", "count")).toSeq());
         final double[] mean = s._1().mean().toArray();
         final double[] std = s._1().std().toArray();
@@ -109,10 +127,28 @@ class OptimizerOracleTest {
         final int sets = c.multinomial() ? c.classes() : 1;
         final boolean fitWithMean = c.fitIntercept() && !c.bounds(); // the bounded cases bound the intercepts
         final double regL2 = (1 - c.elasticNet()) * c.regParam();
-        final MllibOracle.Problem p = new MllibOracle.Problem(f, c.classes(), c.multinomial(), c.fitIntercept(),
-                fitWithMean, inverseStd, scaledMean, std, regL2, c.standardization());
-        final LogisticObjective obj = new LogisticObjective(f, c.classes(), c.multinomial(), c.fitIntercept(),
-                fitWithMean, inverseStd, scaledMean, regL2, c.standardization(), std);
+        final MllibOracle.Problem p = new MllibOracle.Problem(
+                f,
+                c.classes(),
+                c.multinomial(),
+                c.fitIntercept(),
+                fitWithMean,
+                inverseStd,
+                scaledMean,
+                std,
+                regL2,
+                c.standardization());
+        final LogisticObjective obj = new LogisticObjective(
+                f,
+                c.classes(),
+                c.multinomial(),
+                c.fitIntercept(),
+                fitWithMean,
+                inverseStd,
+                scaledMean,
+                regL2,
+                c.standardization(),
+                std);
 
         final List<Instance> scaled = new ArrayList<>();
         for (final Instance in : rows) {
@@ -203,18 +239,28 @@ class OptimizerOracleTest {
         if (!fit) {
             return;
         }
-        final List<MllibOracle.State> breeze = MllibOracle.run(f, s.x0(), c.maxIter(), 1e-6, s.l1(), s.lower(), s.upper());
+        final List<MllibOracle.State> breeze =
+                MllibOracle.run(f, s.x0(), c.maxIter(), 1e-6, s.l1(), s.lower(), s.upper());
         final QuasiNewton opt = optimizer(c, s);
         final double[] state = opt.minimize((x, g) -> javaValue(s, x, g), s.x0());
         final double[] history = opt.objectiveHistory(state);
         final double[] xm = breeze.get(breeze.size() - 1).x();
         final double[] xj = opt.solution(state);
-        final double objRel = (history[history.length - 1] - breeze.get(breeze.size() - 1).adjustedValue())
-                / Math.abs(breeze.get(breeze.size() - 1).adjustedValue());
-        System.out.printf("[oracle] %s: breeze %d states (iter %d), java %d states (iter %d, %s, %d evaluations); "
-                        + "objective rel diff %.2e; x rel diff %.2e%n", c.name(), breeze.size(),
-                breeze.get(breeze.size() - 1).iter(), history.length, opt.iterations(state), opt.reason(state),
-                opt.evaluations(state), objRel, relDiff(xm, xj));
+        final double objRel =
+                (history[history.length - 1] - breeze.get(breeze.size() - 1).adjustedValue())
+                        / Math.abs(breeze.get(breeze.size() - 1).adjustedValue());
+        System.out.printf(
+                "[oracle] %s: breeze %d states (iter %d), java %d states (iter %d, %s, %d evaluations); "
+                        + "objective rel diff %.2e; x rel diff %.2e%n",
+                c.name(),
+                breeze.size(),
+                breeze.get(breeze.size() - 1).iter(),
+                history.length,
+                opt.iterations(state),
+                opt.reason(state),
+                opt.evaluations(state),
+                objRel,
+                relDiff(xm, xj));
         // the iterates track breeze's: same number of states, same objective along the way
         final int common = Math.min(breeze.size(), history.length);
         for (int i = 0; i < common; i++) {
@@ -232,7 +278,10 @@ class OptimizerOracleTest {
 
     @Test
     void binomialNoInterceptL2WithoutStandardization() {
-        check(new Case("binomial-nointercept-l2-nostd", 2, false, false, false, 0.05, 0.0, false, false, 1.0, 100), 12, false);
+        check(
+                new Case("binomial-nointercept-l2-nostd", 2, false, false, false, 0.05, 0.0, false, false, 1.0, 100),
+                12,
+                false);
     }
 
     @Test
@@ -292,7 +341,10 @@ class OptimizerOracleTest {
             scale = Math.max(scale, Math.abs(e));
         }
         for (int i = 0; i < expected.length; i++) {
-            assertEquals(expected[i], actual[i], rel * Math.max(Math.abs(expected[i]), scale) + 1e-300,
+            assertEquals(
+                    expected[i],
+                    actual[i],
+                    rel * Math.max(Math.abs(expected[i]), scale) + 1e-300,
                     what + "[" + i + "]");
         }
     }

@@ -1,5 +1,14 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -24,16 +33,6 @@ import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.spark.ml.regression.SwitchMLLinearRegression;
 import org.switchml.testing.Seeds;
 
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * The same bits, run after run, whatever the placement: on a local-cluster of three executor JVMs, each estimator
  * fits the same six partitions (a) as they come, (b) with the partitions in another order, so that other executors
@@ -50,14 +49,16 @@ class SameBitsTest {
     private static final StructType SCHEMA = new StructType(new StructField[] {
         new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
         new StructField("weight", DataTypes.DoubleType, false, Metadata.empty()),
-        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
+        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())
+    });
 
     private static SparkSession spark;
     private static List<List<Instance>> chunks;
 
     @BeforeAll
     static void start() throws InterruptedException {
-        spark = CrashFits.session("local-cluster[3,1,1024]", "switchml-same-bits", 4, 20_000).getOrCreate();
+        spark = CrashFits.session("local-cluster[3,1,1024]", "switchml-same-bits", 4, 20_000)
+                .getOrCreate();
         spark.sparkContext().setLogLevel("WARN");
         awaitExecutors(3);
         final long seed = Seeds.seed("SameBitsTest", 81);
@@ -75,7 +76,9 @@ class SameBitsTest {
     private static void awaitExecutors(final int n) throws InterruptedException {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
         while (executors().size() != n) {
-            assertTrue(System.nanoTime() - deadline < 0, "executors: " + executors().size() + ", expected " + n);
+            assertTrue(
+                    System.nanoTime() - deadline < 0,
+                    "executors: " + executors().size() + ", expected " + n);
             Thread.sleep(200);
         }
     }
@@ -101,7 +104,8 @@ class SameBitsTest {
             }
             parts.add(rows);
         }
-        final JavaRDD<Row> rdd = JavaSparkContext.fromSparkContext(spark.sparkContext()).parallelize(parts, PARTITIONS)
+        final JavaRDD<Row> rdd = JavaSparkContext.fromSparkContext(spark.sparkContext())
+                .parallelize(parts, PARTITIONS)
                 .flatMap(List::iterator);
         final Dataset<Row> d = spark.createDataFrame(rdd, SCHEMA).cache();
         assertEquals(PARTITIONS, d.rdd().getNumPartitions());
@@ -110,30 +114,36 @@ class SameBitsTest {
     }
 
     /** What each estimator's fit gives: coefficients then intercepts, and the report. */
-    private record Fit(double[] bits, FitReport report) {
-    }
+    private record Fit(double[] bits, FitReport report) {}
 
     private static List<Function<Dataset<Row>, Fit>> estimators() {
-        return List.of(d -> {
-            final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
-            lr.setRegParam(0.01).setMaxIter(25).setWeightCol("weight");
-            return new Fit(MllibParity.flatten(lr.fit(d)), lr.lastFit());
-        }, d -> {
-            final SwitchMLLinearSVC svc = new SwitchMLLinearSVC();
-            svc.setRegParam(0.01).setMaxIter(25);
-            return new Fit(SwitchMLLinearSVCTest.flatten(svc.fit(d)), svc.lastFit());
-        }, d -> {
-            final SwitchMLLinearRegression lin = new SwitchMLLinearRegression();
-            lin.setSolver("l-bfgs").setRegParam(0.05).setElasticNetParam(0.5).setMaxIter(25);
-            final LinearRegressionModel m = lin.fit(d);
-            final double[] c = m.coefficients().toArray();
-            final double[] out = Arrays.copyOf(c, c.length + 1);
-            out[c.length] = m.intercept();
-            return new Fit(out, lin.lastFit());
-        });
+        return List.of(
+                d -> {
+                    final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
+                    lr.setRegParam(0.01).setMaxIter(25).setWeightCol("weight");
+                    return new Fit(MllibParity.flatten(lr.fit(d)), lr.lastFit());
+                },
+                d -> {
+                    final SwitchMLLinearSVC svc = new SwitchMLLinearSVC();
+                    svc.setRegParam(0.01).setMaxIter(25);
+                    return new Fit(SwitchMLLinearSVCTest.flatten(svc.fit(d)), svc.lastFit());
+                },
+                d -> {
+                    final SwitchMLLinearRegression lin = new SwitchMLLinearRegression();
+                    lin.setSolver("l-bfgs")
+                            .setRegParam(0.05)
+                            .setElasticNetParam(0.5)
+                            .setMaxIter(25);
+                    final LinearRegressionModel m = lin.fit(d);
+                    final double[] c = m.coefficients().toArray();
+                    final double[] out = Arrays.copyOf(c, c.length + 1);
+                    out[c.length] = m.intercept();
+                    return new Fit(out, lin.lastFit());
+                });
     }
 
-    private static final String[] NAMES = {"SwitchMLLogisticRegression", "SwitchMLLinearSVC", "SwitchMLLinearRegression"};
+    private static final String[] NAMES = {"SwitchMLLogisticRegression", "SwitchMLLinearSVC", "SwitchMLLinearRegression"
+    };
 
     @Test
     void twoAndThreeExecutorsAndShuffledPartitionsGiveTheSameBits() throws InterruptedException {
@@ -156,16 +166,19 @@ class SameBitsTest {
             try {
                 final double[] fa = fits.get(e).apply(asTheyCome).bits();
                 final double[] fb = fits.get(e).apply(shuffled).bits();
-                System.out.printf("[same bits] %s, float sums before the switch: shuffled partitions give %s bits "
-                        + "(largest difference %.3g)%n", NAMES[e], Arrays.equals(fa, fb) ? "the same" : "other",
-                        maxDiff(fa, fb));
+                System.out.printf(
+                        "[same bits] %s, float sums before the switch: shuffled partitions give %s bits "
+                                + "(largest difference %.3g)%n",
+                        NAMES[e], Arrays.equals(fa, fb) ? "the same" : "other", maxDiff(fa, fb));
             } finally {
                 sc.setLocalProperty("spark.switchml.exactSums", null);
             }
         }
         // One executor goes: the next fits run two barrier tasks, each reading three partitions.
         final String gone = executors().get(0);
-        assertTrue(sc.killExecutors(scala.jdk.javaapi.CollectionConverters.asScala(List.of(gone)).toSeq()),
+        assertTrue(
+                sc.killExecutors(scala.jdk.javaapi.CollectionConverters.asScala(List.of(gone))
+                        .toSeq()),
                 "kill executor " + gone);
         awaitExecutors(2);
         sc.setLocalProperty("spark.switchml.slotWaitTimeout", "1s");

@@ -1,5 +1,16 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LogEvent;
@@ -27,18 +38,6 @@ import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
 import org.switchml.testing.SwitchProcess;
 
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /**
  * Crashes under {@link SwitchMLLogisticRegression#fit} with no switch in the network: three executor JVMs
  * (local-cluster[3,1,...]) each host a switch shard, and a standalone switch process is an extra shard host. A fit
@@ -63,6 +62,7 @@ class ShardedCrashTest {
     private static final List<String> LOST = new CopyOnWriteArrayList<>();
     /** Executor id by host and JVM: Spark's listener tells the id, the process list the pid. */
     private static final Map<String, String> EXECUTOR_IDS = new ConcurrentHashMap<>();
+
     private static final Warnings WARNINGS = new Warnings();
 
     /** The driver's WARN lines, for the stage retry's reason. */
@@ -113,11 +113,16 @@ class ShardedCrashTest {
         final SwitchMLLogisticRegression lr = CrashFits.estimator();
         reference = lr.fit(data);
         final FitReport report = lr.lastFit();
-        System.out.printf("[sharded-crash] undisturbed fit in %d ms: loss %.17g after %d iterations; %s%n",
-                (System.nanoTime() - t0) / 1_000_000, CrashFits.finalLoss(reference),
-                reference.summary().totalIterations(), report);
+        System.out.printf(
+                "[sharded-crash] undisturbed fit in %d ms: loss %.17g after %d iterations; %s%n",
+                (System.nanoTime() - t0) / 1_000_000,
+                CrashFits.finalLoss(reference),
+                reference.summary().totalIterations(),
+                report);
         assertTrue(report.viaSwitch(), "the undisturbed fit fell back: " + report);
-        assertTrue(report.loop().evaluations() > 2 * CrashFits.CHECKPOINT + 1, "too short a fit for the crash: " + report.loop());
+        assertTrue(
+                report.loop().evaluations() > 2 * CrashFits.CHECKPOINT + 1,
+                "too short a fit for the crash: " + report.loop());
     }
 
     @AfterAll
@@ -139,12 +144,18 @@ class ShardedCrashTest {
         final SwitchMLLogisticRegression lr = CrashFits.estimator();
         WARNINGS.lines.clear();
         LOST.clear();
-        final LogisticRegressionModel model = CrashFits.fitWithCrash(spark, data, lr, CrashFits.CRASH_AFTER_EVALUATIONS, () -> {
-            final ProcessHandle executor = CrashFits.executors(3).get(0);
-            System.out.println("[sharded-crash] killing executor JVM pid " + executor.pid());
-            executor.destroyForcibly(); // SIGKILL
-            killed.set(executor);
-        }, reference);
+        final LogisticRegressionModel model = CrashFits.fitWithCrash(
+                spark,
+                data,
+                lr,
+                CrashFits.CRASH_AFTER_EVALUATIONS,
+                () -> {
+                    final ProcessHandle executor = CrashFits.executors(3).get(0);
+                    System.out.println("[sharded-crash] killing executor JVM pid " + executor.pid());
+                    executor.destroyForcibly(); // SIGKILL
+                    killed.set(executor);
+                },
+                reference);
         final FitReport report = lr.lastFit();
         killed.get().onExit().get(30, TimeUnit.SECONDS);
         assertFalse(killed.get().isAlive());
@@ -155,7 +166,9 @@ class ShardedCrashTest {
         final String lostId = LOST.get(0);
         // The retry's warning names the lost executor and the shard it hosted (its host:port, as it announced it).
         final String shard = DriverRuntimes.forContext(spark.sparkContext()).shardOf(lostId);
-        final String retry = WARNINGS.lines.stream().filter(l -> l.contains("running it again")).findFirst()
+        final String retry = WARNINGS.lines.stream()
+                .filter(l -> l.contains("running it again"))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no stage retry warning: " + WARNINGS.lines));
         System.out.println("[sharded-crash] " + retry);
         assertTrue(retry.contains("executor " + lostId + " ") && retry.contains("shard "), retry);
@@ -168,14 +181,20 @@ class ShardedCrashTest {
     @Order(2)
     void theExtraShardHostKilledMidFitFallsBackThenRunsOnTheExecutorsShards() throws Exception {
         final SwitchMLLogisticRegression lr = CrashFits.estimator();
-        final LogisticRegressionModel model = CrashFits.fitWithCrash(spark, data, lr, CrashFits.CRASH_AFTER_EVALUATIONS, () -> {
-            System.out.println("[sharded-crash] killing the extra shard host (pid " + extraProcess.pid() + ")");
-            try {
-                SwitchProcess.kill(extraProcess);
-            } catch (final InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, reference);
+        final LogisticRegressionModel model = CrashFits.fitWithCrash(
+                spark,
+                data,
+                lr,
+                CrashFits.CRASH_AFTER_EVALUATIONS,
+                () -> {
+                    System.out.println("[sharded-crash] killing the extra shard host (pid " + extraProcess.pid() + ")");
+                    try {
+                        SwitchProcess.kill(extraProcess);
+                    } catch (final InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                reference);
         final FitReport report = lr.lastFit();
         assertFalse(extraProcess.isAlive());
         CrashFits.assertSameObjective(reference, model, CrashFits.RELATIVE);

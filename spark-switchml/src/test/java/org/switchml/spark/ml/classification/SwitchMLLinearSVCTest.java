@@ -1,5 +1,19 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.Consumer;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
@@ -22,21 +36,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
-import java.util.List;
-import java.util.function.Consumer;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 /**
  * SwitchMLLinearSVC against stock MLlib LinearSVC, its sums through the embedded switch (local[4], no in-memory
  * shortcut): parity on generated data (weighted and not, with and without intercept, standardization on and off,
@@ -58,7 +57,8 @@ class SwitchMLLinearSVCTest {
     static void start() {
         spark = MllibParity.localSession("SwitchMLLinearSVCTest", false);
         final long seed = Seeds.seed("SwitchMLLinearSVCTest", 41);
-        binary = MllibParity.frame(spark, LrData.generate(seed, 1500, 8, 2, true, 1.0).rows(), 5);
+        binary = MllibParity.frame(
+                spark, LrData.generate(seed, 1500, 8, 2, true, 1.0).rows(), 5);
     }
 
     @AfterAll
@@ -85,8 +85,8 @@ class SwitchMLLinearSVCTest {
         final double fa = ha[ha.length - 1];
         final double objectiveRel = (fa - fe) / Math.abs(fe);
         final double coefRel = OptimizerOracleTest.relDiff(flatten(expected), flatten(actual));
-        final boolean converged = !report.reason().equals("MAX_ITERATIONS")
-                && expected.summary().totalIterations() < stock.getMaxIter();
+        final boolean converged =
+                !report.reason().equals("MAX_ITERATIONS") && expected.summary().totalIterations() < stock.getMaxIter();
         final List<Row> pe = expected.transform(data).select("prediction").collectAsList();
         final List<Row> pa = actual.transform(data).select("prediction").collectAsList();
         int same = 0;
@@ -94,9 +94,18 @@ class SwitchMLLinearSVCTest {
             same += pe.get(i).getDouble(0) == pa.get(i).getDouble(0) ? 1 : 0;
         }
         final double agreement = (double) same / pe.size();
-        System.out.printf("[svc parity] %s: objective %.12g vs MLlib %.12g (rel %+.2e); coefficients rel diff %.2e; "
-                        + "iterations %d vs %d (%s); predictions agree %.4f%n", name, fa, fe, objectiveRel, coefRel,
-                actual.summary().totalIterations(), expected.summary().totalIterations(), report.reason(), agreement);
+        System.out.printf(
+                "[svc parity] %s: objective %.12g vs MLlib %.12g (rel %+.2e); coefficients rel diff %.2e; "
+                        + "iterations %d vs %d (%s); predictions agree %.4f%n",
+                name,
+                fa,
+                fe,
+                objectiveRel,
+                coefRel,
+                actual.summary().totalIterations(),
+                expected.summary().totalIterations(),
+                report.reason(),
+                agreement);
         assertTrue(objectiveRel <= 1e-6, name + ": objective " + fa + " vs MLlib " + fe);
         if (converged) {
             assertTrue(coefRel <= 1e-3, name + ": coefficients differ by " + coefRel);
@@ -116,20 +125,33 @@ class SwitchMLLinearSVCTest {
     void parityOnGeneratedData() {
         compare("intercept-weighted", binary, svc -> svc.setWeightCol("weight"));
         compare("intercept-l2", binary, svc -> svc.setRegParam(0.05));
-        compare("nointercept-l2-nostd-weighted", binary, svc -> svc.setFitIntercept(false).setRegParam(0.02)
-                .setStandardization(false).setWeightCol("weight"));
+        compare(
+                "nointercept-l2-nostd-weighted",
+                binary,
+                svc -> svc.setFitIntercept(false)
+                        .setRegParam(0.02)
+                        .setStandardization(false)
+                        .setWeightCol("weight"));
         compare("intercept-l2-nostd", binary, svc -> svc.setRegParam(0.01).setStandardization(false));
         final long seed = Seeds.seed("SwitchMLLinearSVCTest.sparse", 42);
-        final Dataset<Row> sparse = MllibParity.frame(spark, LrData.generate(seed, 1200, 40, 2, true, 0.15).rows(), 4);
+        final Dataset<Row> sparse = MllibParity.frame(
+                spark, LrData.generate(seed, 1200, 40, 2, true, 0.15).rows(), 4);
         compare("sparse-l2-weighted", sparse, svc -> svc.setRegParam(0.01).setWeightCol("weight"));
     }
 
     @Test
     void parityOnHeartScale() {
-        assumeTrue(Files.isReadable(HEART_SCALE), "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
-        final Dataset<Row> heart = spark.read().format("libsvm").load(HEART_SCALE.toString())
-                .withColumn("label", functions.when(functions.col("label").gt(0), 1.0).otherwise(0.0))
-                .repartition(3).cache();
+        assumeTrue(
+                Files.isReadable(HEART_SCALE),
+                "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
+        final Dataset<Row> heart = spark.read()
+                .format("libsvm")
+                .load(HEART_SCALE.toString())
+                .withColumn(
+                        "label",
+                        functions.when(functions.col("label").gt(0), 1.0).otherwise(0.0))
+                .repartition(3)
+                .cache();
         assertEquals(270, heart.count());
         compare("heart_scale", heart, svc -> svc.setRegParam(0.01));
         compare("heart_scale-nointercept", heart, svc -> svc.setRegParam(0.1).setFitIntercept(false));
@@ -151,7 +173,8 @@ class SwitchMLLinearSVCTest {
 
     @Test
     void aGenuineModelThatSavesLoadsAndWorksInAPipeline(@TempDir final Path dir) throws Exception {
-        final SwitchMLLinearSVC svc = new SwitchMLLinearSVC().setPrecision("fp32").setCheckpointInterval(4);
+        final SwitchMLLinearSVC svc =
+                new SwitchMLLinearSVC().setPrecision("fp32").setCheckpointInterval(4);
         svc.setMaxIter(12).setRegParam(0.1).setThreshold(0.25);
         final LinearSVCModel model = svc.fit(binary);
         assertTrue(model.hasSummary());
@@ -162,42 +185,58 @@ class SwitchMLLinearSVCTest {
         final LinearSVCModel loaded = LinearSVCModel.load(dir.resolve("model").toString());
         assertArrayEquals(flatten(model), flatten(loaded));
         svc.write().overwrite().save(dir.resolve("estimator").toString());
-        final SwitchMLLinearSVC back = SwitchMLLinearSVC.load(dir.resolve("estimator").toString());
+        final SwitchMLLinearSVC back =
+                SwitchMLLinearSVC.load(dir.resolve("estimator").toString());
         assertEquals("fp32", back.getPrecision());
         assertEquals(4, back.getCheckpointInterval());
         assertEquals(0.1, back.getRegParam());
         assertEquals(svc.uid(), back.uid());
 
-        final StandardScaler scaler = new StandardScaler().setInputCol("features").setOutputCol("scaled");
+        final StandardScaler scaler =
+                new StandardScaler().setInputCol("features").setOutputCol("scaled");
         final SwitchMLLinearSVC inPipeline = new SwitchMLLinearSVC();
         inPipeline.setFeaturesCol("scaled").setMaxIter(10);
-        final PipelineModel fitted = new Pipeline().setStages(new PipelineStage[] {scaler, inPipeline}).fit(binary);
+        final PipelineModel fitted = new Pipeline()
+                .setStages(new PipelineStage[] {scaler, inPipeline})
+                .fit(binary);
         fitted.write().overwrite().save(dir.resolve("pipeline").toString());
-        assertEquals(LinearSVCModel.class, PipelineModel.load(dir.resolve("pipeline").toString()).stages()[1].getClass());
-        assertEquals(binary.count(), fitted.transform(binary).select("prediction").count());
+        assertEquals(
+                LinearSVCModel.class,
+                PipelineModel.load(dir.resolve("pipeline").toString())
+                        .stages()[1]
+                        .getClass());
+        assertEquals(
+                binary.count(), fitted.transform(binary).select("prediction").count());
     }
 
     @Test
     void worksInCrossValidator() {
         final List<FitReport> fits = Collections.synchronizedList(new ArrayList<>());
-        final SwitchMLLinearSVC ours = new SwitchMLLinearSVC().setListener(new org.switchml.spark.ml.linear.FitListener() {
-            @Override
-            public void onIteration(final org.switchml.spark.ml.linear.IterationReport report) {
-            }
+        final SwitchMLLinearSVC ours = new SwitchMLLinearSVC()
+                .setListener(new org.switchml.spark.ml.linear.FitListener() {
+                    @Override
+                    public void onIteration(final org.switchml.spark.ml.linear.IterationReport report) {}
 
-            @Override
-            public void onFitEnd(final FitReport report) {
-                fits.add(report);
-            }
-        });
+                    @Override
+                    public void onFitEnd(final FitReport report) {
+                        fits.add(report);
+                    }
+                });
         ours.setMaxIter(15);
         final LinearSVC stock = new LinearSVC().setMaxIter(15);
         final CrossValidatorModel[] models = new CrossValidatorModel[2];
         int i = 0;
         for (final LinearSVC svc : new LinearSVC[] {stock, ours}) {
-            final ParamMap[] grid = new ParamGridBuilder().addGrid(svc.regParam(), new double[] {0.0, 0.1}).build();
-            models[i++] = new CrossValidator().setEstimator(svc).setEstimatorParamMaps(grid)
-                    .setEvaluator(new BinaryClassificationEvaluator()).setNumFolds(2).setParallelism(2).setSeed(3)
+            final ParamMap[] grid = new ParamGridBuilder()
+                    .addGrid(svc.regParam(), new double[] {0.0, 0.1})
+                    .build();
+            models[i++] = new CrossValidator()
+                    .setEstimator(svc)
+                    .setEstimatorParamMaps(grid)
+                    .setEvaluator(new BinaryClassificationEvaluator())
+                    .setNumFolds(2)
+                    .setParallelism(2)
+                    .setSeed(3)
                     .fit(binary);
         }
         System.out.println("[svc cv] avgMetrics stock " + Arrays.toString(models[0].avgMetrics()) + ", ours "
@@ -213,11 +252,14 @@ class SwitchMLLinearSVCTest {
     @Test
     void moreThanTwoClassesFailAsInMllib() {
         final long seed = Seeds.seed("SwitchMLLinearSVCTest.classes", 43);
-        final Dataset<Row> three = MllibParity.frame(spark, LrData.generate(seed, 200, 3, 3, false, 1.0).rows(), 2);
+        final Dataset<Row> three = MllibParity.frame(
+                spark, LrData.generate(seed, 200, 3, 3, false, 1.0).rows(), 2);
         final Throwable expected = assertThrows(Throwable.class, () -> new LinearSVC().fit(three));
         final Throwable actual = assertThrows(Throwable.class, () -> new SwitchMLLinearSVC().fit(three));
         System.out.println("[svc bad input] MLlib: " + root(expected) + "\n[svc bad input] ours:  " + root(actual));
-        assertEquals(root(expected).lines().findFirst().orElse(""), root(actual).lines().findFirst().orElse(""));
+        assertEquals(
+                root(expected).lines().findFirst().orElse(""),
+                root(actual).lines().findFirst().orElse(""));
     }
 
     private static String root(final Throwable t) {

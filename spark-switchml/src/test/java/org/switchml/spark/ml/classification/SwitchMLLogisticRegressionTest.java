@@ -1,5 +1,22 @@
 package org.switchml.spark.ml.classification;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LogEvent;
@@ -39,34 +56,15 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.switchml.spark.SwitchMLPlugin;
 import org.switchml.spark.driver.DriverRuntimes;
-import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.spark.ml.linear.FeatureSummary;
 import org.switchml.spark.ml.linear.FitListener;
 import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.spark.ml.linear.InstanceBatch;
 import org.switchml.spark.ml.linear.IterationReport;
+import org.switchml.spark.registrar.EmbeddedSwitchRegistrar;
 import org.switchml.testing.Seeds;
 import scala.jdk.javaapi.CollectionConverters;
-
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The estimator's own behaviour: checkpoints, fp32, persistence, pipelines, and MLlib's errors on bad input. */
 class SwitchMLLogisticRegressionTest {
@@ -76,7 +74,8 @@ class SwitchMLLogisticRegressionTest {
     private static final StructType SCHEMA = new StructType(new StructField[] {
         new StructField("label", DataTypes.DoubleType, false, Metadata.empty()),
         new StructField("weight", DataTypes.DoubleType, false, Metadata.empty()),
-        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())});
+        new StructField("features", SQLDataTypes.VectorType(), false, Metadata.empty())
+    });
 
     @BeforeAll
     static void start() {
@@ -133,18 +132,23 @@ class SwitchMLLogisticRegressionTest {
     @Test
     void checkpointsReturnTheSameBits() {
         final LogisticRegressionModel[] models = new LogisticRegressionModel[2];
-        final int plain = jobsDuring(() -> models[0] = new SwitchMLLogisticRegression().setWeightCol("weight")
-                .fit(binomial));
-        final int checkpointed = jobsDuring(() -> models[1] = ((SwitchMLLogisticRegression) new SwitchMLLogisticRegression()
-                .setWeightCol("weight")).setCheckpointInterval(3).fit(binomial));
+        final int plain = jobsDuring(() -> models[0] =
+                new SwitchMLLogisticRegression().setWeightCol("weight").fit(binomial));
+        final int checkpointed = jobsDuring(
+                () -> models[1] = ((SwitchMLLogisticRegression) new SwitchMLLogisticRegression().setWeightCol("weight"))
+                        .setCheckpointInterval(3)
+                        .fit(binomial));
         final int evaluations = models[0].summary().totalIterations() + 1;
-        System.out.printf("[checkpoint] %d iterations; jobs: %d without checkpoints, %d with one every 3 evaluations%n",
+        System.out.printf(
+                "[checkpoint] %d iterations; jobs: %d without checkpoints, %d with one every 3 evaluations%n",
                 models[0].summary().totalIterations(), plain, checkpointed);
         // the state goes to the driver and back between stages: nothing of it may be lost
         assertArrayEquals(MllibParity.flatten(models[0]), MllibParity.flatten(models[1]));
-        assertArrayEquals(models[0].summary().objectiveHistory(), models[1].summary().objectiveHistory());
-        assertTrue(checkpointed >= plain + evaluations / 3 - 1, "expected a stage per 3 evaluations: " + checkpointed
-                + " jobs vs " + plain);
+        assertArrayEquals(
+                models[0].summary().objectiveHistory(), models[1].summary().objectiveHistory());
+        assertTrue(
+                checkpointed >= plain + evaluations / 3 - 1,
+                "expected a stage per 3 evaluations: " + checkpointed + " jobs vs " + plain);
     }
 
     /**
@@ -154,14 +158,18 @@ class SwitchMLLogisticRegressionTest {
      */
     @Test
     void fp32StaysCloseToFp64() {
-        final LogisticRegressionModel fp64 = new SwitchMLLogisticRegression().setRegParam(0.01).fit(binomial);
-        final LogisticRegressionModel fp32 = new SwitchMLLogisticRegression().setPrecision("fp32").setRegParam(0.01)
+        final LogisticRegressionModel fp64 =
+                new SwitchMLLogisticRegression().setRegParam(0.01).fit(binomial);
+        final LogisticRegressionModel fp32 = new SwitchMLLogisticRegression()
+                .setPrecision("fp32")
+                .setRegParam(0.01)
                 .fit(binomial);
         final double[] h64 = fp64.summary().objectiveHistory();
         final double[] h32 = fp32.summary().objectiveHistory();
         final double objRel = Math.abs(h32[h32.length - 1] - h64[h64.length - 1]) / h64[h64.length - 1];
         final double coefRel = OptimizerOracleTest.relDiff(MllibParity.flatten(fp64), MllibParity.flatten(fp32));
-        System.out.printf("[fp32] iterations %d vs %d (fp64); objective rel diff %.2e; coefficients rel diff %.2e%n",
+        System.out.printf(
+                "[fp32] iterations %d vs %d (fp64); objective rel diff %.2e; coefficients rel diff %.2e%n",
                 h32.length - 1, h64.length - 1, objRel, coefRel);
         assertTrue(objRel < 1e-7, "objective rel diff " + objRel);
         assertTrue(coefRel < 1e-4, "coefficients rel diff " + coefRel);
@@ -210,10 +218,13 @@ class SwitchMLLogisticRegressionTest {
         lr.setMaxIter(3).setAggregationDepth(4).setMaxBlockSizeInMB(2.0);
         final String ours = SwitchMLLogisticRegression.class.getName();
         final String mllib = "org.apache.spark.ml.util.Instrumentation";
-        final List<String> lines = logged(() -> {
-            lr.fit(binomial);
-            lr.copy(ParamMap.empty()).fit(binomial);
-        }, ours, mllib);
+        final List<String> lines = logged(
+                () -> {
+                    lr.fit(binomial);
+                    lr.copy(ParamMap.empty()).fit(binomial);
+                },
+                ours,
+                mllib);
         assertEquals(1, count(lines, "aggregationDepth=4 is ignored"), String.join("\n", lines));
         assertEquals(1, count(lines, "maxBlockSizeInMB=2.0 is ignored"), String.join("\n", lines));
         assertTrue(lines.stream().filter(l -> l.contains("is ignored")).allMatch(l -> l.startsWith("WARN ")), "level");
@@ -224,14 +235,18 @@ class SwitchMLLogisticRegressionTest {
         assertEquals(2, count(lines, "\"aggregationDepth\":4"), "the params set: " + String.join("\n", lines));
         assertEquals(2, count(lines, "training finished"), String.join("\n", lines));
         // Unset params warn about nothing.
-        final List<String> quiet = logged(() -> new SwitchMLLogisticRegression().setMaxIter(2).fit(binomial), ours);
+        final List<String> quiet =
+                logged(() -> new SwitchMLLogisticRegression().setMaxIter(2).fit(binomial), ours);
         assertEquals(0, count(quiet, "is ignored"), String.join("\n", quiet));
 
         assertEquals("fp64", new SwitchMLLogisticRegression().getPrecision());
         spark.sparkContext().setLocalProperty("spark.switchml.precision", "fp32");
         try {
             assertEquals("fp32", new SwitchMLLogisticRegression().getPrecision(), "unset: the setting's");
-            assertEquals("fp64", new SwitchMLLogisticRegression().setPrecision("FP64").getPrecision(), "set: its own");
+            assertEquals(
+                    "fp64",
+                    new SwitchMLLogisticRegression().setPrecision("FP64").getPrecision(),
+                    "set: its own");
         } finally {
             spark.sparkContext().setLocalProperty("spark.switchml.precision", null);
         }
@@ -240,16 +255,40 @@ class SwitchMLLogisticRegressionTest {
     /** The estimator's precision param, when the user leaves it unset, follows spark.switchml.precision. */
     @Test
     void anUnsetPrecisionFollowsTheSparkSetting() {
-        final double[] fp64 = new SwitchMLLogisticRegression().setMaxIter(5).fit(binomial).summary().objectiveHistory();
-        final double[] fp32 = new SwitchMLLogisticRegression().setPrecision("fp32").setMaxIter(5).fit(binomial)
-                .summary().objectiveHistory();
-        assertFalse(Arrays.equals(fp64, fp32), "fp32 and fp64 sums gave the same bits: the test cannot tell them apart");
+        final double[] fp64 = new SwitchMLLogisticRegression()
+                .setMaxIter(5)
+                .fit(binomial)
+                .summary()
+                .objectiveHistory();
+        final double[] fp32 = new SwitchMLLogisticRegression()
+                .setPrecision("fp32")
+                .setMaxIter(5)
+                .fit(binomial)
+                .summary()
+                .objectiveHistory();
+        assertFalse(
+                Arrays.equals(fp64, fp32), "fp32 and fp64 sums gave the same bits: the test cannot tell them apart");
         spark.sparkContext().setLocalProperty("spark.switchml.precision", "fp32");
         try {
-            assertArrayEquals(fp32, new SwitchMLLogisticRegression().setMaxIter(5).fit(binomial).summary()
-                    .objectiveHistory(), 0.0, "unset: the setting's fp32");
-            assertArrayEquals(fp64, new SwitchMLLogisticRegression().setPrecision("fp64").setMaxIter(5).fit(binomial)
-                    .summary().objectiveHistory(), 0.0, "set on the estimator: its own fp64");
+            assertArrayEquals(
+                    fp32,
+                    new SwitchMLLogisticRegression()
+                            .setMaxIter(5)
+                            .fit(binomial)
+                            .summary()
+                            .objectiveHistory(),
+                    0.0,
+                    "unset: the setting's fp32");
+            assertArrayEquals(
+                    fp64,
+                    new SwitchMLLogisticRegression()
+                            .setPrecision("fp64")
+                            .setMaxIter(5)
+                            .fit(binomial)
+                            .summary()
+                            .objectiveHistory(),
+                    0.0,
+                    "set on the estimator: its own fp64");
         } finally {
             spark.sparkContext().setLocalProperty("spark.switchml.precision", null);
         }
@@ -257,38 +296,49 @@ class SwitchMLLogisticRegressionTest {
 
     @Test
     void modelAndEstimatorSaveAndLoad(@TempDir final Path dir) throws Exception {
-        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setPrecision("fp32").setCheckpointInterval(7);
+        final SwitchMLLogisticRegression lr =
+                new SwitchMLLogisticRegression().setPrecision("fp32").setCheckpointInterval(7);
         lr.setMaxIter(5).setRegParam(0.1);
         final LogisticRegressionModel model = lr.fit(binomial);
         model.write().overwrite().save(dir.resolve("model").toString());
-        final LogisticRegressionModel loaded = LogisticRegressionModel.load(dir.resolve("model").toString());
+        final LogisticRegressionModel loaded =
+                LogisticRegressionModel.load(dir.resolve("model").toString());
         assertArrayEquals(MllibParity.flatten(model), MllibParity.flatten(loaded));
         assertEquals(5, loaded.getMaxIter());
 
         lr.write().overwrite().save(dir.resolve("estimator").toString());
-        final LogisticRegression back = LogisticRegression.load(dir.resolve("estimator").toString());
+        final LogisticRegression back =
+                LogisticRegression.load(dir.resolve("estimator").toString());
         assertEquals(SwitchMLLogisticRegression.class, back.getClass());
         final SwitchMLLogisticRegression typed = (SwitchMLLogisticRegression) back;
         assertEquals("fp32", typed.getPrecision());
         assertEquals(7, typed.getCheckpointInterval());
         assertEquals(0.1, typed.getRegParam());
         assertEquals(lr.uid(), typed.uid());
-        assertEquals(SwitchMLLogisticRegression.class, SwitchMLLogisticRegression.load(dir.resolve("estimator").toString()).getClass());
+        assertEquals(
+                SwitchMLLogisticRegression.class,
+                SwitchMLLogisticRegression.load(dir.resolve("estimator").toString())
+                        .getClass());
     }
 
     @Test
     void worksInAPipeline(@TempDir final Path dir) throws Exception {
-        final StandardScaler scaler = new StandardScaler().setInputCol("features").setOutputCol("scaled");
+        final StandardScaler scaler =
+                new StandardScaler().setInputCol("features").setOutputCol("scaled");
         final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression();
         lr.setFeaturesCol("scaled").setMaxIter(10);
         final Pipeline pipeline = new Pipeline().setStages(new PipelineStage[] {scaler, lr});
         final PipelineModel fitted = pipeline.fit(binomial);
-        assertEquals(binomial.count(), fitted.transform(binomial).select("prediction").count());
+        assertEquals(
+                binomial.count(),
+                fitted.transform(binomial).select("prediction").count());
         fitted.write().overwrite().save(dir.resolve("pipeline").toString());
         final PipelineModel loaded = PipelineModel.load(dir.resolve("pipeline").toString());
         assertEquals(LogisticRegressionModel.class, loaded.stages()[1].getClass());
         pipeline.write().overwrite().save(dir.resolve("unfitted").toString());
-        assertEquals(SwitchMLLogisticRegression.class, Pipeline.load(dir.resolve("unfitted").toString()).getStages()[1].getClass());
+        assertEquals(
+                SwitchMLLogisticRegression.class,
+                Pipeline.load(dir.resolve("unfitted").toString()).getStages()[1].getClass());
     }
 
     /** Fits stock MLlib and ours; both must fail with the same exception class and message. */
@@ -299,9 +349,11 @@ class SwitchMLLogisticRegressionTest {
         params.accept(ours);
         final Throwable expected = assertThrows(Throwable.class, () -> stock.fit(data));
         final Throwable actual = assertThrows(Throwable.class, () -> ours.fit(data));
-        System.out.println("[bad input] MLlib: " + rootMessage(expected) + "\n[bad input] ours:  " + rootMessage(actual));
+        System.out.println(
+                "[bad input] MLlib: " + rootMessage(expected) + "\n[bad input] ours:  " + rootMessage(actual));
         // MLlib names the estimator by getClass().getSimpleName(), so for the subclass it would name ours too
-        assertEquals(rootMessage(expected), rootMessage(actual).replace("SwitchMLLogisticRegression", "LogisticRegression"));
+        assertEquals(
+                rootMessage(expected), rootMessage(actual).replace("SwitchMLLogisticRegression", "LogisticRegression"));
     }
 
     private static String rootMessage(final Throwable t) {
@@ -317,18 +369,21 @@ class SwitchMLLogisticRegressionTest {
     @Test
     void badInputFailsAsInMllib() {
         sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, -1, 3, 4}}), lr -> lr.setWeightCol("weight"));
-        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {0.5, 1, 3, 4}}), lr -> { });
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {0.5, 1, 3, 4}}), lr -> {});
         sameFailure(rows(new double[][] {{0, 1, 1, 2}, {2, 1, 3, 4}, {1, 1, 0, 1}}), lr -> lr.setFamily("binomial"));
-        sameFailure(rows(new double[][] {{0, 1, Double.NaN, 2}, {1, 1, 3, 4}}), lr -> { });
-        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}), lr -> lr.setThresholds(new double[] {0.2, 0.3, 0.5}));
-        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}).limit(0), lr -> { });
+        sameFailure(rows(new double[][] {{0, 1, Double.NaN, 2}, {1, 1, 3, 4}}), lr -> {});
+        sameFailure(
+                rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}),
+                lr -> lr.setThresholds(new double[] {0.2, 0.3, 0.5}));
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}).limit(0), lr -> {});
         sameFailure(rows(new double[][] {{0, 0, 1, 2}, {1, 0, 3, 4}}), lr -> lr.setWeightCol("weight"));
         // labels not in 0..K-1: negative, and a binomial family beside three classes (above), or over
         // what the label column's metadata says
-        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {-1, 1, 3, 4}}), lr -> { });
-        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, Double.POSITIVE_INFINITY, 4}}), lr -> { });
-        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}), lr -> lr.setWeightCol("weight")
-                .setLowerBoundsOnCoefficients(Matrices.dense(1, 3, new double[3])));
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {-1, 1, 3, 4}}), lr -> {});
+        sameFailure(rows(new double[][] {{0, 1, 1, 2}, {1, 1, Double.POSITIVE_INFINITY, 4}}), lr -> {});
+        sameFailure(
+                rows(new double[][] {{0, 1, 1, 2}, {1, 1, 3, 4}}),
+                lr -> lr.setWeightCol("weight").setLowerBoundsOnCoefficients(Matrices.dense(1, 3, new double[3])));
     }
 
     /**
@@ -337,14 +392,19 @@ class SwitchMLLogisticRegressionTest {
      */
     @Test
     void labelsWithGapsGiveMllibsClassCount() {
-        final Dataset<Row> gaps = rows(new double[][] {{0, 1, 1, 2}, {3, 1, 3, 4}, {0, 1, 0, 1}, {3, 1, 4, 1},
-            {0, 1, 1, 0}, {3, 1, 5, 3}});
-        final LogisticRegressionModel expected = new LogisticRegression().setMaxIter(10).fit(gaps);
-        final LogisticRegressionModel actual = new SwitchMLLogisticRegression().setMaxIter(10).fit(gaps);
+        final Dataset<Row> gaps = rows(
+                new double[][] {{0, 1, 1, 2}, {3, 1, 3, 4}, {0, 1, 0, 1}, {3, 1, 4, 1}, {0, 1, 1, 0}, {3, 1, 5, 3}});
+        final LogisticRegressionModel expected =
+                new LogisticRegression().setMaxIter(10).fit(gaps);
+        final LogisticRegressionModel actual =
+                new SwitchMLLogisticRegression().setMaxIter(10).fit(gaps);
         assertEquals(4, expected.numClasses());
         assertEquals(expected.numClasses(), actual.numClasses());
-        assertEquals(expected.coefficientMatrix().numRows(), actual.coefficientMatrix().numRows());
-        assertEquals(expected.transform(gaps).select("prediction").collectAsList(),
+        assertEquals(
+                expected.coefficientMatrix().numRows(),
+                actual.coefficientMatrix().numRows());
+        assertEquals(
+                expected.transform(gaps).select("prediction").collectAsList(),
                 actual.transform(gaps).select("prediction").collectAsList());
     }
 
@@ -372,19 +432,27 @@ class SwitchMLLogisticRegressionTest {
         final FeatureSummary summary = new FeatureSummary(2, 4);
         final org.switchml.spark.ReplicatedLoop.Result r = org.switchml.spark.ReplicatedLoop.run(
                 new JavaSparkContext(spark.sparkContext()).parallelize(batches, 4),
-                summary.initialState(), summary.vectorLength(), summary,
+                summary.initialState(),
+                summary.vectorLength(),
+                summary,
                 new org.switchml.spark.ReplicatedLoop.Options(FeatureSummary.rounds(), 0, 0));
         assertTrue(r.viaSwitch());
         final FeatureSummary.Stats ours = summary.stats(r.state());
         final SummarizerBuffer mllib = Summarizer$.MODULE$
-                .getClassificationSummarizers(new JavaSparkContext(spark.sparkContext())
-                        .parallelize(rows, 4).rdd(), 2,
-                        CollectionConverters.asScala(List.of("mean", "std", "count")).toSeq())._1();
+                .getClassificationSummarizers(
+                        new JavaSparkContext(spark.sparkContext())
+                                .parallelize(rows, 4)
+                                .rdd(),
+                        2,
+                        CollectionConverters.asScala(List.of("mean", "std", "count"))
+                                .toSeq())
+                ._1();
         for (int j = 0; j < 2; j++) {
             final double std = mllib.std().apply(j);
             final double mean = mllib.mean().apply(j);
-            System.out.printf("[mixed scales] feature %d: std %.12g vs MLlib %.12g (rel %.1e); mean rel %.1e%n", j,
-                    ours.std()[j], std, Math.abs(ours.std()[j] - std) / std, Math.abs(ours.mean()[j] - mean) / mean);
+            System.out.printf(
+                    "[mixed scales] feature %d: std %.12g vs MLlib %.12g (rel %.1e); mean rel %.1e%n",
+                    j, ours.std()[j], std, Math.abs(ours.std()[j] - std) / std, Math.abs(ours.mean()[j] - mean) / mean);
             assertEquals(std, ours.std()[j], 1e-10 * std);
             assertEquals(mean, ours.mean()[j], 1e-10 * Math.abs(mean));
         }
@@ -407,7 +475,8 @@ class SwitchMLLogisticRegressionTest {
                 descriptions.add(String.valueOf(jobStart.properties().getProperty("spark.job.description")));
             }
         };
-        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setCheckpointInterval(4)
+        final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression()
+                .setCheckpointInterval(4)
                 .setListener(new FitListener() {
                     @Override
                     public void onIteration(final IterationReport report) {
@@ -452,18 +521,24 @@ class SwitchMLLogisticRegressionTest {
             assertNotEquals(-1, r.retransmissions(), "an embedded switch's counters are known: " + r.line());
             assertTrue(r.megabytes() > 0 && r.evaluations() >= 1, r.line());
             // Both are parts of the iteration's wall time, measured on the same clock.
-            assertTrue(r.computeMillis() >= 0 && r.updateMillis() >= 0
-                    && r.computeMillis() + r.updateMillis() <= r.millis() + 1e-6, r.line());
+            assertTrue(
+                    r.computeMillis() >= 0
+                            && r.updateMillis() >= 0
+                            && r.computeMillis() + r.updateMillis() <= r.millis() + 1e-6,
+                    r.line());
             assertFalse(r.nonFinite());
             evaluations += r.evaluations();
             retransmissions += r.retransmissions();
             millis += r.millis();
         }
-        assertEquals(model.summary().totalIterations(), heard.get(heard.size() - 1).iteration());
+        assertEquals(
+                model.summary().totalIterations(), heard.get(heard.size() - 1).iteration());
         assertEquals(report.loop().evaluations(), evaluations);
         assertEquals(List.of(report), ends);
         // The reports' times are disjoint spans of task 0's clock inside the loop the fit timed.
-        assertTrue(millis > 0 && millis <= report.timing().fitMs() + 1, millis + " ms reported, loop " + report.timing().fitMs() + " ms");
+        assertTrue(
+                millis > 0 && millis <= report.timing().fitMs() + 1,
+                millis + " ms reported, loop " + report.timing().fitMs() + " ms");
 
         assertTrue(report.viaSwitch());
         final FitReport.SwitchTraffic traffic = report.traffic();
@@ -473,20 +548,27 @@ class SwitchMLLogisticRegressionTest {
         // retransmission with one result or drops it (its slot still pending, or moved past): so what
         // came in and did not go out is the drops, and nothing else is dropped on loopback.
         assertEquals(traffic.packetsIn() - traffic.packetsOut(), traffic.drops(), report.toString());
-        assertTrue(retransmissions <= traffic.retransmissions(), "the reports' " + retransmissions
-                + " retransmissions are among the fit's " + traffic.retransmissions());
+        assertTrue(
+                retransmissions <= traffic.retransmissions(),
+                "the reports' " + retransmissions + " retransmissions are among the fit's "
+                        + traffic.retransmissions());
         // Each evaluation's allreduce sent at least one first copy, which is no retransmission.
-        assertTrue(traffic.retransmissions() <= traffic.packetsIn() - report.loop().evaluations(), report.toString());
+        assertTrue(
+                traffic.retransmissions() <= traffic.packetsIn() - report.loop().evaluations(), report.toString());
         assertTrue(traffic.megabytes() > 0);
         assertTrue(report.loop().stages() > 1, "a stage per 4 evaluations");
 
         final String prefix = "the caller's job / SwitchMLLogisticRegression " + lr.uid() + ": ";
         assertTrue(descriptions.contains(prefix + "reading the input into the cache"), descriptions.toString());
-        assertTrue(descriptions.contains(prefix + "feature statistics (one barrier stage, 2 allreduces)"),
+        assertTrue(
+                descriptions.contains(prefix + "feature statistics (one barrier stage, 2 allreduces)"),
                 descriptions.toString());
-        final long fitStages = descriptions.stream().filter(d -> d.startsWith(prefix + "iterations ")).count();
+        final long fitStages = descriptions.stream()
+                .filter(d -> d.startsWith(prefix + "iterations "))
+                .count();
         assertEquals(report.loop().stages(), fitStages, descriptions.toString());
-        assertTrue(descriptions.contains(prefix + "iterations 0 to <=4 of 100 (evaluations 1-4, then a checkpoint)"),
+        assertTrue(
+                descriptions.contains(prefix + "iterations 0 to <=4 of 100 (evaluations 1-4, then a checkpoint)"),
                 descriptions.toString());
     }
 
@@ -499,8 +581,8 @@ class SwitchMLLogisticRegressionTest {
     void aNonFiniteLossIsFlaggedNotSummed() {
         final double[] huge = new double[6];
         Arrays.fill(huge, Double.MAX_VALUE / 4); // margins of |x| > 1/6 per feature overflow
-        final LogisticRegressionModel start = new LogisticRegressionModel("start",
-                Matrices.dense(1, 6, huge), Vectors.dense(0.0), 2, false);
+        final LogisticRegressionModel start =
+                new LogisticRegressionModel("start", Matrices.dense(1, 6, huge), Vectors.dense(0.0), 2, false);
         final List<IterationReport> heard = Collections.synchronizedList(new ArrayList<>());
         final SwitchMLLogisticRegression lr = new SwitchMLLogisticRegression().setListener(heard::add);
         lr.setMaxIter(3).setInitialModel(start);
@@ -540,9 +622,10 @@ class SwitchMLLogisticRegressionTest {
         // all zeros, and multinomial: MLlib's other special cases
         final Dataset<Row> zeros = rows(new double[][] {{0, 1, 1, 2}, {0, 1, 3, 4}});
         for (final String family : new String[] {"binomial", "multinomial"}) {
-            final LogisticRegressionModel e = new LogisticRegression().setFamily(family).fit(family.equals("binomial")
-                    ? zeros : constant);
-            final LogisticRegressionModel a = new SwitchMLLogisticRegression().setFamily(family)
+            final LogisticRegressionModel e =
+                    new LogisticRegression().setFamily(family).fit(family.equals("binomial") ? zeros : constant);
+            final LogisticRegressionModel a = new SwitchMLLogisticRegression()
+                    .setFamily(family)
                     .fit(family.equals("binomial") ? zeros : constant);
             assertEquals(e.coefficientMatrix(), a.coefficientMatrix(), family);
             assertEquals(e.interceptVector(), a.interceptVector(), family);
@@ -561,8 +644,7 @@ class SwitchMLLogisticRegressionTest {
         final List<FitReport> fits = Collections.synchronizedList(new ArrayList<>());
         final SwitchMLLogisticRegression ours = new SwitchMLLogisticRegression().setListener(new FitListener() {
             @Override
-            public void onIteration(final IterationReport report) {
-            }
+            public void onIteration(final IterationReport report) {}
 
             @Override
             public void onFitEnd(final FitReport report) {
@@ -574,10 +656,16 @@ class SwitchMLLogisticRegressionTest {
         final CrossValidatorModel[] models = new CrossValidatorModel[2];
         int i = 0;
         for (final LogisticRegression lr : new LogisticRegression[] {stock, ours}) {
-            final ParamMap[] grid = new ParamGridBuilder().addGrid(lr.regParam(), new double[] {0.0, 0.01, 0.1})
+            final ParamMap[] grid = new ParamGridBuilder()
+                    .addGrid(lr.regParam(), new double[] {0.0, 0.01, 0.1})
                     .build();
-            models[i++] = new CrossValidator().setEstimator(lr).setEstimatorParamMaps(grid)
-                    .setEvaluator(new BinaryClassificationEvaluator()).setNumFolds(2).setParallelism(3).setSeed(5)
+            models[i++] = new CrossValidator()
+                    .setEstimator(lr)
+                    .setEstimatorParamMaps(grid)
+                    .setEvaluator(new BinaryClassificationEvaluator())
+                    .setNumFolds(2)
+                    .setParallelism(3)
+                    .setSeed(5)
                     .fit(binomial);
         }
         System.out.println("[cv] avgMetrics stock " + Arrays.toString(models[0].avgMetrics()) + ", ours "
@@ -603,14 +691,22 @@ class SwitchMLLogisticRegressionTest {
             lr.setWeightCol("weight").setRegParam(0.01);
             final LogisticRegressionModel few = lr.fit(binomial);
             final LogisticRegressionModel lots = lr.fit(many);
-            final LogisticRegressionModel stock = new LogisticRegression().setWeightCol("weight").setRegParam(0.01)
+            final LogisticRegressionModel stock = new LogisticRegression()
+                    .setWeightCol("weight")
+                    .setRegParam(0.01)
                     .fit(many);
             final double[] hf = few.summary().objectiveHistory();
             final double[] hl = lots.summary().objectiveHistory();
             final double[] hs = stock.summary().objectiveHistory();
-            System.out.printf("[partitions] 3: %d iterations, loss %.15g; 300: %d iterations, loss %.15g; stock on 300:"
-                    + " %.15g; %s%n", hf.length - 1, hf[hf.length - 1], hl.length - 1, hl[hl.length - 1],
-                    hs[hs.length - 1], lr.lastFit());
+            System.out.printf(
+                    "[partitions] 3: %d iterations, loss %.15g; 300: %d iterations, loss %.15g; stock on 300:"
+                            + " %.15g; %s%n",
+                    hf.length - 1,
+                    hf[hf.length - 1],
+                    hl.length - 1,
+                    hl[hl.length - 1],
+                    hs[hs.length - 1],
+                    lr.lastFit());
             assertTrue(lr.lastFit().viaSwitch());
             assertEquals(hf[hf.length - 1], hl[hl.length - 1], 1e-9 * hf[hf.length - 1]);
             assertTrue(hl[hl.length - 1] <= hs[hs.length - 1] * (1 + 1e-6));
@@ -651,7 +747,11 @@ class SwitchMLLogisticRegressionTest {
         lr.setMaxIter(5).fit(binomial);
         assertTrue(DriverRuntimes.forContext(spark.sparkContext()).registrar() instanceof EmbeddedSwitchRegistrar);
         final FitReport r = lr.lastFit();
-        assertTrue(r.viaSwitch() && r.traffic().fallbacks() == 0 && r.traffic().packetsIn() > 0
-                && r.traffic().packetsOut() > 0, r.toString());
+        assertTrue(
+                r.viaSwitch()
+                        && r.traffic().fallbacks() == 0
+                        && r.traffic().packetsIn() > 0
+                        && r.traffic().packetsOut() > 0,
+                r.toString());
     }
 }

@@ -1,18 +1,17 @@
 package org.switchml.spark.ml.linear;
 
-import org.apache.spark.ml.feature.Instance;
-import org.apache.spark.ml.linalg.Vectors;
-import org.junit.jupiter.api.Test;
-import org.switchml.testing.Seeds;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.function.DoubleSupplier;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.apache.spark.ml.feature.Instance;
+import org.apache.spark.ml.linalg.Vectors;
+import org.junit.jupiter.api.Test;
+import org.switchml.testing.Seeds;
 
 /**
  * Each loss's kernels against MLlib's own block aggregator on the same blocks of rows, no Spark session: the kernel
@@ -63,12 +62,11 @@ class KernelsTest {
     }
 
     /** Rows of one draw: our unscaled batches and MLlib's scaled blocks of the same rows. */
-    private record Rows(List<InstanceBatch> batches, List<List<Instance>> blocks, double[][] derived) {
-    }
+    private record Rows(List<InstanceBatch> batches, List<List<Instance>> blocks, double[][] derived) {}
 
     /** Four blocks of 40 rows of the given density, labels from {@code label}, a few of weight 0. */
-    private static Rows rows(final String name, final SplittableRandom rnd, final double density,
-                             final DoubleSupplier label) {
+    private static Rows rows(
+            final String name, final SplittableRandom rnd, final double density, final DoubleSupplier label) {
         final double[] mean = new double[FEATURES];
         final double[] std = new double[FEATURES];
         for (int j = 0; j < FEATURES; j++) {
@@ -93,7 +91,10 @@ class KernelsTest {
                 final double y = label.getAsDouble();
                 final double weight = r % 11 == 0 ? 0.0 : rnd.nextDouble(0.25, 2.25);
                 builder.addDense(y, weight, x);
-                scaled.add(new Instance(y, weight, density >= 1 ? Vectors.dense(xs) : Vectors.dense(xs).compressed()));
+                scaled.add(new Instance(
+                        y,
+                        weight,
+                        density >= 1 ? Vectors.dense(xs) : Vectors.dense(xs).compressed()));
             }
             final InstanceBatch batch = builder.build();
             assertEquals(density >= 1, batch.indices == null, name + ": the batches' layout");
@@ -112,9 +113,14 @@ class KernelsTest {
     }
 
     /** The kernel under test ({@code dense} or {@code sparse}) on the rows, in every intercept setting. */
-    private static void logistic(final String name, final int classes, final boolean multinomial,
-                                 final double density, final BlockKernel<InstanceBatch> dense,
-                                 final BlockKernel<ColumnBlock> sparse, final long defaultSeed) {
+    private static void logistic(
+            final String name,
+            final int classes,
+            final boolean multinomial,
+            final double density,
+            final BlockKernel<InstanceBatch> dense,
+            final BlockKernel<ColumnBlock> sparse,
+            final long defaultSeed) {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("KernelsTest." + name, defaultSeed));
         final Rows rows = rows(name, rnd, density, () -> rnd.nextInt(classes));
         final int sets = multinomial ? classes : 1;
@@ -127,17 +133,29 @@ class KernelsTest {
                 final LinearObjective objective = objective(layout, rows, fitWithMean, dense, sparse);
                 for (int point = 0; point < 2; point++) {
                     final double[] coef = point(rnd, layout.dim(), point);
-                    assertSame(name + " fitIntercept=" + fitIntercept + " fitWithMean=" + fitWithMean + " point "
-                            + point, objective.contribution(rows.batches(), coef),
-                            MllibAggregators.logistic(multinomial, rows.derived()[0], rows.derived()[1], fitIntercept,
-                                    fitWithMean, coef, rows.blocks()), layout.dim());
+                    assertSame(
+                            name + " fitIntercept=" + fitIntercept + " fitWithMean=" + fitWithMean + " point " + point,
+                            objective.contribution(rows.batches(), coef),
+                            MllibAggregators.logistic(
+                                    multinomial,
+                                    rows.derived()[0],
+                                    rows.derived()[1],
+                                    fitIntercept,
+                                    fitWithMean,
+                                    coef,
+                                    rows.blocks()),
+                            layout.dim());
                 }
             }
         }
     }
 
-    private static void hinge(final String name, final double density, final BlockKernel<InstanceBatch> dense,
-                              final BlockKernel<ColumnBlock> sparse, final long defaultSeed) {
+    private static void hinge(
+            final String name,
+            final double density,
+            final BlockKernel<InstanceBatch> dense,
+            final BlockKernel<ColumnBlock> sparse,
+            final long defaultSeed) {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("KernelsTest." + name, defaultSeed));
         final Rows rows = rows(name, rnd, density, () -> rnd.nextInt(2));
         for (final boolean fitIntercept : new boolean[] {false, true}) {
@@ -147,42 +165,56 @@ class KernelsTest {
             for (int point = 0; point < 2; point++) {
                 // small coefficients leave most rows inside the margin, larger ones put some outside
                 final double[] coef = point(rnd, layout.dim(), point);
-                assertSame(name + " fitIntercept=" + fitIntercept + " point " + point,
-                        objective.contribution(rows.batches(), coef), MllibAggregators.hinge(rows.derived()[0],
-                                rows.derived()[1], fitIntercept, coef, rows.blocks()), layout.dim());
+                assertSame(
+                        name + " fitIntercept=" + fitIntercept + " point " + point,
+                        objective.contribution(rows.batches(), coef),
+                        MllibAggregators.hinge(rows.derived()[0], rows.derived()[1], fitIntercept, coef, rows.blocks()),
+                        layout.dim());
             }
         }
     }
 
-    private static void squared(final String name, final double density, final boolean dense,
-                                final long defaultSeed) {
+    private static void squared(final String name, final double density, final boolean dense, final long defaultSeed) {
         final SplittableRandom rnd = new SplittableRandom(Seeds.seed("KernelsTest." + name, defaultSeed));
         final Rows rows = rows(name, rnd, density, () -> 3.0 + 2.0 * rnd.nextGaussian());
         final double labelMean = 3.1;
         final double labelStd = 1.9;
         for (final boolean fitIntercept : new boolean[] {false, true}) {
-            final Standardization scaling = Standardization.of(rows.derived()[0], rows.derived()[1],
-                    rows.derived()[2]);
-            final LeastSquaresObjective full = LeastSquaresObjective.of(FEATURES, fitIntercept, labelMean, labelStd,
-                    0.0, true, scaling);
+            final Standardization scaling = Standardization.of(rows.derived()[0], rows.derived()[1], rows.derived()[2]);
+            final LeastSquaresObjective full =
+                    LeastSquaresObjective.of(FEATURES, fitIntercept, labelMean, labelStd, 0.0, true, scaling);
             // the kernel under test only, behind the objective's offsets (the centered label)
-            final LinearObjective objective = new LinearObjective(full.layout(), scaling, false,
-                    dense ? new BinaryDenseKernel(new SquaredLoss(labelStd)) : NO_DENSE,
-                    dense ? NO_SPARSE : new BinarySparseKernel(new SquaredLoss(labelStd)),
-                    new L2Regularization(0.0, true, full.layout(), scaling)) {
-                private static final long serialVersionUID = 1L;
+            final LinearObjective objective =
+                    new LinearObjective(
+                            full.layout(),
+                            scaling,
+                            false,
+                            dense ? new BinaryDenseKernel(new SquaredLoss(labelStd)) : NO_DENSE,
+                            dense ? NO_SPARSE : new BinarySparseKernel(new SquaredLoss(labelStd)),
+                            new L2Regularization(0.0, true, full.layout(), scaling)) {
+                        private static final long serialVersionUID = 1L;
 
-                @Override
-                double[] offsets(final double[] coef) {
-                    return full.offsets(coef);
-                }
-            };
+                        @Override
+                        double[] offsets(final double[] coef) {
+                            return full.offsets(coef);
+                        }
+                    };
             for (int point = 0; point < 2; point++) {
                 final double[] coef = point(rnd, full.dim(), point);
                 final String what = name + " fitIntercept=" + fitIntercept + " point " + point;
                 final double[] ours = objective.contribution(rows.batches(), coef);
-                assertSame(what, ours, MllibAggregators.leastSquares(rows.derived()[0], rows.derived()[1],
-                        fitIntercept, labelStd, labelMean, coef, rows.blocks()), full.dim());
+                assertSame(
+                        what,
+                        ours,
+                        MllibAggregators.leastSquares(
+                                rows.derived()[0],
+                                rows.derived()[1],
+                                fitIntercept,
+                                labelStd,
+                                labelMean,
+                                coef,
+                                rows.blocks()),
+                        full.dim());
                 // the objective as the estimator builds it gives the same sums as its kernel under test
                 final double[] whole = full.contribution(rows.batches(), coef);
                 for (int i = 0; i < whole.length; i++) {
@@ -192,17 +224,20 @@ class KernelsTest {
         }
     }
 
-    private static LinearObjective objective(final CoefficientLayout layout, final Rows rows,
-                                             final boolean fitWithMean, final BlockKernel<InstanceBatch> dense,
-                                             final BlockKernel<ColumnBlock> sparse) {
+    private static LinearObjective objective(
+            final CoefficientLayout layout,
+            final Rows rows,
+            final boolean fitWithMean,
+            final BlockKernel<InstanceBatch> dense,
+            final BlockKernel<ColumnBlock> sparse) {
         final Standardization scaling = Standardization.of(rows.derived()[0], rows.derived()[1], rows.derived()[2]);
-        return new LinearObjective(layout, scaling, fitWithMean, dense, sparse,
-                new L2Regularization(0.0, true, layout, scaling));
+        return new LinearObjective(
+                layout, scaling, fitWithMean, dense, sparse, new L2Regularization(0.0, true, layout, scaling));
     }
 
     /** Our contribution {@code ours} has MLlib's sums within 1e-12 of their scale, and they are not trivial. */
-    private static void assertSame(final String what, final double[] ours, final MllibAggregators.Sums mllib,
-                                   final int dim) {
+    private static void assertSame(
+            final String what, final double[] ours, final MllibAggregators.Sums mllib, final int dim) {
         assertNotNull(mllib.gradient());
         assertEquals(dim, mllib.gradient().length, what + ": gradient length");
         assertEquals(0.0, ours[dim + 2], what + ": no flag");

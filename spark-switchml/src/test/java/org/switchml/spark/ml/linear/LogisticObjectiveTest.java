@@ -1,27 +1,26 @@
 package org.switchml.spark.ml.linear;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-import org.switchml.testing.Seeds;
-
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.switchml.testing.Seeds;
+
 /** The parts of the objective the MLlib oracle does not reach. */
 class LogisticObjectiveTest {
 
     private static LogisticObjective binary() {
-        return new LogisticObjective(2, 2, false, true, false, new double[] {1, 1}, new double[] {0, 0}, 0.0, true,
-                new double[] {1, 1});
+        return new LogisticObjective(
+                2, 2, false, true, false, new double[] {1, 1}, new double[] {0, 0}, 0.0, true, new double[] {1, 1});
     }
 
     @Test
@@ -83,7 +82,8 @@ class LogisticObjectiveTest {
         final int rows = 3 * ColumnBlock.rowsFor(sets) + 123;
         for (int r = 0; r < rows; r++) {
             final int nnz = rnd.nextInt(0, 12);
-            final int[] idx = rnd.ints(4L * nnz, 0, f).distinct().limit(nnz).sorted().toArray();
+            final int[] idx =
+                    rnd.ints(4L * nnz, 0, f).distinct().limit(nnz).sorted().toArray();
             final double[] val = new double[idx.length];
             for (int i = 0; i < val.length; i++) {
                 val[i] = rnd.nextDouble(-2, 2);
@@ -98,8 +98,8 @@ class LogisticObjectiveTest {
         final double[] ones = new double[f];
         Arrays.fill(ones, 1.0);
         // 1/std = 1 and no centering: the contribution is the raw sums (the post-processing multiplies by 1)
-        final LogisticObjective obj = new LogisticObjective(f, classes, multinomial, true, false, ones, new double[f],
-                0.0, true, ones);
+        final LogisticObjective obj =
+                new LogisticObjective(f, classes, multinomial, true, false, ones, new double[f], 0.0, true, ones);
         final double[] coef = new double[obj.dim()];
         for (int i = 0; i < coef.length; i++) {
             coef[i] = rnd.nextDouble(-0.5, 0.5);
@@ -118,8 +118,12 @@ class LogisticObjectiveTest {
     }
 
     /** The row-by-row definition: {gradient sum, intercept sums, loss sum, weight sum, flag 0}. */
-    private static double[] rowByRow(final List<InstanceBatch> batches, final double[] coef, final int f,
-                                     final int k, final boolean multinomial) {
+    private static double[] rowByRow(
+            final List<InstanceBatch> batches,
+            final double[] coef,
+            final int f,
+            final int k,
+            final boolean multinomial) {
         final int sets = multinomial ? k : 1;
         final double[] out = new double[sets * (f + 1) + 3];
         final double[] multiplierSums = new double[sets];
@@ -164,7 +168,8 @@ class LogisticObjectiveTest {
                     }
                     final double label = b.labels[r];
                     final double mult = w * (1.0 / (1.0 + Math.exp(-margin)) - label);
-                    loss += label > 0 ? w * LogisticObjective.log1pExp(-margin)
+                    loss += label > 0
+                            ? w * LogisticObjective.log1pExp(-margin)
                             : w * (LogisticObjective.log1pExp(-margin) + margin);
                     multiplierSum[0] += mult;
                     for (int p = b.rowStart[r]; p < b.rowStart[r + 1]; p++) {

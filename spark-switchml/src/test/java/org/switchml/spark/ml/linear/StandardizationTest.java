@@ -1,5 +1,12 @@
 package org.switchml.spark.ml.linear;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
@@ -8,14 +15,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.switchml.testing.Seeds;
 
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /** How an objective's copies in tasks get the fit's standardization: from their executor, else the broadcast. */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class StandardizationTest {
@@ -23,7 +22,9 @@ class StandardizationTest {
 
     @BeforeAll
     static void start() {
-        spark = SparkSession.builder().master("local[2]").appName("StandardizationTest")
+        spark = SparkSession.builder()
+                .master("local[2]")
+                .appName("StandardizationTest")
                 .config("spark.ui.enabled", "false")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
@@ -56,9 +57,16 @@ class StandardizationTest {
         try {
             final String keptKey = "test/kept/" + seed;
             ExecutorStatistics.keep(keptKey, new MeanStd(mean.clone(), std.clone()));
-            final LogisticObjective kept = LogisticObjective.of(f, 3, true, true, true, 0.5, true,
-                    Standardization.kept(keptKey, statistics, mean, std));
-            final LogisticObjective notKept = LogisticObjective.of(f, 3, true, true, true, 0.5, true,
+            final LogisticObjective kept = LogisticObjective.of(
+                    f, 3, true, true, true, 0.5, true, Standardization.kept(keptKey, statistics, mean, std));
+            final LogisticObjective notKept = LogisticObjective.of(
+                    f,
+                    3,
+                    true,
+                    true,
+                    true,
+                    0.5,
+                    true,
                     Standardization.kept("test/not-kept/" + seed, statistics, mean, std));
             final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
             try (java.io.ObjectOutputStream out = new java.io.ObjectOutputStream(bytes)) {
@@ -68,13 +76,16 @@ class StandardizationTest {
             assertTrue(bytes.size() < 10_000, "serialized objective: " + bytes.size() + " bytes");
 
             final long before = ExecutorStatistics.misses();
-            final List<double[]> fromKept = jsc.parallelize(List.of(1, 2), 2).map(i -> kept.inverseStd()).collect();
+            final List<double[]> fromKept = jsc.parallelize(List.of(1, 2), 2)
+                    .map(i -> kept.inverseStd())
+                    .collect();
             assertEquals(before, ExecutorStatistics.misses(), "kept statistics: no broadcast read");
-            final List<double[]> fromBroadcast = jsc.parallelize(List.of(1, 2), 2).map(i -> notKept.inverseStd())
+            final List<double[]> fromBroadcast = jsc.parallelize(List.of(1, 2), 2)
+                    .map(i -> notKept.inverseStd())
                     .collect();
             assertEquals(before + 2, ExecutorStatistics.misses(), "each task's copy read the broadcast");
-            for (final double[] copy : List.of(fromKept.get(0), fromKept.get(1), fromBroadcast.get(0),
-                    fromBroadcast.get(1))) {
+            for (final double[] copy :
+                    List.of(fromKept.get(0), fromKept.get(1), fromBroadcast.get(0), fromBroadcast.get(1))) {
                 assertArrayEquals(kept.inverseStd(), copy);
             }
             assertEquals(0.0, kept.inverseStd()[0]);

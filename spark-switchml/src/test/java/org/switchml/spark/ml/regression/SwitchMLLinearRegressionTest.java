@@ -1,5 +1,20 @@
 package org.switchml.spark.ml.regression;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.function.Consumer;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
@@ -23,22 +38,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.switchml.spark.ml.classification.MllibParity;
 import org.switchml.spark.ml.linear.FitReport;
 import org.switchml.testing.Seeds;
-
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.SplittableRandom;
-import java.util.function.Consumer;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertSame;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * SwitchMLLinearRegression against stock MLlib LinearRegression (solver l-bfgs), its sums through the embedded
@@ -94,7 +93,10 @@ class SwitchMLLinearRegressionTest {
             }
             y += 0.7 * rnd.nextGaussian();
             final double weight = rnd.nextDouble() < 0.02 ? 0.0 : 0.25 + 2 * rnd.nextDouble();
-            out.add(new Instance(y, weight, density >= 1 ? Vectors.dense(x) : Vectors.dense(x).compressed()));
+            out.add(new Instance(
+                    y,
+                    weight,
+                    density >= 1 ? Vectors.dense(x) : Vectors.dense(x).compressed()));
         }
         return out;
     }
@@ -119,12 +121,21 @@ class SwitchMLLinearRegressionTest {
         final double fa = ha[ha.length - 1];
         final double objectiveRel = (fa - fe) / Math.abs(fe);
         final double coefRel = relDiff(flatten(expected), flatten(actual));
-        final boolean converged = !report.reason().equals("MAX_ITERATIONS")
-                && expected.summary().totalIterations() < stock.getMaxIter();
-        System.out.printf("[linreg parity] %s: objective %.12g vs MLlib %.12g (rel %+.2e); coefficients rel diff %.2e; "
-                        + "iterations %d vs %d (%s); r2 %.6f vs %.6f%n", name, fa, fe, objectiveRel, coefRel,
-                actual.summary().totalIterations(), expected.summary().totalIterations(), report.reason(),
-                actual.summary().r2(), expected.summary().r2());
+        final boolean converged =
+                !report.reason().equals("MAX_ITERATIONS") && expected.summary().totalIterations() < stock.getMaxIter();
+        System.out.printf(
+                "[linreg parity] %s: objective %.12g vs MLlib %.12g (rel %+.2e); coefficients rel diff %.2e; "
+                        + "iterations %d vs %d (%s); r2 %.6f vs %.6f%n",
+                name,
+                fa,
+                fe,
+                objectiveRel,
+                coefRel,
+                actual.summary().totalIterations(),
+                expected.summary().totalIterations(),
+                report.reason(),
+                actual.summary().r2(),
+                expected.summary().r2());
         assertTrue(objectiveRel <= 1e-6, name + ": objective " + fa + " vs MLlib " + fe);
         if (converged) {
             assertTrue(coefRel <= 1e-3, name + ": coefficients differ by " + coefRel);
@@ -153,22 +164,39 @@ class SwitchMLLinearRegressionTest {
     void parityOnGeneratedData() {
         compare("intercept-weighted", data, lr -> lr.setWeightCol("weight"));
         compare("nointercept", data, lr -> lr.setFitIntercept(false));
-        compare("l2-nostd-weighted", data, lr -> lr.setRegParam(0.3).setStandardization(false).setWeightCol("weight"));
+        compare(
+                "l2-nostd-weighted",
+                data,
+                lr -> lr.setRegParam(0.3).setStandardization(false).setWeightCol("weight"));
         compare("l1", data, lr -> lr.setRegParam(0.2).setElasticNetParam(1.0));
-        compare("elasticnet-nostd-nointercept", data, lr -> lr.setRegParam(0.1).setElasticNetParam(0.5)
-                .setStandardization(false).setFitIntercept(false).setWeightCol("weight"));
-        final Dataset<Row> sparse = MllibParity.frame(spark, generate(Seeds.seed("SwitchMLLinearRegressionTest.sparse",
-                52), 1200, 40, 0.15), 4);
-        compare("sparse-elasticnet-weighted", sparse, lr -> lr.setRegParam(0.05).setElasticNetParam(0.3)
-                .setWeightCol("weight"));
+        compare(
+                "elasticnet-nostd-nointercept",
+                data,
+                lr -> lr.setRegParam(0.1)
+                        .setElasticNetParam(0.5)
+                        .setStandardization(false)
+                        .setFitIntercept(false)
+                        .setWeightCol("weight"));
+        final Dataset<Row> sparse = MllibParity.frame(
+                spark, generate(Seeds.seed("SwitchMLLinearRegressionTest.sparse", 52), 1200, 40, 0.15), 4);
+        compare(
+                "sparse-elasticnet-weighted",
+                sparse,
+                lr -> lr.setRegParam(0.05).setElasticNetParam(0.3).setWeightCol("weight"));
     }
 
     @Test
     void parityOnHeartScale() {
-        assumeTrue(Files.isReadable(HEART_SCALE), "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
-        final Dataset<Row> heart = spark.read().format("libsvm").load(HEART_SCALE.toString()).repartition(3).cache();
+        assumeTrue(
+                Files.isReadable(HEART_SCALE),
+                "NOT RUN: " + HEART_SCALE + " is missing (Debian package liblinear-tools)");
+        final Dataset<Row> heart = spark.read()
+                .format("libsvm")
+                .load(HEART_SCALE.toString())
+                .repartition(3)
+                .cache();
         assertEquals(270, heart.count());
-        compare("heart_scale", heart, lr -> { });
+        compare("heart_scale", heart, lr -> {});
         compare("heart_scale-elasticnet", heart, lr -> lr.setRegParam(0.05).setElasticNetParam(0.5));
     }
 
@@ -178,17 +206,22 @@ class SwitchMLLinearRegressionTest {
         normal.setSolver("normal");
         final LinearRegressionModel viaNormal = normal.fit(data);
         assertFalse(normal.lastFit().viaSwitch());
-        assertTrue(normal.lastFit().reason().contains("solver=normal"), normal.lastFit().reason());
+        assertTrue(
+                normal.lastFit().reason().contains("solver=normal"),
+                normal.lastFit().reason());
         assertArrayEquals(flatten(new LinearRegression().setSolver("normal").fit(data)), flatten(viaNormal), 1e-12);
         // auto with at most 4096 features is the normal equations in MLlib too
         final SwitchMLLinearRegression auto = new SwitchMLLinearRegression();
         auto.fit(data);
-        assertTrue(auto.lastFit().reason().contains("solver=auto with 8 features"), auto.lastFit().reason());
+        assertTrue(
+                auto.lastFit().reason().contains("solver=auto with 8 features"),
+                auto.lastFit().reason());
         final SwitchMLLinearRegression huber = new SwitchMLLinearRegression();
         huber.setLoss("huber").setSolver("l-bfgs").setMaxIter(10);
         huber.fit(data);
         assertFalse(huber.lastFit().viaSwitch());
-        assertTrue(huber.lastFit().reason().contains("loss=huber"), huber.lastFit().reason());
+        assertTrue(
+                huber.lastFit().reason().contains("loss=huber"), huber.lastFit().reason());
     }
 
     @Test
@@ -198,14 +231,18 @@ class SwitchMLLinearRegressionTest {
             rows.add(new Instance(3.5, 1.0, Vectors.dense(i, i % 3)));
         }
         final Dataset<Row> constant = MllibParity.frame(spark, rows, 2);
-        final LinearRegressionModel expected = new LinearRegression().setSolver("l-bfgs").fit(constant);
+        final LinearRegressionModel expected =
+                new LinearRegression().setSolver("l-bfgs").fit(constant);
         final SwitchMLLinearRegression ours = new SwitchMLLinearRegression();
         ours.setSolver("l-bfgs");
         final LinearRegressionModel actual = ours.fit(constant);
         assertEquals(expected.coefficients(), actual.coefficients());
         assertEquals(expected.intercept(), actual.intercept());
-        assertArrayEquals(expected.summary().objectiveHistory(), actual.summary().objectiveHistory());
-        assertTrue(ours.lastFit().reason().startsWith("CONSTANT_LABEL"), ours.lastFit().reason());
+        assertArrayEquals(
+                expected.summary().objectiveHistory(), actual.summary().objectiveHistory());
+        assertTrue(
+                ours.lastFit().reason().startsWith("CONSTANT_LABEL"),
+                ours.lastFit().reason());
     }
 
     @Test
@@ -224,36 +261,54 @@ class SwitchMLLinearRegressionTest {
 
     @Test
     void savesLoadsAndWorksInAPipelineAndACrossValidator(@TempDir final Path dir) throws Exception {
-        final SwitchMLLinearRegression lr = new SwitchMLLinearRegression().setPrecision("fp32").setCheckpointInterval(5);
+        final SwitchMLLinearRegression lr =
+                new SwitchMLLinearRegression().setPrecision("fp32").setCheckpointInterval(5);
         lr.setSolver("l-bfgs").setMaxIter(15).setRegParam(0.1);
         final LinearRegressionModel model = lr.fit(data);
         assertTrue(lr.lastFit().loop().stages() >= 2, "checkpoints every 5 evaluations: " + lr.lastFit());
         model.write().overwrite().save(dir.resolve("model").toString());
-        assertArrayEquals(flatten(model), flatten(LinearRegressionModel.load(dir.resolve("model").toString())));
+        assertArrayEquals(
+                flatten(model),
+                flatten(LinearRegressionModel.load(dir.resolve("model").toString())));
         lr.write().overwrite().save(dir.resolve("estimator").toString());
-        final SwitchMLLinearRegression back = SwitchMLLinearRegression.load(dir.resolve("estimator").toString());
+        final SwitchMLLinearRegression back =
+                SwitchMLLinearRegression.load(dir.resolve("estimator").toString());
         assertEquals("fp32", back.getPrecision());
         assertEquals(5, back.getCheckpointInterval());
         assertEquals("l-bfgs", back.getSolver());
         assertEquals(lr.uid(), back.uid());
 
-        final StandardScaler scaler = new StandardScaler().setInputCol("features").setOutputCol("scaled");
+        final StandardScaler scaler =
+                new StandardScaler().setInputCol("features").setOutputCol("scaled");
         final SwitchMLLinearRegression inPipeline = new SwitchMLLinearRegression();
         inPipeline.setSolver("l-bfgs").setFeaturesCol("scaled").setMaxIter(10);
-        final PipelineModel fitted = new Pipeline().setStages(new PipelineStage[] {scaler, inPipeline}).fit(data);
+        final PipelineModel fitted = new Pipeline()
+                .setStages(new PipelineStage[] {scaler, inPipeline})
+                .fit(data);
         fitted.write().overwrite().save(dir.resolve("pipeline").toString());
-        assertEquals(LinearRegressionModel.class,
-                PipelineModel.load(dir.resolve("pipeline").toString()).stages()[1].getClass());
+        assertEquals(
+                LinearRegressionModel.class,
+                PipelineModel.load(dir.resolve("pipeline").toString())
+                        .stages()[1]
+                        .getClass());
 
         final CrossValidatorModel[] models = new CrossValidatorModel[2];
         int i = 0;
         final SwitchMLLinearRegression ours = new SwitchMLLinearRegression();
         for (final LinearRegression est : new LinearRegression[] {new LinearRegression(), ours}) {
             est.setSolver("l-bfgs").setMaxIter(30);
-            final ParamMap[] grid = new ParamGridBuilder().addGrid(est.regParam(), new double[] {0.0, 0.5})
-                    .addGrid(est.elasticNetParam(), new double[] {0.0, 1.0}).build();
-            models[i++] = new CrossValidator().setEstimator(est).setEstimatorParamMaps(grid)
-                    .setEvaluator(new RegressionEvaluator()).setNumFolds(2).setParallelism(2).setSeed(4).fit(data);
+            final ParamMap[] grid = new ParamGridBuilder()
+                    .addGrid(est.regParam(), new double[] {0.0, 0.5})
+                    .addGrid(est.elasticNetParam(), new double[] {0.0, 1.0})
+                    .build();
+            models[i++] = new CrossValidator()
+                    .setEstimator(est)
+                    .setEstimatorParamMaps(grid)
+                    .setEvaluator(new RegressionEvaluator())
+                    .setNumFolds(2)
+                    .setParallelism(2)
+                    .setSeed(4)
+                    .fit(data);
         }
         System.out.println("[linreg cv] avgMetrics stock " + Arrays.toString(models[0].avgMetrics()) + ", ours "
                 + Arrays.toString(models[1].avgMetrics()));
