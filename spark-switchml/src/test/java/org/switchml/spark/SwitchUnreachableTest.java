@@ -83,11 +83,9 @@ class SwitchUnreachableTest {
                 SwitchMLAggregator.aggregateWithInfo(rows.rdd(), DIM, new double[DIM], SparkTestSupport::addRow);
         assertTrue(r.viaSwitch(), r.fallbackReason());
         assertEquals(TestRegistrar.target.address(), runtime().switchAddress());
+        // Exact sums (the default): each partition's fold a term, quantized with the exponents over all of them.
         assertArrayEquals(
-                Reference.fp64(
-                        new double[][] {SparkTestSupport.oneExecutorVector(rows, DIM, 4)}, StagePlans.BEST_SOFTWARE_K),
-                r.sum(),
-                0.0);
+                Reference.fp64(SparkTestSupport.partials(rows, DIM), StagePlans.BEST_SOFTWARE_K), r.sum(), 0.0);
     }
 
     @Test
