@@ -84,7 +84,10 @@ class ShardedCrashTest {
         final long seed = Seeds.seed("ShardedCrashTest", 223);
         extraAt = SwitchProcess.onFreePorts(Path.of("target", "sharded-crash-switch.token"));
         extraProcess = extraAt.start("sharded-crash-switch");
-        spark = CrashFits.session("local-cluster[3,1,768]", "switchml-sharded-crash", 6, CrashFits.RESULT_TIMEOUT_MS)
+        // Spark notices a killed executor by itself (its barrier task fails); the result timeout only has to notice the
+        // extra host's death, and a short one made seven JVMs on two loaded CPUs fall back for a stall (a flake).
+        spark = CrashFits.session(
+                        "local-cluster[3,1,768]", "switchml-sharded-crash", 6, 3 * CrashFits.RESULT_TIMEOUT_MS)
                 // No switch address: the executors host the shards; the standalone switch is an extra shard host.
                 .config("spark.switchml.shards.extraHosts", extraAt.serviceAddress())
                 .config("spark.switchml.auth.tokenFile", extraAt.token().toString())
