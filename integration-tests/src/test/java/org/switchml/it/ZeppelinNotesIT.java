@@ -38,6 +38,7 @@ class ZeppelinNotesIT {
     private static final Map<String, String> CI_FORMS = Map.of(
             "sampleSize", "2000",
             "maxIter", "10",
+            "regParam", "0.01",
             "sizes", "1000,100000",
             "reps", "3",
             "seed", Long.toString(SEED));
