@@ -61,11 +61,7 @@ public class SwitchMLLinearSVC extends LinearSVC implements SwitchMLEstimator<Sw
      * the drop-in, with its uid and params), as a Spark Connect server with the ML backend plugin does.
      */
     public static SwitchMLLinearSVC load(final String path) {
-        final LinearSVC saved = LinearSVC.load(path);
-        if (saved instanceof SwitchMLLinearSVC dropIn) {
-            return dropIn;
-        }
-        return saved.copyValues(new SwitchMLLinearSVC(saved.uid()), ParamMap.empty());
+        return SwitchMLEstimator.loaded(LinearSVC.load(path), SwitchMLLinearSVC.class, SwitchMLLinearSVC::new);
     }
 
     @Override

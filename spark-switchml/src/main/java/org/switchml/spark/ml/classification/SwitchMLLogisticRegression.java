@@ -70,11 +70,8 @@ public class SwitchMLLogisticRegression extends LogisticRegression
      * loads every {@code LogisticRegression} through this method.
      */
     public static SwitchMLLogisticRegression load(final String path) {
-        final LogisticRegression saved = LogisticRegression.load(path);
-        if (saved instanceof SwitchMLLogisticRegression dropIn) {
-            return dropIn;
-        }
-        return saved.copyValues(new SwitchMLLogisticRegression(saved.uid()), ParamMap.empty());
+        return SwitchMLEstimator.loaded(
+                LogisticRegression.load(path), SwitchMLLogisticRegression.class, SwitchMLLogisticRegression::new);
     }
 
     @Override

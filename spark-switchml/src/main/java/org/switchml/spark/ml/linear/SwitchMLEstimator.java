@@ -1,10 +1,12 @@
 package org.switchml.spark.ml.linear;
 
 import java.util.Locale;
+import java.util.function.Function;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkContext$;
 import org.apache.spark.ml.param.IntParam;
 import org.apache.spark.ml.param.Param;
+import org.apache.spark.ml.param.ParamMap;
 import org.apache.spark.ml.param.Params;
 import scala.Option;
 
@@ -95,5 +97,16 @@ public interface SwitchMLEstimator<E extends SwitchMLEstimator<E>> extends Param
     /** @see #setListener */
     default FitListener getListener() {
         return switchml().reports().listener();
+    }
+
+    /**
+     * An estimator its parent's {@code load} read: the drop-in as saved, or a stock estimator's uid and params on a
+     * new drop-in made by {@code withUid} (how a stock-saved estimator, or a Spark Connect client's, becomes one).
+     */
+    static <P extends Params, D extends P> D loaded(
+            final P saved, final Class<D> dropIn, final Function<String, D> withUid) {
+        return dropIn.isInstance(saved)
+                ? dropIn.cast(saved)
+                : saved.copyValues(withUid.apply(saved.uid()), ParamMap.empty());
     }
 }

@@ -68,11 +68,8 @@ public class SwitchMLLinearRegression extends LinearRegression implements Switch
      * (then as the drop-in, with its uid and params), as a Spark Connect server with the ML backend plugin does.
      */
     public static SwitchMLLinearRegression load(final String path) {
-        final LinearRegression saved = LinearRegression.load(path);
-        if (saved instanceof SwitchMLLinearRegression dropIn) {
-            return dropIn;
-        }
-        return saved.copyValues(new SwitchMLLinearRegression(saved.uid()), ParamMap.empty());
+        return SwitchMLEstimator.loaded(
+                LinearRegression.load(path), SwitchMLLinearRegression.class, SwitchMLLinearRegression::new);
     }
 
     @Override

@@ -191,6 +191,14 @@ class SwitchMLLinearSVCTest {
         assertEquals(4, back.getCheckpointInterval());
         assertEquals(0.1, back.getRegParam());
         assertEquals(svc.uid(), back.uid());
+        // A stock LinearSVC's save loads as the drop-in, with its uid and params.
+        final LinearSVC stock = new LinearSVC().setRegParam(0.3).setMaxIter(9);
+        stock.write().overwrite().save(dir.resolve("stock-estimator").toString());
+        final SwitchMLLinearSVC fromStock =
+                SwitchMLLinearSVC.load(dir.resolve("stock-estimator").toString());
+        assertEquals(stock.uid(), fromStock.uid());
+        assertEquals(0.3, fromStock.getRegParam());
+        assertEquals(9, fromStock.getMaxIter());
 
         final StandardScaler scaler =
                 new StandardScaler().setInputCol("features").setOutputCol("scaled");

@@ -319,6 +319,15 @@ class SwitchMLLogisticRegressionTest {
                 SwitchMLLogisticRegression.class,
                 SwitchMLLogisticRegression.load(dir.resolve("estimator").toString())
                         .getClass());
+        // A stock LogisticRegression's save loads as the drop-in, with its uid and params.
+        final LogisticRegression stock =
+                new LogisticRegression().setRegParam(0.3).setMaxIter(9);
+        stock.write().overwrite().save(dir.resolve("stock-estimator").toString());
+        final SwitchMLLogisticRegression fromStock =
+                SwitchMLLogisticRegression.load(dir.resolve("stock-estimator").toString());
+        assertEquals(stock.uid(), fromStock.uid());
+        assertEquals(0.3, fromStock.getRegParam());
+        assertEquals(9, fromStock.getMaxIter());
     }
 
     @Test
