@@ -108,6 +108,7 @@ final class AllReduceOperation {
                 poolSize,
                 lanes.length,
                 session.rtt(),
+                io.firstResultWaits,
                 io.link,
                 (slot, lossDetected) -> {
                     if (lossDetected) {

@@ -48,6 +48,7 @@ final class Retransmission {
     private final int poolSize;
     private final int lanes;
     private final RttEstimator rtt;
+    private final FirstResultWaits firstResultWaits;
     private final long maxTimeoutNs;
     private final Link link;
     private final Resend resend;
@@ -102,6 +103,8 @@ final class Retransmission {
     private final long startNs;
 
     private boolean answeredAny;
+    /** When the latest timeout round before the first result sent a probe (-1: none did). */
+    private long probedBeforeFirstNs = -1;
     /** No timeout retransmission before this: a round waits a (backed-off) timeout after the previous one. */
     private long nextRoundNs;
     /** The packets sent as probes, and whether the result of one came since the latest timeout round. */
@@ -118,6 +121,7 @@ final class Retransmission {
      * @param poolSize the job's slots
      * @param lanes    the switch's lanes (slot {@code s} goes to lane {@code s mod lanes})
      * @param rtt      the session's round-trip estimate, kept across calls
+     * @param waits    how long the socket's calls waited for their first result
      * @param link     the worker socket's link
      * @param resend   how a slot's packet is sent again
      * @param now      the call's start
@@ -126,12 +130,14 @@ final class Retransmission {
             final int poolSize,
             final int lanes,
             final RttEstimator rtt,
+            final FirstResultWaits waits,
             final Link link,
             final Resend resend,
             final long now) {
         this.poolSize = poolSize;
         this.lanes = lanes;
         this.rtt = rtt;
+        this.firstResultWaits = waits;
         this.maxTimeoutNs = rtt.maxNs();
         this.link = link;
         this.resend = resend;
@@ -153,9 +159,9 @@ final class Retransmission {
         this.probeStartOfLane = new long[lanes];
         this.lastAnswerNs = now;
         this.startNs = now;
-        // The first round waits as long as recent calls waited for their first result: other workers late to the
-        // call are not a loss (a loss is still recovered then, or as soon as the first result comes).
-        this.nextRoundNs = now + rtt.firstResultAllowanceNs();
+        // The first round waits as the socket's recent calls waited for their first result: other workers late to
+        // the call are not a loss (a loss is still recovered then, or as soon as the first result comes).
+        this.nextRoundNs = now + waits.allowanceNs();
         this.lastTickNs = now;
     }
 
@@ -201,7 +207,11 @@ final class Retransmission {
         lastAnswerNs = now;
         if (!answeredAny) {
             answeredAny = true;
-            rtt.firstResult(now - startNs);
+            // A result soon after a probe most likely answers it (the call's first packets were lost, and the wait
+            // says nothing of the other workers): learning from it would lengthen the next calls' wait by a loss.
+            if (probedBeforeFirstNs < 0 || now - probedBeforeFirstNs > 2 * rtt.shortestNs() + TICK_NS) {
+                firstResultWaits.record(now - startNs);
+            }
             if (nextRoundNs - now > 0) {
                 nextRoundNs = now; // every worker has sent: expired packets are lost or queued, not early
             }
@@ -283,6 +293,9 @@ final class Retransmission {
         }
         if (!any) {
             return;
+        }
+        if (!answeredAny) {
+            probedBeforeFirstNs = now;
         }
         if (!all) {
             for (int lane = 0; lane < lanes; lane++) {

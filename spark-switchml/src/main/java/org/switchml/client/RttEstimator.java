@@ -28,8 +28,6 @@ final class RttEstimator {
     private int recentNext;
     private long median = -1;
     private final long[] sorted = new long[RECENT];
-    /** The longest recent wait of a call for its first result, an eighth less each call (-1 before the first). */
-    private long firstResultNs = -1;
 
     RttEstimator(final long minNs, final long initialNs, final long maxNs) {
         this.minNs = minNs;
@@ -92,21 +90,15 @@ final class RttEstimator {
     }
 
     /**
-     * A call waited {@code waitNs} from its start for its first result. Besides the round trip that is the wait for
-     * the slowest worker's first contribution: in Spark the executors reach an aggregation apart by the skew of
-     * their tasks, and nothing was lost while the others had not sent yet.
+     * The shortest recent round trip (0 before the first sample): the path's own, with the least waiting for other
+     * workers or queues in it.
      */
-    void firstResult(final long waitNs) {
-        firstResultNs = firstResultNs < 0 ? waitNs : Math.max(waitNs, firstResultNs - (firstResultNs >> 3));
-    }
-
-    /**
-     * How long a call lets its first timeout round wait for the call's first result: the longest recent wait (an
-     * eighth less for each call since) and a quarter more, at most the ceiling; 0 before the first call. A timeout
-     * round before then would only probe the switch for the late workers' part (each probe a duplicate it drops).
-     */
-    long firstResultAllowanceNs() {
-        return firstResultNs < 0 ? 0 : Math.min(maxNs, firstResultNs + (firstResultNs >> 2));
+    long shortestNs() {
+        long shortest = Long.MAX_VALUE;
+        for (int i = 0; i < recentCount; i++) {
+            shortest = Math.min(shortest, recent[i]);
+        }
+        return recentCount == 0 ? 0 : shortest;
     }
 
     /** The ceiling of the timeout and of its backoff. */

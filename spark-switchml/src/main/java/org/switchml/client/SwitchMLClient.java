@@ -244,6 +244,8 @@ public final class SwitchMLClient implements AutoCloseable {
 
         Handler(final ClientOptions options) {
             this.options = options;
+            this.firstResultWaits =
+                    new FirstResultWaits(TimeUnit.MILLISECONDS.toNanos(options.maxRetransmitTimeoutMs()));
         }
 
         /** Whether an operation of job {@code jobId} with the same switch as {@code op} is running on this socket. */
@@ -316,6 +318,9 @@ public final class SwitchMLClient implements AutoCloseable {
 
         /** The link this socket's calls share (loss recovery's order and latest result). */
         final LinkClock link = new LinkClock();
+
+        /** How long this socket's calls waited for their first result (the other workers' lateness). */
+        final FirstResultWaits firstResultWaits;
 
         /** Counts a packet sent again after its retransmission timeout. */
         void countTimeoutRetransmission() {

@@ -20,29 +20,62 @@ class RetransmissionTest {
     /** A resend: which slot, and why. */
     private record Sent(int slot, boolean lossDetected) {}
 
-    /** A policy for {@code pool} slots on {@code lanes} lanes, first timeout 10 ms (ceiling 500), at time 0. */
+    /**
+     * A policy for {@code pool} slots on {@code lanes} lanes, first timeout 10 ms (ceiling 500), at time 0, on a
+     * socket whose calls so far had their first result at once (no other worker late).
+     */
     private static final class Bed {
         final LinkClock link;
         final List<Sent> resent = new ArrayList<>();
         final RttEstimator rtt;
+        final FirstResultWaits waits;
         final Retransmission policy;
         long now;
 
         Bed(final int pool, final int lanes) {
-            this(pool, lanes, new LinkClock(), new RttEstimator(MS, 10 * MS, 500 * MS), 0);
+            this(pool, lanes, punctualSocket());
         }
 
-        private Bed(final int pool, final int lanes, final LinkClock link, final RttEstimator rtt, final long start) {
+        /** The first call of a session on a socket whose calls waited {@code waits} for their first result. */
+        Bed(final int pool, final int lanes, final FirstResultWaits waits) {
+            this(pool, lanes, new LinkClock(), new RttEstimator(MS, 10 * MS, 500 * MS), waits, 0);
+        }
+
+        private Bed(
+                final int pool,
+                final int lanes,
+                final LinkClock link,
+                final RttEstimator rtt,
+                final FirstResultWaits waits,
+                final long start) {
             this.link = link;
             this.rtt = rtt;
+            this.waits = waits;
             this.now = start;
-            policy =
-                    new Retransmission(pool, lanes, rtt, link, (slot, loss) -> resent.add(new Sent(slot, loss)), start);
+            policy = new Retransmission(
+                    pool, lanes, rtt, waits, link, (slot, loss) -> resent.add(new Sent(slot, loss)), start);
+        }
+
+        private static FirstResultWaits punctualSocket() {
+            final FirstResultWaits w = new FirstResultWaits(500 * MS);
+            w.record(0);
+            return w;
         }
 
         /** The session's next call, on the same socket and round-trip estimate, starting now. */
         Bed nextCall(final int pool, final int lanes) {
-            return new Bed(pool, lanes, link, rtt, now);
+            return new Bed(pool, lanes, link, rtt, waits, now);
+        }
+
+        /** A call whose other workers send {@code lateNs} after it starts: their results come then. */
+        Bed lateCall(final long lateNs) {
+            final Bed call = nextCall(4, 2);
+            call.send(4, 8, 4);
+            call.tickTo(call.now + lateNs);
+            for (int slot = 0; slot < 4; slot++) {
+                call.answer(slot);
+            }
+            return call;
         }
 
         /** Sends packets {@code from}..{@code to - 1} on slots {@code q mod pool}, 10 us apart from now on. */
@@ -116,29 +149,24 @@ class RetransmissionTest {
 
     /**
      * In Spark the executors reach an aggregation apart: a call waits for the late ones' first contribution, and
-     * nothing was lost. The first call cannot know and probes; the next, as late, sends nothing again; a first
-     * packet lost in a later call is still sent again, once the wait the calls learned has passed.
+     * nothing was lost. A call that knows no better probes; one after calls as late sends nothing again; a first
+     * packet lost in a later call is still sent again by its timeout, and a call lost whole once the learned wait
+     * has passed.
      */
     @Test
-    void aCallWaitingForLateWorkersAsTheLastOneDidSendsNothingAgain() {
-        final Bed first = new Bed(4, 2);
+    void aCallWaitingForLateWorkersAsRecentCallsDidSendsNothingAgain() {
+        final Bed first = new Bed(4, 2); // on a socket whose calls had their results at once
         first.send(0, 4, 4);
         first.tickTo(30 * MS); // the other workers send 30 ms late
-        assertTrue(!first.resent.isEmpty(), "the first call knows no better than to probe (positive control)");
+        assertTrue(!first.resent.isEmpty(), "a call that knows no better probes (positive control)");
         first.tickTo(31 * MS);
         for (int slot = 0; slot < 4; slot++) {
             first.answer(slot);
         }
-        final Bed second = first.nextCall(4, 2);
-        second.send(4, 8, 4);
-        second.tickTo(second.now + 30 * MS); // as late again
-        assertTrue(second.resent.isEmpty(), "a wait like the last one's is probed: " + second.resent);
-        second.tickTo(second.now + MS);
-        for (int slot = 0; slot < 4; slot++) {
-            second.answer(slot);
-        }
-        // The next call's first packets are lost while the others are on time: their results come at 2 ms, and
-        // packet 8's loss is found by the timeout, not a learned 31 ms later.
+        final Bed second = first.lateCall(55 * MS); // later still, but within twice the longest wait
+        assertTrue(second.resent.isEmpty(), "a wait within twice the last ones' is probed: " + second.resent);
+        // The next call's first packet is lost while the others are on time: their results come at 2 ms, and
+        // packet 8's loss is found by the timeout, not a learned 110 ms later.
         final Bed third = second.nextCall(4, 2);
         final long start = third.now;
         third.send(8, 12, 4);
@@ -157,8 +185,74 @@ class RetransmissionTest {
                 fourth.policy.sent(slot, 12 + slot, fourth.now);
             }
         }
-        fourth.tickTo(start4 + fourth.rtt.firstResultAllowanceNs() + fourth.rtt.rtoNs() + 2 * MS);
+        final long learned = fourth.waits.allowanceNs();
+        assertEquals(110 * MS, learned, 2 * MS, "twice the longest recent wait");
+        fourth.tickTo(start4 + learned - MS);
+        assertTrue(fourth.resent.isEmpty(), "sent again within the learned wait: " + fourth.resent);
+        fourth.tickTo(start4 + learned + fourth.rtt.rtoNs() + 2 * MS);
         assertTrue(!fourth.resent.isEmpty(), "nothing sent again within the learned wait and a timeout");
+    }
+
+    /**
+     * A socket's first call waits for the others to start (up to the ceiling), and a new session on the socket
+     * starts from what the socket's calls learned, not from scratch: a new stage's tasks start apart too.
+     */
+    @Test
+    void theSocketsFirstCallWaitsForTheOthersToStartAndNewSessionsKeepWhatItLearned() {
+        final Bed first = new Bed(4, 2, new FirstResultWaits(500 * MS));
+        first.send(0, 4, 4);
+        first.tickTo(400 * MS); // an executor still starting
+        assertTrue(first.resent.isEmpty(), "the socket's first call probed: " + first.resent);
+        first.tickTo(501 * MS + first.rtt.rtoNs());
+        assertTrue(!first.resent.isEmpty(), "past the ceiling the first call probes (positive control)");
+        for (int slot = 0; slot < 4; slot++) {
+            first.answer(slot);
+        }
+        final Bed learned = new Bed(4, 2, first.waits); // a new session (fresh round trips) on the same socket
+        learned.send(0, 4, 4);
+        learned.tickTo(450 * MS);
+        assertTrue(learned.resent.isEmpty(), "a new session forgot the socket's waits: " + learned.resent);
+    }
+
+    /**
+     * A result that comes right after a probe answers the probe (the call's first packets were lost): it teaches
+     * nothing about late workers, so a loss does not lengthen the next calls' wait; a result long after the probe
+     * does (positive control).
+     */
+    @Test
+    void aResultAnsweringAProbeIsNotLearnedAsLateness() {
+        final Bed lost = new Bed(4, 2); // learned: no one is late
+        lost.send(0, 4, 4);
+        lost.tickTo(11 * MS); // probes at the 10 ms timeout
+        assertEquals(List.of(new Sent(0, false), new Sent(1, false)), lost.resent, "the lost window was probed");
+        lost.answer(0); // right after the probe: the path works, and the rest of the window goes again
+        lost.answer(1);
+        lost.tickTo(22 * MS); // a timeout after the probes were answered
+        assertEquals(4, lost.resent.size(), lost.resent.toString());
+        lost.answer(2);
+        lost.answer(3);
+        assertEquals(0, lost.waits.allowanceNs(), "a lost window was learned as lateness");
+        final Bed late = lost.nextCall(4, 2);
+        late.send(4, 8, 4);
+        late.tickTo(late.now + 45 * MS); // probed at 10, 20 and 40 ms; the late workers come at 45
+        assertTrue(!late.resent.isEmpty(), "probed while the others were late");
+        for (int slot = 0; slot < 4; slot++) {
+            late.answer(slot);
+        }
+        assertEquals(90 * MS, late.waits.allowanceNs(), 2 * MS, "lateness long after a probe is learned");
+    }
+
+    /** The learned wait covers the latest calls only: one very late call is forgotten after the window. */
+    @Test
+    void theLearnedWaitForgetsALateCallAfterTheWindow() {
+        Bed call = new Bed(4, 2).lateCall(100 * MS);
+        assertEquals(200 * MS, call.waits.allowanceNs(), 2 * MS);
+        for (int i = 0; i < FirstResultWaits.WINDOW - 1; i++) {
+            call = call.lateCall(5 * MS);
+        }
+        assertEquals(200 * MS, call.waits.allowanceNs(), 2 * MS, "forgot within the window");
+        call = call.lateCall(5 * MS);
+        assertEquals(10 * MS, call.waits.allowanceNs(), 2 * MS, "still waits for a call out of the window");
     }
 
     @Test

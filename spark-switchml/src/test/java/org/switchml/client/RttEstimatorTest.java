@@ -20,6 +20,20 @@ class RttEstimatorTest {
     }
 
     @Test
+    void theShortestRoundTripIsTheLeastOfTheRecentSamples() {
+        final RttEstimator e = new RttEstimator(MS, 20 * MS, 500 * MS);
+        assertEquals(0, e.shortestNs(), "before any sample");
+        e.sample(3 * MS);
+        e.sample(MS / 2); // a round trip with no other worker to wait for
+        e.sample(40 * MS);
+        assertEquals(MS / 2, e.shortestNs());
+        for (int i = 0; i < RttEstimator.RECENT; i++) {
+            e.sample(2 * MS);
+        }
+        assertEquals(2 * MS, e.shortestNs(), "only the recent samples count");
+    }
+
+    @Test
     void aSteadyRoundTripGivesItAndHalfOfItAsMargin() {
         final RttEstimator e = new RttEstimator(MS, 20 * MS, 500 * MS);
         for (int i = 0; i < 200; i++) {
