@@ -4,8 +4,8 @@ package org.switchml.client;
  * How long the calls of one worker socket waited for their first result, and so how long a call lets its first
  * timeout round wait for its own. Before a call's first result the wait is the other workers' lateness, not a loss:
  * in Spark the executors reach an aggregation apart by the skew of their tasks (and a stage's first call by the
- * skew of its tasks' start), and every timeout round before the late ones have sent only probes the switch for
- * their part, a duplicate it drops. Kept per socket, not per session: a new stage's session meets the same
+ * skew of its tasks' start), and a timeout round before the late ones have sent does nothing but probe the switch
+ * for their part, with a duplicate it drops. Kept per socket, not per session: a new stage's session meets the same
  * executors, and its first call would otherwise probe from the first timeout on.
  *
  * <p>The allowance only delays the recovery of a call none of whose first packets or results got through (any
