@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.Partition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +50,7 @@ final class StagePlanner {
 
     private long lastHelloNs;
     private volatile long installNs;
-    private final Set<Integer> streaming = ConcurrentHashMap.newKeySet();
+    private final StreamingStarts streaming = new StreamingStarts();
 
     /**
      * @param preferred  per source partition, the executor id holding it (cached), or null
@@ -88,13 +88,18 @@ final class StagePlanner {
 
     /** The task of {@code rank} streams to the switch. */
     void streaming(final int rank) {
-        streaming.add(rank);
+        streaming.started(rank, System.nanoTime());
     }
 
-    /** Whether every worker of the plan streams. */
+    /**
+     * Whether every worker of the plan streams, the last of them for a result timeout already: only then is a
+     * first call's silence the switch's.
+     */
     boolean allStreaming() {
         final Rendezvous.Plan p = reply.plan();
-        return p != null && streaming.size() >= p.workers();
+        return p != null
+                && streaming.allStreamingFor(
+                        p.workers(), TimeUnit.MILLISECONDS.toNanos(settings.resultTimeoutMs()), System.nanoTime());
     }
 
     /**

@@ -259,7 +259,7 @@ public final class ExecutorStage {
     /**
      * Allreduces through the switch, bounded by the result timeout. In the stage's first call, silence
      * may also mean that another executor is still reading its data: when the timeout passes, the driver
-     * is asked whether every executor has started streaming; if not, the call waits on, up to
+     * is asked whether every executor has been streaming for a result timeout; if not, the call waits on, up to
      * {@code spark.switchml.stageStartTimeout} in all.
      */
     private double[] allReduce(final double[] v, final TaskSettings s) {

@@ -248,9 +248,10 @@ public final class Rendezvous {
     }
 
     /**
-     * Asked only when a stage's first allreduce had no result for the result timeout: is every rank
-     * streaming? If not, the silence is a slower executor still reading its data, and the call waits on
-     * (up to {@code spark.switchml.stageStartTimeout}); if so, the switch is not answering.
+     * Asked only when a stage's first allreduce had no result for the result timeout: has every rank been
+     * streaming for a result timeout? If not, the silence is a slower executor still reading its data (or one
+     * whose first packets are still on their way), and the call waits on (up to
+     * {@code spark.switchml.stageStartTimeout}); if so, the switch is not answering.
      */
     public record AllStreaming(String stage) implements Serializable {
         private static final long serialVersionUID = 1L;
