@@ -18,15 +18,9 @@ final class FirstResultWaits {
     /** How many recent calls' waits the allowance covers. */
     static final int WINDOW = 64;
 
-    private final long ceilingNs;
     private final long[] recent = new long[WINDOW];
     private int count;
     private int next;
-
-    /** @param ceilingNs the longest a first round ever waits (the retransmission timeout's ceiling) */
-    FirstResultWaits(final long ceilingNs) {
-        this.ceilingNs = ceilingNs;
-    }
 
     /** A call's first result came {@code waitNs} after its start, and was not the answer to a probe. */
     void record(final long waitNs) {
@@ -35,8 +29,11 @@ final class FirstResultWaits {
         count = Math.min(WINDOW, count + 1);
     }
 
-    /** How long a call starting now lets its first timeout round wait: twice the longest recent wait, at most the ceiling. */
-    long allowanceNs() {
+    /**
+     * How long a call starting now lets its first timeout round wait: twice the longest recent wait, at most
+     * {@code ceilingNs} (the retransmission timeout's ceiling, which is also the wait before any is known).
+     */
+    long allowanceNs(final long ceilingNs) {
         if (count == 0) {
             return ceilingNs;
         }

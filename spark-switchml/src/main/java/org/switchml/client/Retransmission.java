@@ -161,7 +161,7 @@ final class Retransmission {
         this.startNs = now;
         // The first round waits as the socket's recent calls waited for their first result: other workers late to
         // the call are not a loss (a loss is still recovered then, or as soon as the first result comes).
-        this.nextRoundNs = now + waits.allowanceNs();
+        this.nextRoundNs = now + waits.allowanceNs(maxTimeoutNs);
         this.lastTickNs = now;
     }
 

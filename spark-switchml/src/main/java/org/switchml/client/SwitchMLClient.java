@@ -244,8 +244,6 @@ public final class SwitchMLClient implements AutoCloseable {
 
         Handler(final ClientOptions options) {
             this.options = options;
-            this.firstResultWaits =
-                    new FirstResultWaits(TimeUnit.MILLISECONDS.toNanos(options.maxRetransmitTimeoutMs()));
         }
 
         /** Whether an operation of job {@code jobId} with the same switch as {@code op} is running on this socket. */
@@ -320,7 +318,7 @@ public final class SwitchMLClient implements AutoCloseable {
         final LinkClock link = new LinkClock();
 
         /** How long this socket's calls waited for their first result (the other workers' lateness). */
-        final FirstResultWaits firstResultWaits;
+        final FirstResultWaits firstResultWaits = new FirstResultWaits();
 
         /** Counts a packet sent again after its retransmission timeout. */
         void countTimeoutRetransmission() {

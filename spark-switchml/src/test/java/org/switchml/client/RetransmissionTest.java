@@ -16,6 +16,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 1, unit = TimeUnit.MINUTES)
 class RetransmissionTest {
     private static final long MS = 1_000_000;
+    /** The retransmission timeout's ceiling of every call here. */
+    private static final long CEILING = 500 * MS;
 
     /** A resend: which slot, and why. */
     private record Sent(int slot, boolean lossDetected) {}
@@ -38,7 +40,7 @@ class RetransmissionTest {
 
         /** The first call of a session on a socket whose calls waited {@code waits} for their first result. */
         Bed(final int pool, final int lanes, final FirstResultWaits waits) {
-            this(pool, lanes, new LinkClock(), new RttEstimator(MS, 10 * MS, 500 * MS), waits, 0);
+            this(pool, lanes, new LinkClock(), new RttEstimator(MS, 10 * MS, CEILING), waits, 0);
         }
 
         private Bed(
@@ -57,7 +59,7 @@ class RetransmissionTest {
         }
 
         private static FirstResultWaits punctualSocket() {
-            final FirstResultWaits w = new FirstResultWaits(500 * MS);
+            final FirstResultWaits w = new FirstResultWaits();
             w.record(0);
             return w;
         }
@@ -185,7 +187,7 @@ class RetransmissionTest {
                 fourth.policy.sent(slot, 12 + slot, fourth.now);
             }
         }
-        final long learned = fourth.waits.allowanceNs();
+        final long learned = fourth.waits.allowanceNs(CEILING);
         assertEquals(110 * MS, learned, 2 * MS, "twice the longest recent wait");
         fourth.tickTo(start4 + learned - MS);
         assertTrue(fourth.resent.isEmpty(), "sent again within the learned wait: " + fourth.resent);
@@ -199,7 +201,7 @@ class RetransmissionTest {
      */
     @Test
     void theSocketsFirstCallWaitsForTheOthersToStartAndNewSessionsKeepWhatItLearned() {
-        final Bed first = new Bed(4, 2, new FirstResultWaits(500 * MS));
+        final Bed first = new Bed(4, 2, new FirstResultWaits());
         first.send(0, 4, 4);
         first.tickTo(400 * MS); // an executor still starting
         assertTrue(first.resent.isEmpty(), "the socket's first call probed: " + first.resent);
@@ -231,7 +233,7 @@ class RetransmissionTest {
         assertEquals(4, lost.resent.size(), lost.resent.toString());
         lost.answer(2);
         lost.answer(3);
-        assertEquals(0, lost.waits.allowanceNs(), "a lost window was learned as lateness");
+        assertEquals(0, lost.waits.allowanceNs(CEILING), "a lost window was learned as lateness");
         final Bed late = lost.nextCall(4, 2);
         late.send(4, 8, 4);
         late.tickTo(late.now + 45 * MS); // probed at 10, 20 and 40 ms; the late workers come at 45
@@ -239,20 +241,20 @@ class RetransmissionTest {
         for (int slot = 0; slot < 4; slot++) {
             late.answer(slot);
         }
-        assertEquals(90 * MS, late.waits.allowanceNs(), 2 * MS, "lateness long after a probe is learned");
+        assertEquals(90 * MS, late.waits.allowanceNs(CEILING), 2 * MS, "lateness long after a probe is learned");
     }
 
     /** The learned wait covers the latest calls only: one very late call is forgotten after the window. */
     @Test
     void theLearnedWaitForgetsALateCallAfterTheWindow() {
         Bed call = new Bed(4, 2).lateCall(100 * MS);
-        assertEquals(200 * MS, call.waits.allowanceNs(), 2 * MS);
+        assertEquals(200 * MS, call.waits.allowanceNs(CEILING), 2 * MS);
         for (int i = 0; i < FirstResultWaits.WINDOW - 1; i++) {
             call = call.lateCall(5 * MS);
         }
-        assertEquals(200 * MS, call.waits.allowanceNs(), 2 * MS, "forgot within the window");
+        assertEquals(200 * MS, call.waits.allowanceNs(CEILING), 2 * MS, "forgot within the window");
         call = call.lateCall(5 * MS);
-        assertEquals(10 * MS, call.waits.allowanceNs(), 2 * MS, "still waits for a call out of the window");
+        assertEquals(10 * MS, call.waits.allowanceNs(CEILING), 2 * MS, "still waits for a call out of the window");
     }
 
     @Test
